@@ -1,0 +1,86 @@
+"""``hpnet detect``: flags -> :class:`DetectArgs` -> library -> rendering."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+DESCRIPTION = """\
+Inventory this node: RDMA devices (driver, ports, state, link layer, rate, LID),
+their full GID tables (RoCE v1/v2, IPv4-mapped / IPv6 / link-local, netdev),
+/dev/infiniband access, network interfaces, GPUs, the PCIe relation of every GPU
+to every NIC (PIX/PXB/PHB/NODE/SYS), NVIDIA driver / CUDA / NCCL / torch /
+rdma-core versions, memlock and /dev/shm limits, GPUDirect modules, container.
+
+  hpnet detect                          this node
+  hpnet detect --sysfs-root DIR         a recorded tree (DIR/sys/class/infiniband/...)
+  hpnet detect --from ibv_devinfo.txt   saved ibv_devinfo [-v] / ibstat / show_gids /
+                                        ibdev2netdev output (repeatable; - is stdin)
+
+--json prints one object (schema: docs/detect-schema.md).
+"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class DetectArgs:
+    sysfs_root: Path
+    listings: tuple[Path, ...]
+    json: bool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sysfs-root",
+        type=Path,
+        default=Path("/"),
+        metavar="DIR",
+        help="read sysfs and /dev under DIR instead of / (default: /)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="listings",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read saved ibv_devinfo / ibstat / show_gids / ibdev2netdev output (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(namespace: argparse.Namespace) -> int:
+    args = DetectArgs(
+        sysfs_root=namespace.sysfs_root,
+        listings=tuple(namespace.listings),
+        json=namespace.json,
+    )
+    from hpnet.detect import (  # noqa: PLC0415 - keep `hpnet --help` free of imports
+        DetectOptions,
+        detect,
+        inventory_from_listings,
+        read_listing_file,
+    )
+
+    if args.listings:
+        if args.sysfs_root != Path("/"):
+            from hpnet.errors import UsageError  # noqa: PLC0415
+
+            raise UsageError(
+                "--from and --sysfs-root describe different nodes",
+                code="usage",
+                where="hpnet detect",
+                fix="give one of them",
+            )
+        inventory = inventory_from_listings([read_listing_file(p) for p in args.listings])
+    else:
+        inventory = detect(DetectOptions(sysfs_root=args.sysfs_root))
+    if args.json:
+        from hpnet.jsonout import dumps  # noqa: PLC0415
+
+        print(dumps(inventory))
+    else:
+        from hpnet.render.detect import render_inventory  # noqa: PLC0415
+
+        print(render_inventory(inventory), end="")
+    return 0

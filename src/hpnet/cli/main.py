@@ -1,0 +1,141 @@
+"""``hpnet`` entry point: a lazy command table and the one error funnel.
+
+``hpnet --help`` and ``hpnet --version`` import no command module (and so no
+torch): a command's module is imported only when that command runs. Every
+command module exposes ``DESCRIPTION``, ``add_arguments(parser)`` and
+``run(args) -> int``.
+
+Exit codes (README.md, "Exit codes"): 0 ok, 1 a check or expectation failed,
+2 usage or input error, 3 an internal error (a bug in hpnet: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+from hpnet import __version__
+from hpnet.errors import ExitCode, HpnetError, UsageError
+
+__all__ = ["COMMANDS", "main"]
+
+#: name -> (module, one-line summary). Literal on purpose: no import-time registration.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "detect": (
+        "hpnet.cli.detect",
+        "inventory this node: RDMA devices, GIDs, netdevs, GPUs, PCIe topology, versions, limits",
+    ),
+}
+
+INTERNAL_ERROR = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports through the error funnel instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, code="usage", where=self.prog, fix=f"see `{self.prog} --help`")
+
+
+def _top_help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        "usage: hpnet [--version] [--debug] <command> [options]",
+        "",
+        "Make the high-performance network of a GPU cluster work for NCCL, and prove it.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name.ljust(width)}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [
+        "",
+        "options:",
+        "  -h, --help  show this help",
+        "  --version   print hpnet's version",
+        "  --debug     show the traceback of an error",
+        "",
+        "`hpnet <command> --help` describes a command. Exit codes: 0 ok, 1 a check failed,",
+        "2 usage or input error, 3 internal error (a bug: please report it with --debug).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _split(argv: Sequence[str]) -> tuple[bool, list[str]]:
+    """Pull ``--debug`` out wherever it stands."""
+    args = list(argv)
+    debug = "--debug" in args
+    return debug, [a for a in args if a != "--debug"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hpnet`` with ``argv`` (default: the process's) and return the exit code."""
+    debug, args = _split(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except HpnetError as exc:
+        if debug:
+            traceback.print_exc()
+        print(exc.render(), file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("error[interrupted]: stopped by the user", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `hpnet detect | head`: the reader left; nothing more to say.
+        return int(ExitCode.OK)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into a message
+        if debug:
+            traceback.print_exc()
+        print(
+            f"error[internal]: {type(exc).__name__}: {exc} — hpnet {__version__} — "
+            "this is a bug in hpnet: rerun with --debug and report the traceback",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
+
+
+def _dispatch(args: list[str]) -> int:
+    if not args or args[0] in {"-h", "--help"}:
+        stream = sys.stdout if args else sys.stderr
+        stream.write(_top_help())
+        return int(ExitCode.OK if args else ExitCode.USAGE)
+    if args[0] == "--version":
+        print(f"hpnet {__version__}")
+        return int(ExitCode.OK)
+    name, rest = args[0], args[1:]
+    if name.startswith("-"):
+        raise UsageError(
+            f"unknown option {name}",
+            code="usage",
+            where="hpnet",
+            fix="command options follow the command: see `hpnet --help`",
+        )
+    if name not in COMMANDS:
+        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        hint = f"did you mean `hpnet {close[0]}`?" if close else "see `hpnet --help`"
+        raise UsageError(
+            f"unknown command {name!r}", code="unknown-command", where="hpnet", fix=hint
+        )
+    module_name, summary = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = _Parser(
+        prog=f"hpnet {name}",
+        description=getattr(module, "DESCRIPTION", summary),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    module.add_arguments(parser)
+    try:
+        namespace = parser.parse_args(rest)
+    except SystemExit as exc:  # --help prints and exits 0
+        return int(exc.code or 0)
+    result: int = module.run(namespace)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""``hpnet detect``: the inventory of one node, as one value.
+
+:func:`detect` reads the running system (or a recorded root) through the edges
+in :mod:`hpnet.node` and :mod:`hpnet.rdma.sysfs`; :func:`inventory_from_listings`
+builds the RDMA part from saved tool output. Both return a
+:class:`NodeInventory`, whose JSON form is documented in ``docs/detect-schema.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from hpnet.errors import InputError
+from hpnet.node.context import Context, read_context
+from hpnet.node.gpus import (
+    Gpu,
+    GpuReport,
+    read_gpus_nvidia_smi,
+    read_gpus_nvml,
+    read_gpus_sysfs,
+)
+from hpnet.node.limits import GpuDirect, Limits, read_gpudirect, read_limits
+from hpnet.node.netdevs import Netdev, live_addresses, read_netdevs
+from hpnet.node.sysfs import FsRoot
+from hpnet.node.topology import PcieRelation, pcie_relation
+from hpnet.node.versions import (
+    LibraryInfo,
+    NcclInfo,
+    TorchInfo,
+    find_library,
+    find_provider,
+    library_dirs,
+    nccl_from_dlopen,
+    nccl_from_wheels,
+    rdma_core_from_libibverbs,
+    read_torch,
+)
+from hpnet.problem import Problem
+from hpnet.rdma.model import RdmaDevice
+from hpnet.rdma.parse import merge_devices, parse_listing
+from hpnet.rdma.sysfs import read_rdma_devices
+from hpnet.runner import Runner, SubprocessRunner
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DetectOptions",
+    "NodeInventory",
+    "TopologyEntry",
+    "Versions",
+    "detect",
+    "gpu_nic_topology",
+    "inventory_from_listings",
+    "read_listing_file",
+]
+
+#: Bumped when a key of the JSON output changes meaning or disappears.
+SCHEMA_VERSION = 1
+#: Largest listing ``--from`` reads; real listings are kilobytes.
+MAX_LISTING_BYTES = 16 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class TopologyEntry:
+    gpu: int
+    gpu_bus_id: str
+    rdma_device: str
+    relation: PcieRelation
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Versions:
+    nvidia_driver: str | None
+    cuda_driver: str | None
+    nccl: tuple[NcclInfo, ...]
+    torch: TorchInfo | None
+    rdma_core: str | None
+    libibverbs: LibraryInfo
+    librdmacm: LibraryInfo
+    providers: tuple[LibraryInfo, ...]
+    kernel: str | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class NodeInventory:
+    schema_version: int
+    source: str  # "live", "sysfs-root <dir>" or "listing <files>"
+    hostname: str | None
+    rdma_devices: tuple[RdmaDevice, ...]
+    netdevs: tuple[Netdev, ...]
+    gpus: tuple[Gpu, ...]
+    gpu_source: str
+    topology: tuple[TopologyEntry, ...]
+    versions: Versions | None
+    limits: Limits | None
+    gpudirect: GpuDirect | None
+    context: Context | None
+    problems: tuple[Problem, ...]
+    not_collected: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class DetectOptions:
+    sysfs_root: Path = Path("/")
+
+
+def gpu_nic_topology(
+    gpus: Sequence[Gpu], devices: Sequence[RdmaDevice]
+) -> tuple[TopologyEntry, ...]:
+    """The PCIe relation of every GPU to every RDMA device (pure)."""
+    return tuple(
+        TopologyEntry(
+            gpu=gpu.index,
+            gpu_bus_id=gpu.pci_bus_id,
+            rdma_device=device.name,
+            relation=pcie_relation(gpu.pci_path, device.pci_path, gpu.numa_node, device.numa_node),
+        )
+        for gpu in gpus
+        for device in devices
+    )
+
+
+def _check_root(root: Path) -> None:
+    if not root.is_dir():
+        raise InputError(
+            "the sysfs root is not a directory",
+            code="sysfs-root-missing",
+            where=str(root),
+            fix="pass the directory that contains sys/ (for a live node: /)",
+        )
+    if not (root / "sys").is_dir():
+        raise InputError(
+            "the sysfs root has no sys/ directory",
+            code="sysfs-root-no-sys",
+            where=str(root),
+            fix="pass the directory that contains sys/ (e.g. DIR for DIR/sys/class/infiniband)",
+        )
+
+
+def detect(
+    options: DetectOptions,
+    *,
+    runner: Runner | None = None,
+    env: Mapping[str, str] | None = None,
+) -> NodeInventory:
+    """Inventory the node under ``options.sysfs_root``.
+
+    On the live root (``/``) this also asks NVML or nvidia-smi, loads NCCL for its
+    version and reads this process's limits; on a recorded root only what the
+    tree holds is read, and the rest is listed in ``not_collected``.
+    """
+    _check_root(options.sysfs_root)
+    fs = FsRoot(options.sysfs_root)
+    runner = runner or SubprocessRunner()
+    env = dict(os.environ) if env is None else env
+    problems: list[Problem] = []
+
+    devices, rdma_problems = read_rdma_devices(fs)
+    problems += rdma_problems
+    netdevs = read_netdevs(fs, live_addresses() if fs.is_live else None)
+    gpu_report = _read_gpus(fs, runner, problems)
+    topology = gpu_nic_topology(gpu_report.gpus, devices)
+    gpudirect = read_gpudirect(fs)
+
+    if fs.is_live:
+        versions: Versions | None = _read_versions(fs, env, devices, gpu_report, gpudirect)
+        limits: Limits | None = read_limits()
+        context: Context | None = read_context(fs, env)
+        hostname: str | None = socket.gethostname()
+        not_collected: tuple[str, ...] = ()
+        source = "live"
+    else:
+        versions, limits, context, hostname = None, None, None, None
+        not_collected = ("addresses", "versions", "limits", "context")
+        source = f"sysfs-root {options.sysfs_root}"
+    return NodeInventory(
+        schema_version=SCHEMA_VERSION,
+        source=source,
+        hostname=hostname,
+        rdma_devices=devices,
+        netdevs=netdevs,
+        gpus=gpu_report.gpus,
+        gpu_source=gpu_report.source,
+        topology=topology,
+        versions=versions,
+        limits=limits,
+        gpudirect=gpudirect,
+        context=context,
+        problems=tuple(problems),
+        not_collected=not_collected,
+    )
+
+
+def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport:
+    on_bus = read_gpus_sysfs(fs)
+    if not fs.is_live:
+        return on_bus
+    driver_loaded = fs.exists("proc/driver/nvidia/version") or fs.is_dir("sys/module/nvidia")
+    if not driver_loaded:
+        if on_bus.gpus:
+            problems.append(
+                Problem(
+                    code="gpu-driver-not-loaded",
+                    what=f"{len(on_bus.gpus)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver",
+                    where="/proc/driver/nvidia/version",
+                )
+            )
+        return on_bus
+    report = read_gpus_nvml(fs)
+    if report.source == "none":
+        nvml_error = report.error
+        report = read_gpus_nvidia_smi(fs, runner)
+        if report.source == "none":
+            problems.append(
+                Problem(
+                    code="gpu-query-failed",
+                    what=f"the NVIDIA driver is loaded but GPUs could not be listed: "
+                    f"{nvml_error}; {report.error}",
+                    where="NVML, nvidia-smi",
+                )
+            )
+            return on_bus
+    return report
+
+
+def _read_versions(
+    fs: FsRoot,
+    env: Mapping[str, str],
+    devices: Sequence[RdmaDevice],
+    gpu_report: GpuReport,
+    gpudirect: GpuDirect,
+) -> Versions:
+    dirs = library_dirs(fs, env)
+    verbs_path = find_library(fs, dirs, "libibverbs.so.1")
+    rdmacm_path = find_library(fs, dirs, "librdmacm.so.1")
+    nccl: list[NcclInfo] = []
+    loaded = nccl_from_dlopen()
+    if loaded:
+        nccl.append(loaded)
+    nccl += [w for w in nccl_from_wheels() if not loaded or w.path != loaded.path]
+    providers = sorted({d.driver for d in devices})
+    return Versions(
+        nvidia_driver=gpu_report.driver_version or gpudirect.nvidia_module_version,
+        cuda_driver=gpu_report.cuda_driver_version,
+        nccl=tuple(nccl),
+        torch=read_torch(),
+        rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
+        libibverbs=LibraryInfo(name="libibverbs", path=verbs_path),
+        librdmacm=LibraryInfo(name="librdmacm", path=rdmacm_path),
+        providers=tuple(LibraryInfo(name=p, path=find_provider(fs, dirs, p)) for p in providers),
+        kernel=gpudirect.kernel_release,
+    )
+
+
+def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventory:
+    """The RDMA inventory described by saved tool output (pure).
+
+    ``listings`` holds ``(source_name, text)`` pairs; each is detected and parsed,
+    then merged, so ``ibv_devinfo`` plus ``show_gids`` of one node give one view.
+    """
+    parsed = []
+    problems: list[Problem] = []
+    kinds = []
+    for source, text in listings:
+        kind, (devices, found) = parse_listing(text, source=source)
+        kinds.append(f"{source} ({kind})")
+        parsed.append(devices)
+        problems += found
+    return NodeInventory(
+        schema_version=SCHEMA_VERSION,
+        source="listing " + ", ".join(kinds),
+        hostname=None,
+        rdma_devices=merge_devices(parsed),
+        netdevs=(),
+        gpus=(),
+        gpu_source="none",
+        topology=(),
+        versions=None,
+        limits=None,
+        gpudirect=None,
+        context=None,
+        problems=tuple(problems),
+        not_collected=("netdevs", "gpus", "topology", "versions", "limits", "context"),
+    )
+
+
+def read_listing_file(path: Path) -> tuple[str, str]:
+    """Read a saved listing for :func:`inventory_from_listings` (``-`` is stdin)."""
+    if str(path) == "-":
+        import sys  # noqa: PLC0415
+
+        return "<stdin>", sys.stdin.read(MAX_LISTING_BYTES)
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise InputError(
+                "is a directory, not a saved listing",
+                code="listing-not-a-file",
+                where=str(path),
+                fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
+            )
+        if size > MAX_LISTING_BYTES:
+            raise InputError(
+                f"is {size} bytes, too large to be a saved listing",
+                code="listing-too-large",
+                where=str(path),
+                fix="pass the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(
+            "no such file",
+            code="listing-not-found",
+            where=str(path),
+            fix="check the path given to --from",
+        ) from None
+    except PermissionError:
+        raise InputError(
+            "cannot read the file (permission denied)",
+            code="listing-unreadable",
+            where=str(path),
+            fix="make it readable or copy it somewhere readable",
+        ) from None
+    if b"\x00" in data[:4096]:
+        raise InputError(
+            "is a binary file, not a saved listing",
+            code="listing-binary",
+            where=str(path),
+            fix="pass the text output of ibv_devinfo / ibstat / show_gids / ibdev2netdev",
+        )
+    return str(path), data.decode("utf-8", errors="replace")

@@ -1,0 +1,83 @@
+"""One error hierarchy for hpnet, caught once by the CLI.
+
+Every error carries a short kebab-case ``code``, ``what`` went wrong, ``where``
+(the file, line, value or device) and a ``fix``. The CLI prints it as::
+
+    error[<code>]: <what> — <where> — <fix>
+
+and exits with the error's :class:`ExitCode`. Library code raises these and never
+prints; ``hpnet --debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "ExitCode",
+    "HpnetError",
+    "InputError",
+    "MissingDependencyError",
+    "ParseError",
+    "UsageError",
+]
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes, documented in README.md ("Exit codes")."""
+
+    OK = 0
+    #: a check or an expectation failed (the command ran, the answer is "no")
+    FAILED = 1
+    #: bad usage or bad input: nothing was judged
+    USAGE = 2
+
+
+class HpnetError(Exception):
+    """Base of every error hpnet raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, what: str, *, code: str, where: str = "", fix: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+        self.code = code
+        self.where = where
+        self.fix = fix
+
+    def render(self) -> str:
+        """The one-line message, ``error[code]: what — where — fix``."""
+        parts = [self.what]
+        if self.where:
+            parts.append(self.where)
+        if self.fix:
+            parts.append(self.fix)
+        return f"error[{self.code}]: " + " — ".join(parts)
+
+
+class UsageError(HpnetError):
+    """The command line itself is wrong (unknown command, bad flag value)."""
+
+
+class InputError(HpnetError):
+    """An input (file, directory, value) cannot be used."""
+
+
+class ParseError(InputError):
+    """Text that should be a known tool's output is not.
+
+    ``source`` names the input (a path or ``<stdin>``), ``line_number`` is 1-based
+    and 0 when the problem is not tied to one line.
+    """
+
+    def __init__(
+        self, what: str, *, source: str, line_number: int = 0, fix: str = "", code: str = "parse"
+    ) -> None:
+        where = f"{source}:{line_number}" if line_number else source
+        super().__init__(what, code=code, where=where, fix=fix)
+        self.source = source
+        self.line_number = line_number
+
+
+class MissingDependencyError(HpnetError):
+    """An optional dependency (torch for ``hpnet bench``) is not installed."""

@@ -1,0 +1,129 @@
+"""Read files under a root directory the way sysfs must be read.
+
+Every sysfs read in hpnet goes through :class:`FsRoot`, so a recorded tree
+(``--sysfs-root DIR``, the fixtures under ``tests/data/sysfs``) and the live ``/``
+are read by the same code. Reads never raise for a missing or unreadable file:
+sysfs answers EINVAL for some attributes (an empty GID slot's type, the speed of
+a down link), and callers decide whether that is a problem.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["BDF_RE", "FsRoot", "natural_key", "pci_chain"]
+
+#: A PCI function address, ``domain:bus:device.function`` (``0000:3b:00.0``).
+BDF_RE = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+class FsRoot:
+    """A filesystem root; every path given to its methods is relative to it.
+
+    >>> FsRoot(Path("/")).read("proc/sys/kernel/ostype")
+    'Linux'
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._real_root = os.path.realpath(root)
+
+    @property
+    def is_live(self) -> bool:
+        """True when this is the running system's ``/`` (not a recorded tree)."""
+        return self._real_root == "/"
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def display(self, rel: str) -> str:
+        """How to name ``rel`` in messages: the absolute path a user can ``cat``."""
+        return str(self.path(rel))
+
+    def read(self, rel: str) -> str | None:
+        """The file's text without surrounding white space, or None if unreadable."""
+        try:
+            return self.path(rel).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+
+    def read_int(self, rel: str, *, base: int = 10) -> int | None:
+        """An integer attribute (``numa_node``, ``mtu``; ``0x3`` with base 16)."""
+        text = self.read(rel)
+        if text is None:
+            return None
+        try:
+            return int(text, base)
+        except ValueError:
+            return None
+
+    def exists(self, rel: str) -> bool:
+        return os.path.lexists(self.path(rel))
+
+    def is_dir(self, rel: str) -> bool:
+        return self.path(rel).is_dir()
+
+    def listdir(self, rel: str) -> list[str]:
+        """Entry names sorted naturally (``mlx5_2`` before ``mlx5_10``); [] if absent."""
+        try:
+            names = os.listdir(self.path(rel))
+        except OSError:
+            return []
+        return sorted(names, key=natural_key)
+
+    def resolve(self, rel: str) -> str | None:
+        """The path ``rel`` leads to after following links, relative to the root.
+
+        None when it does not exist or leads outside the root.
+        """
+        full = self.path(rel)
+        if not os.path.exists(full):
+            return None
+        real = os.path.realpath(full)
+        base = self._real_root.rstrip("/") + "/"
+        if self._real_root == "/":
+            return real.lstrip("/")
+        if not real.startswith(base):
+            return None
+        return real[len(base) :]
+
+    def link_name(self, rel: str) -> str | None:
+        """The last component of what a symlink points to (``driver`` -> ``mlx5_core``)."""
+        try:
+            target = os.readlink(self.path(rel))
+        except OSError:
+            return None
+        return target.rstrip("/").rsplit("/", 1)[-1] or None
+
+    def can_open(self, rel: str) -> bool:
+        """Whether this process may read and write the file (a device node)."""
+        return os.access(self.path(rel), os.R_OK | os.W_OK)
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders embedded numbers numerically (``uverbs2`` < ``uverbs10``)."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part
+    )
+
+
+def pci_chain(device_path: str) -> tuple[str, ...]:
+    """The PCI hierarchy of a device from its resolved sysfs path.
+
+    ``sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_0`` gives
+    ``("pci0000:3a", "0000:3a:00.0", "0000:3b:00.0")``: the root bus (one per PCI
+    host bridge) then every bridge and the function itself. Empty for non-PCI
+    (virtual) devices.
+    """
+    parts = device_path.split("/")
+    chain: list[str] = []
+    for part in parts:
+        if part.startswith("pci") and re.fullmatch(r"pci[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}", part):
+            chain = [part.lower()]
+        elif chain and BDF_RE.match(part):
+            chain.append(part.lower())
+        elif chain and len(chain) > 1:
+            break
+    return tuple(chain) if len(chain) > 1 else ()

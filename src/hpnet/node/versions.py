@@ -1,0 +1,249 @@
+"""Versions of what NCCL stands on: driver, CUDA, NCCL, torch, rdma-core.
+
+Cheap by design (``hpnet detect`` must start in tens of milliseconds): library
+versions come from file names and package metadata, torch is never imported,
+and only NCCL is loaded (``ncclGetVersion``), because its version is not in its
+file name when installed from a wheel.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import importlib.metadata
+import importlib.util
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from hpnet.node.sysfs import FsRoot
+
+__all__ = [
+    "LibraryInfo",
+    "NcclInfo",
+    "TorchInfo",
+    "decode_nccl_version",
+    "find_library",
+    "find_provider",
+    "library_dirs",
+    "nccl_from_dlopen",
+    "nccl_from_wheels",
+    "parse_torch_version_py",
+    "rdma_core_from_libibverbs",
+    "read_torch",
+]
+
+# Where distributions put shared libraries (Debian multiarch, RHEL lib64, /usr/local).
+DEFAULT_LIB_DIRS = (
+    "usr/lib/x86_64-linux-gnu",
+    "usr/lib/aarch64-linux-gnu",
+    "usr/lib64",
+    "usr/lib",
+    "lib/x86_64-linux-gnu",
+    "lib/aarch64-linux-gnu",
+    "lib64",
+    "lib",
+    "usr/local/lib",
+    "usr/local/lib64",
+)
+NCCL_WHEELS = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11", "nvidia-nccl")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class LibraryInfo:
+    name: str  # libibverbs, librdmacm, or a provider such as mlx5
+    path: str | None  # None when not found
+    version: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class NcclInfo:
+    version: str
+    path: str | None
+    source: str  # "libnccl.so.2 (dynamic loader)" or "wheel nvidia-nccl-cu12"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class TorchInfo:
+    version: str
+    cuda: str | None  # None for CPU builds
+    nccl: str | None  # the NCCL torch's wheel pins (nvidia-nccl-cuXX==V), if any
+
+
+def decode_nccl_version(code: int) -> str:
+    """Decode ``ncclGetVersion``'s integer.
+
+    ``NCCL_VERSION(X,Y,Z)`` is ``X*1000+Y*100+Z`` up to 2.8 and ``X*10000+Y*100+Z``
+    from 2.9 on (``src/nccl.h.in``).
+
+    >>> decode_nccl_version(21805), decode_nccl_version(2804)
+    ('2.18.5', '2.8.4')
+    """
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+def nccl_from_dlopen(soname: str = "libnccl.so.2") -> NcclInfo | None:
+    """Load NCCL the way a process would and ask it its version; None if absent."""
+    try:
+        lib = ctypes.CDLL(soname)
+    except OSError:
+        return None
+    code = ctypes.c_int(0)
+    try:
+        status = lib.ncclGetVersion(ctypes.byref(code))
+    except AttributeError:
+        return None
+    if status != 0 or code.value <= 0:
+        return None
+    return NcclInfo(
+        version=decode_nccl_version(code.value),
+        path=_loaded_path(soname),
+        source=f"{soname} (dynamic loader)",
+    )
+
+
+def _loaded_path(soname: str) -> str | None:
+    """Where the dynamic loader found ``soname``, from /proc/self/maps."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return None
+    stem = soname.split(".so", 1)[0] + ".so"
+    for line in maps.splitlines():
+        path = line.rsplit(" ", 1)[-1]
+        if "/" in path and Path(path).name.startswith(stem):
+            return path
+    return None
+
+
+def nccl_from_wheels() -> tuple[NcclInfo, ...]:
+    """NCCL installed as a Python wheel (what PyTorch's CUDA builds load)."""
+    found = []
+    for dist_name in NCCL_WHEELS:
+        try:
+            dist = importlib.metadata.distribution(dist_name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        path = None
+        for file in dist.files or ():
+            if file.name.startswith("libnccl.so"):
+                path = str(file.locate())
+                break
+        found.append(NcclInfo(version=dist.version, path=path, source=f"wheel {dist_name}"))
+    return tuple(found)
+
+
+_TORCH_FIELD = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*(.+)$", re.MULTILINE)
+
+
+def parse_torch_version_py(text: str) -> tuple[str | None, str | None]:
+    """``(version, cuda)`` from torch's generated ``torch/version.py`` (pure).
+
+    >>> parse_torch_version_py("__version__ = '2.5.1+cu124'\\ncuda: Optional[str] = '12.4'\\n")
+    ('2.5.1+cu124', '12.4')
+    """
+    fields: dict[str, str | None] = {}
+    for match in _TORCH_FIELD.finditer(text):
+        value = match.group(2).strip()
+        fields[match.group(1)] = None if value == "None" else value.strip("'\"")
+    return fields.get("__version__"), fields.get("cuda")
+
+
+def read_torch() -> TorchInfo | None:
+    """torch's version, CUDA and bundled NCCL, without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return None
+    try:
+        text = (Path(spec.origin).parent / "version.py").read_text()
+    except OSError:
+        text = ""
+    version, cuda = parse_torch_version_py(text)
+    if version is None:
+        try:
+            version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    nccl = None
+    try:
+        requirements = importlib.metadata.requires("torch") or []
+    except importlib.metadata.PackageNotFoundError:
+        requirements = []
+    for requirement in requirements:
+        match = re.match(r"nvidia-nccl-cu\d+\s*==\s*([\w.]+)", requirement)
+        if match:
+            nccl = match.group(1)
+    return TorchInfo(version=version, cuda=cuda, nccl=nccl)
+
+
+def library_dirs(fs: FsRoot, env: Mapping[str, str]) -> tuple[str, ...]:
+    """Directories (relative to the root) the dynamic loader searches.
+
+    ``LD_LIBRARY_PATH`` first (live node only), then ``/etc/ld.so.conf`` and its
+    includes, then the distributions' defaults.
+    """
+    dirs: list[str] = []
+    if fs.is_live:
+        dirs += [d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d]
+    dirs += _ld_so_conf_dirs(fs, "etc/ld.so.conf", depth=0)
+    dirs += DEFAULT_LIB_DIRS
+    seen: dict[str, None] = {}
+    for entry in dirs:
+        seen.setdefault(entry.strip("/"), None)
+    return tuple(d for d in seen if d)
+
+
+def _ld_so_conf_dirs(fs: FsRoot, rel: str, depth: int) -> list[str]:
+    text = fs.read(rel)
+    if text is None or depth > 3:
+        return []
+    dirs: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include "):
+            pattern = line.split(None, 1)[1].strip().lstrip("/")
+            for match in sorted(fs.root.glob(pattern)):
+                dirs += _ld_so_conf_dirs(fs, str(match.relative_to(fs.root)), depth + 1)
+        else:
+            dirs.append(line)
+    return dirs
+
+
+def find_library(fs: FsRoot, dirs: Iterable[str], stem: str) -> str | None:
+    """The real file behind ``<stem>*`` in the first directory that has one."""
+    for directory in dirs:
+        names = [n for n in fs.listdir(directory) if n.startswith(stem)]
+        if names:
+            # Prefer the fully versioned file (libibverbs.so.1.14.50.0) the links lead to.
+            resolved = fs.resolve(f"{directory}/{names[0]}")
+            return "/" + (resolved or f"{directory}/{names[0]}")
+    return None
+
+
+_VERBS_FILE = re.compile(r"libibverbs\.so\.1\.(\d+)\.(\d+)\.(\d+)$")
+
+
+def rdma_core_from_libibverbs(path: str) -> str | None:
+    """rdma-core's version from libibverbs' file name (pure).
+
+    rdma-core installs ``libibverbs.so.1.<ABI>.<PACKAGE_VERSION>``
+    (``buildlib/rdma_functions.cmake``), e.g. ``libibverbs.so.1.14.50.0`` for v50.0.
+
+    >>> rdma_core_from_libibverbs("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0")
+    '50.0'
+    """
+    match = _VERBS_FILE.search(path)
+    return f"{match.group(2)}.{match.group(3)}" if match else None
+
+
+def find_provider(fs: FsRoot, dirs: Iterable[str], provider: str) -> str | None:
+    """The provider library ``<dir>/libibverbs/lib<provider>-rdmav<N>.so``, if installed."""
+    for directory in dirs:
+        for name in fs.listdir(f"{directory}/libibverbs"):
+            if name.startswith(f"lib{provider}-rdmav") and ".so" in name:
+                return f"/{directory}/libibverbs/{name}"
+    return None

@@ -1,0 +1,71 @@
+"""GID parsing and classification (pure functions).
+
+A RoCE GID is an IPv6 address: IPv4 addresses appear IPv4-mapped
+(``::ffff:a.b.c.d``), the interface's link-local address as ``fe80::…``, and an
+unused slot as all zeros (kernel ``Documentation/ABI/stable/sysfs-class-infiniband``,
+``ports/<N>/gids/<I>``). NCCL's automatic GID choice wants a RoCE v2, non-link-local
+GID of the configured address family (``src/transport/net_ib.cc``, ``ncclIbRoceGetGidIndex``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from hpnet.rdma.model import GID_TYPE_ROCE_V1, GID_TYPE_ROCE_V2, Gid, GidKind
+
+__all__ = ["classify_gid", "make_gid", "normalize_gid_type"]
+
+
+def classify_gid(text: str) -> tuple[str, GidKind, str | None]:
+    """Return ``(exploded_gid, kind, ipv4)`` for a GID in any IPv6 spelling.
+
+    >>> classify_gid("0000:0000:0000:0000:0000:ffff:c0a8:0101")
+    ('0000:0000:0000:0000:0000:ffff:c0a8:0101', <GidKind.IPV4_MAPPED: 'ipv4-mapped'>, '192.168.1.1')
+
+    Raises ValueError when ``text`` is not an IPv6 address.
+    """
+    address = ipaddress.IPv6Address(text.strip())
+    exploded = address.exploded
+    if int(address) == 0:
+        return exploded, GidKind.EMPTY, None
+    if address.ipv4_mapped is not None:
+        return exploded, GidKind.IPV4_MAPPED, str(address.ipv4_mapped)
+    if address.is_link_local:
+        return exploded, GidKind.IPV6_LINK_LOCAL, None
+    return exploded, GidKind.IPV6_GLOBAL, None
+
+
+def normalize_gid_type(text: str | None) -> str | None:
+    """Map the spellings tools use for a GID type onto the kernel's.
+
+    sysfs writes ``IB/RoCE v1`` and ``RoCE v2``; ``show_gids`` writes ``v1``/``v2``;
+    ``ibv_devinfo -v`` writes ``RoCE v1``/``RoCE v2``; ``rdma`` writes ``RoCEv2``.
+    Unknown text is returned stripped, empty text as None.
+    """
+    if text is None:
+        return None
+    value = text.strip()
+    folded = value.lower().replace(" ", "")
+    if folded in {"v1", "roce", "rocev1", "ib/rocev1", "ib"}:
+        return GID_TYPE_ROCE_V1
+    if folded in {"v2", "rocev2", "roceudpencap"}:
+        return GID_TYPE_ROCE_V2
+    return value or None
+
+
+def make_gid(index: int, text: str, gid_type: str | None, netdev: str | None) -> Gid:
+    """Build a :class:`Gid`; an empty slot keeps no type or netdev.
+
+    Raises ValueError when ``text`` is not an IPv6 address.
+    """
+    exploded, kind, ipv4 = classify_gid(text)
+    if kind is GidKind.EMPTY:
+        return Gid(index=index, gid=exploded, type=None, netdev=None, kind=kind)
+    return Gid(
+        index=index,
+        gid=exploded,
+        type=normalize_gid_type(gid_type),
+        netdev=netdev or None,
+        kind=kind,
+        ipv4=ipv4,
+    )

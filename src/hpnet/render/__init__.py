@@ -1,0 +1,1 @@
+"""Rendering of results for people: plain-text tables, nothing else."""

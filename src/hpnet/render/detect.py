@@ -1,0 +1,239 @@
+"""Human rendering of a :class:`~hpnet.detect.NodeInventory`."""
+
+from __future__ import annotations
+
+from hpnet.detect import NodeInventory
+from hpnet.node.limits import RlimitValue
+from hpnet.rdma.model import GidKind, RdmaDevice
+from hpnet.render.table import format_pairs, format_table
+
+__all__ = ["render_inventory"]
+
+
+def render_inventory(inv: NodeInventory) -> str:
+    """A compact table per section; empty sections say so in one line."""
+    head = (
+        f"hpnet detect — {inv.hostname or 'this node'}"
+        if inv.source == "live"
+        else (f"hpnet detect — {inv.source}")
+    )
+    if inv.context and inv.context.in_container:
+        kind = inv.context.runtime or "container"
+        head += f" — in a {kind} container" + (
+            " (Kubernetes pod)" if inv.context.kubernetes else ""
+        )
+    sections = [head, _rdma(inv), _gids(inv)]
+    if "netdevs" not in inv.not_collected:
+        sections.append(_netdevs(inv))
+    if "gpus" not in inv.not_collected:
+        sections.append(_gpus(inv))
+    if inv.topology:
+        sections.append(_topology(inv))
+    if inv.versions is not None:
+        sections.append(_versions(inv))
+    if inv.limits is not None or inv.gpudirect is not None:
+        sections.append(_limits(inv))
+    if inv.problems:
+        lines = [f"Problems ({len(inv.problems)}): the inventory above is partial"]
+        lines += [f"  - {p.what}" + (f" [{p.where}]" if p.where else "") for p in inv.problems]
+        sections.append("\n".join(lines))
+    if inv.not_collected:
+        sections.append("Not collected from this source: " + ", ".join(inv.not_collected))
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def _uverbs(device: RdmaDevice) -> str:
+    if device.uverbs is None:
+        return "none" if device.pci_address or device.kernel_driver else "-"
+    if not device.uverbs.present:
+        return f"{device.uverbs.name} MISSING"
+    if not device.uverbs.accessible:
+        return f"{device.uverbs.name} no access"
+    return device.uverbs.name
+
+
+def _rdma(inv: NodeInventory) -> str:
+    if not inv.rdma_devices:
+        return "RDMA devices: none (no sys/class/infiniband entries: NCCL can only use sockets)"
+    rows = []
+    for device in inv.rdma_devices:
+        for port in device.ports or (None,):
+            rows.append(
+                [
+                    device.name,
+                    device.driver,
+                    port.number if port else None,
+                    port.state.value if port else None,
+                    port.link_layer if port else None,
+                    port.rate if port else None,
+                    port.netdev if port else None,
+                    device.pci_address,
+                    device.numa_node,
+                    device.fw_ver,
+                    _uverbs(device),
+                ]
+            )
+    table = format_table(
+        [
+            "device",
+            "driver",
+            "port",
+            "state",
+            "link",
+            "rate",
+            "netdev",
+            "pci",
+            "numa",
+            "fw",
+            "uverbs",
+        ],
+        rows,
+    )
+    return f"RDMA devices ({len(inv.rdma_devices)})\n{table}"
+
+
+def _gids(inv: NodeInventory) -> str:
+    rows = []
+    for device in inv.rdma_devices:
+        for port in device.ports:
+            for gid in port.gids:
+                if gid.kind is GidKind.EMPTY:
+                    continue
+                rows.append(
+                    [
+                        device.name,
+                        port.number,
+                        gid.index,
+                        gid.gid,
+                        gid.ipv4,
+                        gid.type,
+                        gid.kind.value,
+                        gid.netdev,
+                    ]
+                )
+    if not rows:
+        return ""
+    table = format_table(["device", "port", "index", "gid", "ipv4", "type", "kind", "netdev"], rows)
+    return f"GIDs (non-empty entries)\n{table}"
+
+
+def _netdevs(inv: NodeInventory) -> str:
+    if not inv.netdevs:
+        return "Network interfaces: none found"
+    rows = []
+    for n in inv.netdevs:
+        addresses = ", ".join(
+            f"{a.address}/{a.prefix_length}" if a.prefix_length is not None else a.address
+            for a in n.addresses
+        )
+        rows.append(
+            [
+                n.name,
+                n.kind.value,
+                n.state,
+                n.mtu,
+                f"{n.speed_mbps // 1000} Gb/s"
+                if n.speed_mbps and n.speed_mbps >= 1000
+                else (f"{n.speed_mbps} Mb/s" if n.speed_mbps else None),
+                n.master or (",".join(n.slaves) if n.slaves else None),
+                n.pci_address,
+                addresses or None,
+            ]
+        )
+    table = format_table(
+        ["name", "kind", "state", "mtu", "speed", "bond/bridge", "pci", "addresses"], rows
+    )
+    return f"Network interfaces ({len(inv.netdevs)})\n{table}"
+
+
+def _gpus(inv: NodeInventory) -> str:
+    if not inv.gpus:
+        return "GPUs: none found" + (" (NVML, nvidia-smi, PCI bus)" if inv.source == "live" else "")
+    rows = [
+        [
+            g.index,
+            g.name,
+            g.pci_bus_id,
+            g.numa_node,
+            f"{g.memory_total_mib} MiB" if g.memory_total_mib else None,
+        ]
+        for g in inv.gpus
+    ]
+    table = format_table(["gpu", "name", "pci", "numa", "memory"], rows)
+    return f"GPUs ({len(inv.gpus)}, from {inv.gpu_source})\n{table}"
+
+
+def _topology(inv: NodeInventory) -> str:
+    nics = list(dict.fromkeys(t.rdma_device for t in inv.topology))
+    by_gpu: dict[int, dict[str, str]] = {}
+    for entry in inv.topology:
+        by_gpu.setdefault(entry.gpu, {})[entry.rdma_device] = entry.relation.value
+    rows: list[list[object]] = [
+        [f"GPU{gpu}", *(rel.get(nic) for nic in nics)] for gpu, rel in by_gpu.items()
+    ]
+    table = format_table(["", *nics], rows)
+    legend = (
+        "  PIX one PCIe switch · PXB several switches · PHB host bridge · "
+        "NODE same NUMA node · SYS across NUMA nodes"
+    )
+    return f"GPU ↔ RDMA NIC (PCIe path, nvidia-smi topo -m terms)\n{table}\n{legend}"
+
+
+def _versions(inv: NodeInventory) -> str:
+    v = inv.versions
+    if v is None:
+        return ""
+    nccl = "; ".join(f"{n.version} ({n.source})" for n in v.nccl) or "not found"
+    if v.torch is None:
+        torch = "not installed"
+    else:
+        build = f"CUDA {v.torch.cuda}" if v.torch.cuda else "CPU build"
+        torch = f"{v.torch.version} ({build}" + (f", NCCL {v.torch.nccl})" if v.torch.nccl else ")")
+    providers = (
+        ", ".join(f"{p.name} {'ok' if p.path else 'MISSING'}" for p in v.providers)
+        or "no RDMA devices"
+    )
+    rows: list[tuple[str, object]] = [
+        ("NVIDIA driver", v.nvidia_driver or "none"),
+        ("CUDA driver", v.cuda_driver or "none"),
+        ("NCCL", nccl),
+        ("torch", torch),
+        ("rdma-core", v.rdma_core or ("unknown" if v.libibverbs.path else "none")),
+        ("libibverbs", v.libibverbs.path or "not found"),
+        ("librdmacm", v.librdmacm.path or "not found"),
+        ("verbs providers", providers),
+        ("kernel", v.kernel),
+    ]
+    return "Versions\n" + format_pairs(rows)
+
+
+def _size(value: RlimitValue | int | None) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, str):
+        return value
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{value} B"
+
+
+def _limits(inv: NodeInventory) -> str:
+    rows: list[tuple[str, object]] = []
+    if inv.limits is not None:
+        lim = inv.limits
+        memlock = f"{_size(lim.memlock_soft_bytes)} / {_size(lim.memlock_hard_bytes)}"
+        shm = _size(lim.shm_bytes) if lim.shm_bytes is not None else "not mounted"
+        rows += [
+            ("memlock (soft / hard)", memlock),
+            ("open files (soft / hard)", f"{lim.nofile_soft} / {lim.nofile_hard}"),
+            ("/dev/shm", shm),
+        ]
+    if inv.gpudirect is not None:
+        g = inv.gpudirect
+        module = "nvidia_peermem" if g.nvidia_peermem else "nv_peer_mem" if g.nv_peer_mem else None
+        rows.append(("GPUDirect RDMA module", f"{module} loaded" if module else "not loaded"))
+    if inv.context is not None:
+        c = inv.context
+        rows.append(("container", ", ".join(c.evidence) if c.in_container else "none detected"))
+    return "Limits and context\n" + format_pairs(rows)
