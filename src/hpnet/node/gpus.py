@@ -189,7 +189,8 @@ def read_gpus_sysfs(fs: FsRoot) -> GpuReport:
     Finds GPUs even when the driver is not loaded (or on a recorded tree).
     """
     gpus: list[Gpu] = []
-    for bdf in fs.listdir("sys/bus/pci/devices"):
+    # CUDA and NVML number GPUs in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID).
+    for bdf in fs.listdir("sys/bus/pci/devices", natural=False):
         if not BDF_RE.match(bdf):
             continue
         rel = f"sys/bus/pci/devices/{bdf}"

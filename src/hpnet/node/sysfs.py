@@ -65,13 +65,18 @@ class FsRoot:
     def is_dir(self, rel: str) -> bool:
         return self.path(rel).is_dir()
 
-    def listdir(self, rel: str) -> list[str]:
-        """Entry names sorted naturally (``mlx5_2`` before ``mlx5_10``); [] if absent."""
+    def listdir(self, rel: str, *, natural: bool = True) -> list[str]:
+        """Entry names, [] if absent.
+
+        Sorted naturally (``mlx5_2`` before ``mlx5_10``), or plainly with
+        ``natural=False``: PCI addresses are fixed-width hex, and plain order is
+        bus order (``0000:07:00.0`` before ``0000:0f:00.0``).
+        """
         try:
             names = os.listdir(self.path(rel))
         except OSError:
             return []
-        return sorted(names, key=natural_key)
+        return sorted(names, key=natural_key) if natural else sorted(names)
 
     def resolve(self, rel: str) -> str | None:
         """The path ``rel`` leads to after following links, relative to the root.

@@ -56,7 +56,7 @@ def detect_listing_kind(text: str, *, source: str = "<input>") -> str:
         return "ibstat"
     if re.search(r"^\s*DEV\s+PORT\s+INDEX\s+GID", text, re.MULTILINE) or "n_gids_found" in text:
         return "show_gids"
-    if re.search(r"\bport\s+\d+\s*(?:\([A-Z_]+\)\s*)?==>", text):
+    if re.search(r"\bport\s+\d+\s*(?:\(\s*[A-Z_]+\s*\)\s*)?==>", text):
         return "ibdev2netdev"
     if _RDMA_LINK.search(text):
         return "rdma link"
@@ -454,7 +454,8 @@ def parse_show_gids(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
 _IBDEV2NETDEV = re.compile(
     r"^\s*(?:(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\s+)?"
     r"(?P<dev>\S+)\s+(?:\((?P<hca>[^)]*)\)\s*)?(?P<desc>.*?)"
-    r"port\s+(?P<port>\d+)\s*(?:\((?P<state>[A-Z_]+)\)\s*)?==>\s*(?P<netdev>\S+)\s*"
+    # -v pads the state inside the parentheses: "(DOWN  )"
+    r"port\s+(?P<port>\d+)\s*(?:\(\s*(?P<state>[A-Z_]+)\s*\)\s*)?==>\s*(?P<netdev>\S+)\s*"
     r"(?:\((?P<link>\w+)\))?"
 )
 

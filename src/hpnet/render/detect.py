@@ -42,9 +42,9 @@ def render_inventory(inv: NodeInventory) -> str:
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _uverbs(device: RdmaDevice) -> str:
+def _uverbs(device: RdmaDevice, from_listing: bool) -> str:
     if device.uverbs is None:
-        return "none" if device.pci_address or device.kernel_driver else "-"
+        return "-" if from_listing else "none"
     if not device.uverbs.present:
         return f"{device.uverbs.name} MISSING"
     if not device.uverbs.accessible:
@@ -70,7 +70,7 @@ def _rdma(inv: NodeInventory) -> str:
                     device.pci_address,
                     device.numa_node,
                     device.fw_ver,
-                    _uverbs(device),
+                    _uverbs(device, from_listing=inv.source.startswith("listing")),
                 ]
             )
     table = format_table(

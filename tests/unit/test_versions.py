@@ -1,0 +1,102 @@
+"""Version and library detection (node/versions.py) on real package contents."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tests.conftest import DATA
+
+from hpnet.node.sysfs import FsRoot
+from hpnet.node.versions import (
+    decode_nccl_version,
+    find_library,
+    find_provider,
+    library_dirs,
+    parse_torch_version_py,
+    rdma_core_from_libibverbs,
+)
+
+DEBIAN_RDMA_CORE = ("libibverbs1", "ibverbs-providers", "librdmacm1")
+
+
+def install_dpkg_listing(root: Path, listing: str) -> None:
+    """Recreate the files and links a `dpkg-deb -c` listing names (empty files)."""
+    for line in listing.splitlines():
+        match = re.match(r"^([-dl])\S+\s+\S+\s+\d+\s+\S+\s+\S+\s+\./(\S*?)(?: -> (\S+))?$", line)
+        if not match or not match.group(2):
+            continue
+        kind, rel, target = match.groups()
+        path = root / rel
+        if kind == "d":
+            path.mkdir(parents=True, exist_ok=True)
+        elif kind == "l":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(target)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+
+
+@pytest.fixture
+def debian_root(tmp_path: Path) -> FsRoot:
+    for package in DEBIAN_RDMA_CORE:
+        text = (DATA / "commands" / f"dpkg-deb-c-{package}_44.0-2_amd64.txt").read_text()
+        install_dpkg_listing(tmp_path, text)
+    (tmp_path / "sys").mkdir()
+    return FsRoot(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("code", "version"),
+    [(2804, "2.8.4"), (2708, "2.7.8"), (20906, "2.9.6"), (21805, "2.18.5"), (22809, "2.28.9")],
+)
+def test_decode_nccl_version(code: int, version: str) -> None:
+    # NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 (src/nccl.h.in)
+    assert decode_nccl_version(code) == version
+
+
+def test_torch_version_py_of_the_cpu_wheel() -> None:
+    text = (DATA / "commands" / "torch-2.13.0+cpu-version.py").read_text()
+    assert parse_torch_version_py(text) == ("2.13.0+cpu", None)
+
+
+def test_rdma_core_version_from_debian_packages(debian_root: FsRoot) -> None:
+    dirs = library_dirs(debian_root, {})
+    verbs = find_library(debian_root, dirs, "libibverbs.so.1")
+    assert verbs == "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"
+    assert rdma_core_from_libibverbs(verbs) == "44.0"
+    rdmacm = find_library(debian_root, dirs, "librdmacm.so.1")
+    assert rdmacm == "/usr/lib/x86_64-linux-gnu/librdmacm.so.1.3.44.0"
+
+
+@pytest.mark.parametrize("provider", ["mlx5", "mlx4", "erdma", "irdma", "efa", "rxe"])
+def test_providers_of_debian_packages_are_found(debian_root: FsRoot, provider: str) -> None:
+    found = find_provider(debian_root, library_dirs(debian_root, {}), provider)
+    assert found == f"/usr/lib/x86_64-linux-gnu/libibverbs/lib{provider}-rdmav34.so"
+
+
+def test_missing_provider_and_library(tmp_path: Path) -> None:
+    (tmp_path / "sys").mkdir()
+    root = FsRoot(tmp_path)
+    dirs = library_dirs(root, {})
+    assert find_provider(root, dirs, "mlx5") is None
+    assert find_library(root, dirs, "libibverbs.so.1") is None
+
+
+def test_ld_so_conf_includes_are_searched(tmp_path: Path) -> None:
+    conf = tmp_path / "etc/ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (tmp_path / "etc/ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    (conf / "ofed.conf").write_text("# MLNX_OFED\n/usr/mellanox/lib\n")
+    lib = tmp_path / "usr/mellanox/lib"
+    lib.mkdir(parents=True)
+    (lib / "libibverbs.so.1.14.56.0").touch()
+    (lib / "libibverbs.so.1").symlink_to("libibverbs.so.1.14.56.0")
+    root = FsRoot(tmp_path)
+    dirs = library_dirs(root, {})
+    assert dirs[0] == "usr/mellanox/lib"
+    assert (
+        find_library(root, dirs, "libibverbs.so.1") == "/usr/mellanox/lib/libibverbs.so.1.14.56.0"
+    )
