@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from hpnet.node.gpus import (
 from hpnet.node.limits import GpuDirect, Limits, read_gpudirect, read_limits
 from hpnet.node.netdevs import Netdev, live_addresses, read_netdevs
 from hpnet.node.sysfs import FsRoot
-from hpnet.node.topology import PcieRelation, pcie_relation
+from hpnet.node.topology import PcieRelation, pcie_hops, pcie_relation
 from hpnet.node.versions import (
     LibraryInfo,
     NcclInfo,
@@ -41,7 +41,6 @@ from hpnet.node.versions import (
 )
 from hpnet.problem import Problem
 from hpnet.rdma.model import RdmaDevice
-from hpnet.rdma.parse import merge_devices, parse_listing
 from hpnet.rdma.sysfs import read_rdma_devices
 from hpnet.runner import Runner, SubprocessRunner
 
@@ -69,6 +68,8 @@ class TopologyEntry:
     gpu_bus_id: str
     rdma_device: str
     relation: PcieRelation
+    #: PCIe links between the two under one root bus (None across root buses)
+    hops: int | None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,6 +118,7 @@ def gpu_nic_topology(
             gpu_bus_id=gpu.pci_bus_id,
             rdma_device=device.name,
             relation=pcie_relation(gpu.pci_path, device.pci_path, gpu.numa_node, device.numa_node),
+            hops=pcie_hops(gpu.pci_path, device.pci_path),
         )
         for gpu in gpus
         for device in devices
@@ -169,7 +171,7 @@ def detect(
         versions: Versions | None = _read_versions(fs, env, devices, gpu_report, gpudirect)
         limits: Limits | None = read_limits()
         context: Context | None = read_context(fs, env)
-        hostname: str | None = socket.gethostname()
+        hostname: str | None = os.uname().nodename
         not_collected: tuple[str, ...] = ()
         source = "live"
     else:
@@ -240,13 +242,14 @@ def _read_versions(
     loaded = nccl_from_dlopen()
     if loaded:
         nccl.append(loaded)
-    nccl += [w for w in nccl_from_wheels() if not loaded or w.path != loaded.path]
+    site_dirs = [entry for entry in sys.path if entry.endswith("-packages")]
+    nccl += [w for w in nccl_from_wheels(site_dirs) if not loaded or w.path != loaded.path]
     providers = sorted({d.driver for d in devices})
     return Versions(
         nvidia_driver=gpu_report.driver_version or gpudirect.nvidia_module_version,
         cuda_driver=gpu_report.cuda_driver_version,
         nccl=tuple(nccl),
-        torch=read_torch(),
+        torch=read_torch(site_dirs),
         rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
         libibverbs=LibraryInfo(name="libibverbs", path=verbs_path),
         librdmacm=LibraryInfo(name="librdmacm", path=rdmacm_path),
@@ -261,6 +264,8 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     ``listings`` holds ``(source_name, text)`` pairs; each is detected and parsed,
     then merged, so ``ibv_devinfo`` plus ``show_gids`` of one node give one view.
     """
+    from hpnet.rdma.parse import merge_devices, parse_listing  # noqa: PLC0415 - --from only
+
     parsed = []
     problems: list[Problem] = []
     kinds = []

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import DATA
 
 from hpnet import __version__
 from hpnet.cli.main import COMMANDS, main
+from tests.conftest import DATA
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

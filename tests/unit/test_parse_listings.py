@@ -7,7 +7,6 @@ the listing's .source.txt.
 from __future__ import annotations
 
 import pytest
-from tests.conftest import listing_text
 
 from hpnet.errors import ParseError
 from hpnet.rdma.model import GidKind, PhysState, PortState, RdmaDevice
@@ -17,6 +16,7 @@ from hpnet.rdma.parse import (
     parse_ibv_devinfo,
     parse_listing,
 )
+from tests.conftest import listing_text
 
 
 def parse(name: str) -> tuple[str, dict[str, RdmaDevice], list[str]]:

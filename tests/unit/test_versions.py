@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.conftest import DATA
 
 from hpnet.node.sysfs import FsRoot
 from hpnet.node.versions import (
@@ -17,6 +16,7 @@ from hpnet.node.versions import (
     parse_torch_version_py,
     rdma_core_from_libibverbs,
 )
+from tests.conftest import DATA
 
 DEBIAN_RDMA_CORE = ("libibverbs1", "ibverbs-providers", "librdmacm1")
 

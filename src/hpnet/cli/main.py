@@ -12,10 +12,8 @@ Exit codes (README.md, "Exit codes"): 0 ok, 1 a check or expectation failed,
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -79,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except HpnetError as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         print(exc.render(), file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:
@@ -90,13 +88,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.OK)
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into a message
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         print(
             f"error[internal]: {type(exc).__name__}: {exc} — hpnet {__version__} — "
             "this is a bug in hpnet: rerun with --debug and report the traceback",
             file=sys.stderr,
         )
         return INTERNAL_ERROR
+
+
+def _print_traceback() -> None:
+    import traceback  # noqa: PLC0415 - only with --debug
+
+    traceback.print_exc()
 
 
 def _dispatch(args: list[str]) -> int:
@@ -116,6 +120,8 @@ def _dispatch(args: list[str]) -> int:
             fix="command options follow the command: see `hpnet --help`",
         )
     if name not in COMMANDS:
+        import difflib  # noqa: PLC0415 - only for a mistyped command
+
         close = difflib.get_close_matches(name, list(COMMANDS), n=1)
         hint = f"did you mean `hpnet {close[0]}`?" if close else "see `hpnet --help`"
         raise UsageError(

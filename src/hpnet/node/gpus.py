@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import xml.etree.ElementTree as ET
 
 from hpnet.errors import ParseError
 from hpnet.node.sysfs import BDF_RE, FsRoot, pci_chain
@@ -130,6 +129,8 @@ def parse_nvidia_smi_xml(text: str, *, source: str = "nvidia-smi -q -x") -> GpuR
 
     Raises :class:`~hpnet.errors.ParseError` when the text is not that XML.
     """
+    import xml.etree.ElementTree as ET  # noqa: PLC0415 - only the nvidia-smi fallback needs it
+
     try:
         root = ET.fromstring(text)  # noqa: S314 - nvidia-smi's own output
     except ET.ParseError as exc:

@@ -12,7 +12,6 @@ import dataclasses
 import enum
 import ipaddress
 import re
-import socket
 from collections.abc import Mapping
 
 from hpnet.node.sysfs import FsRoot, pci_chain
@@ -154,7 +153,9 @@ def read_netdevs(
 
 def live_addresses() -> dict[str, tuple[Address, ...]]:
     """IPv4 and IPv6 addresses of this node's interfaces, through psutil."""
-    import psutil  # noqa: PLC0415 - an edge: imported only when the live node is read
+    import socket  # noqa: PLC0415 - an edge: imported only when the live node is read
+
+    import psutil  # noqa: PLC0415
 
     result: dict[str, tuple[Address, ...]] = {}
     for name, entries in psutil.net_if_addrs().items():

@@ -66,8 +66,10 @@ def capture(root: Path) -> str:
                 if name in _LINKS or directory.endswith("brif"):
                     out[rel(full)] = " -> " + os.readlink(full)
                     pending.append(os.path.realpath(full))
+            elif os.path.isdir(full) and _in_table(directory):
+                out[rel(full)] = "\0unreadable"  # how materialize stores `PATH ?`
             elif os.path.isdir(full):
-                if (name in _DIRS or name.isdigit() or _in_table(directory)) and depth < 6:
+                if (name in _DIRS or name.isdigit()) and depth < 6:
                     visit_dir(full, depth + 1)
             elif name in _FILES or _in_table(directory) or directory.endswith("bonding"):
                 out[rel(full)] = _read(full)
@@ -111,8 +113,10 @@ def capture(root: Path) -> str:
     visit_class("sys/bus/pci/devices", keep)
     while pending:
         target = pending.pop()
-        if Path(target).parts[-1] and BDF_RE.match(Path(target).name):
-            _add_pci_chain(target)
+        driver = os.path.join(target, "driver")
+        if os.path.islink(driver):  # e.g. a netdev's virtio parent -> virtio_net
+            out[rel(driver)] = " -> " + os.readlink(driver)
+        _add_pci_chain(target)
     for module in _MODULES:
         mod = root / "sys/module" / module
         if mod.is_dir():

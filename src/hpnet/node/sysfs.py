@@ -65,8 +65,8 @@ class FsRoot:
     def is_dir(self, rel: str) -> bool:
         return self.path(rel).is_dir()
 
-    def listdir(self, rel: str, *, natural: bool = True) -> list[str]:
-        """Entry names, [] if absent.
+    def listdir(self, rel: str, *, natural: bool = True, prefix: str = "") -> list[str]:
+        """Entry names (those starting with ``prefix``), [] if absent.
 
         Sorted naturally (``mlx5_2`` before ``mlx5_10``), or plainly with
         ``natural=False``: PCI addresses are fixed-width hex, and plain order is
@@ -76,6 +76,8 @@ class FsRoot:
             names = os.listdir(self.path(rel))
         except OSError:
             return []
+        if prefix:
+            names = [n for n in names if n.startswith(prefix)]
         return sorted(names, key=natural_key) if natural else sorted(names)
 
     def resolve(self, rel: str) -> str | None:

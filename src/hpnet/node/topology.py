@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["PcieRelation", "pcie_relation"]
+__all__ = ["PcieRelation", "pcie_hops", "pcie_relation"]
 
 
 class PcieRelation(str, enum.Enum):
@@ -84,3 +84,23 @@ def pcie_relation(
 
 def _same_device(bdf_a: str, bdf_b: str) -> bool:
     return bdf_a.rsplit(".", 1)[0] == bdf_b.rsplit(".", 1)[0]
+
+
+def pcie_hops(chain_a: tuple[str, ...], chain_b: tuple[str, ...]) -> int | None:
+    """PCIe links between two devices under one root bus; None across root buses.
+
+    Breaks ties within PIX/PXB: the NIC fewer links away is the one NCCL's path
+    search prefers for a GPU.
+
+    >>> pcie_hops(("pci0000:00", "0000:00:01.0", "0000:01:00.0"),
+    ...           ("pci0000:00", "0000:00:01.0", "0000:02:00.0"))
+    2
+    """
+    if not chain_a or not chain_b or chain_a[0] != chain_b[0]:
+        return None
+    common = 0
+    for left, right in zip(chain_a, chain_b, strict=False):
+        if left != right:
+            break
+        common += 1
+    return (len(chain_a) - common) + (len(chain_b) - common)

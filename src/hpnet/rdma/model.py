@@ -169,3 +169,11 @@ class RdmaDevice:
     @property
     def active_ports(self) -> tuple[RdmaPort, ...]:
         return tuple(p for p in self.ports if p.is_active)
+
+    @property
+    def usable_here(self) -> bool | None:
+        """Can a process here open it and send on it: an ACTIVE port and an openable
+        ``/dev/infiniband/uverbsN``. None when the source cannot tell (a listing)."""
+        if self.uverbs is None:
+            return None
+        return self.uverbs.accessible and bool(self.active_ports)

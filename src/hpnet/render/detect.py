@@ -89,7 +89,15 @@ def _rdma(inv: NodeInventory) -> str:
         ],
         rows,
     )
-    return f"RDMA devices ({len(inv.rdma_devices)})\n{table}"
+    verdicts = [d.usable_here for d in inv.rdma_devices]
+    summary = ""
+    if None not in verdicts:
+        usable = sum(1 for v in verdicts if v)
+        summary = (
+            "\n  usable here (an ACTIVE port and an openable uverbs node): "
+            f"{usable} of {len(verdicts)}"
+        )
+    return f"RDMA devices ({len(inv.rdma_devices)})\n{table}{summary}"
 
 
 def _gids(inv: NodeInventory) -> str:
