@@ -22,6 +22,8 @@ def sysfs_tree(tmp_path: Path) -> Callable[[str], Path]:
 
     def build(name: str) -> Path:
         root = tmp_path / name
+        if root.exists():  # asked twice in one test: the same tree
+            return root
         root.mkdir()
         source = DATA / "sysfs" / f"{name}.tree"
         materialize(source.read_text(), root, source=str(source))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from hpnet.errors import InputError
@@ -50,6 +50,7 @@ __all__ = [
     "NodeInventory",
     "TopologyEntry",
     "Versions",
+    "choose_gpu_report",
     "detect",
     "gpu_nic_topology",
     "inventory_from_listings",
@@ -196,35 +197,53 @@ def detect(
     )
 
 
+def choose_gpu_report(
+    on_bus: GpuReport,
+    *,
+    driver_loaded: bool,
+    nvml: Callable[[], GpuReport],
+    nvidia_smi: Callable[[], GpuReport],
+) -> tuple[GpuReport, tuple[Problem, ...]]:
+    """NVML, else nvidia-smi, else what the PCI bus shows; say why when falling back.
+
+    Without a loaded NVIDIA driver neither NVML nor nvidia-smi can answer, so they
+    are not asked; GPUs on the bus then mean the driver is missing.
+    """
+    if not driver_loaded:
+        if on_bus.gpus:
+            problem = Problem(
+                code="gpu-driver-not-loaded",
+                what=f"{len(on_bus.gpus)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver loaded",
+                where="/proc/driver/nvidia/version",
+            )
+            return on_bus, (problem,)
+        return on_bus, ()
+    report = nvml()
+    if report.source != "none":
+        return report, ()
+    fallback = nvidia_smi()
+    if fallback.source != "none":
+        return fallback, ()
+    problem = Problem(
+        code="gpu-query-failed",
+        what=f"the NVIDIA driver is loaded but GPUs could not be listed: {report.error}; "
+        f"{fallback.error}",
+        where="NVML, nvidia-smi",
+    )
+    return on_bus, (problem,)
+
+
 def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport:
     on_bus = read_gpus_sysfs(fs)
     if not fs.is_live:
         return on_bus
-    driver_loaded = fs.exists("proc/driver/nvidia/version") or fs.is_dir("sys/module/nvidia")
-    if not driver_loaded:
-        if on_bus.gpus:
-            problems.append(
-                Problem(
-                    code="gpu-driver-not-loaded",
-                    what=f"{len(on_bus.gpus)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver",
-                    where="/proc/driver/nvidia/version",
-                )
-            )
-        return on_bus
-    report = read_gpus_nvml(fs)
-    if report.source == "none":
-        nvml_error = report.error
-        report = read_gpus_nvidia_smi(fs, runner)
-        if report.source == "none":
-            problems.append(
-                Problem(
-                    code="gpu-query-failed",
-                    what=f"the NVIDIA driver is loaded but GPUs could not be listed: "
-                    f"{nvml_error}; {report.error}",
-                    where="NVML, nvidia-smi",
-                )
-            )
-            return on_bus
+    report, found = choose_gpu_report(
+        on_bus,
+        driver_loaded=fs.exists("proc/driver/nvidia/version") or fs.is_dir("sys/module/nvidia"),
+        nvml=lambda: read_gpus_nvml(fs),
+        nvidia_smi=lambda: read_gpus_nvidia_smi(fs, runner),
+    )
+    problems += found
     return report
 
 
