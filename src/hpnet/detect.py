@@ -38,6 +38,7 @@ from hpnet.node.versions import (
     nccl_from_wheels,
     rdma_core_from_libibverbs,
     read_torch,
+    soname_version,
 )
 from hpnet.problem import Problem
 from hpnet.rdma.model import RdmaDevice
@@ -270,11 +271,15 @@ def _read_versions(
         nccl=tuple(nccl),
         torch=read_torch(site_dirs),
         rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
-        libibverbs=LibraryInfo(name="libibverbs", path=verbs_path),
-        librdmacm=LibraryInfo(name="librdmacm", path=rdmacm_path),
+        libibverbs=_library("libibverbs", verbs_path),
+        librdmacm=_library("librdmacm", rdmacm_path),
         providers=tuple(LibraryInfo(name=p, path=find_provider(fs, dirs, p)) for p in providers),
         kernel=gpudirect.kernel_release,
     )
+
+
+def _library(name: str, path: str | None) -> LibraryInfo:
+    return LibraryInfo(name=name, path=path, version=soname_version(path) if path else None)
 
 
 def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventory:

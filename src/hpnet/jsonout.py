@@ -13,6 +13,9 @@ __all__ = ["dumps", "to_data"]
 def to_data(value: object) -> object:
     """JSON-ready data: dataclasses become dicts in field order, enums their value.
 
+    A dataclass may name derived properties to publish in ``JSON_PROPERTIES``
+    (a class attribute); they follow the fields.
+
     >>> import enum
     >>> class Colour(str, enum.Enum):
     ...     RED = "red"
@@ -20,7 +23,10 @@ def to_data(value: object) -> object:
     {'c': ['red']}
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        data = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in getattr(value, "JSON_PROPERTIES", ()):
+            data[name] = to_data(getattr(value, name))
+        return data
     if isinstance(value, enum.Enum):
         return to_data(value.value)
     if isinstance(value, dict):

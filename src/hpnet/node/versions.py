@@ -29,6 +29,7 @@ __all__ = [
     "parse_torch_version_py",
     "rdma_core_from_libibverbs",
     "read_torch",
+    "soname_version",
 ]
 
 # Where distributions put shared libraries (Debian multiarch, RHEL lib64, /usr/local).
@@ -240,6 +241,16 @@ def find_library(fs: FsRoot, dirs: Iterable[str], stem: str) -> str | None:
             resolved = fs.resolve(f"{directory}/{names[0]}")
             return "/" + (resolved or f"{directory}/{names[0]}")
     return None
+
+
+def soname_version(path: str) -> str | None:
+    """The version in a shared library's file name (pure).
+
+    >>> soname_version("/usr/lib/x86_64-linux-gnu/librdmacm.so.1.3.44.0")
+    '1.3.44.0'
+    """
+    _, sep, version = path.rpartition(".so.")
+    return version if sep and version else None
 
 
 _VERBS_FILE = re.compile(r"libibverbs\.so\.1\.(\d+)\.(\d+)\.(\d+)$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import ClassVar
 
 __all__ = [
     "GID_TYPE_ROCE_V1",
@@ -165,6 +166,9 @@ class RdmaDevice:
     netdevs: tuple[str, ...] = ()
     uverbs: UverbsNode | None = None
     ports: tuple[RdmaPort, ...] = ()
+
+    #: derived values published in JSON (hpnet.jsonout)
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("usable_here",)
 
     @property
     def active_ports(self) -> tuple[RdmaPort, ...]:
