@@ -12,10 +12,10 @@ import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hpnet.errors import InputError
-from hpnet.node.context import Context, read_context
+from hpnet.node.gpudirect import GpuDirect, read_gpudirect
 from hpnet.node.gpus import (
     Gpu,
     GpuReport,
@@ -23,27 +23,18 @@ from hpnet.node.gpus import (
     read_gpus_nvml,
     read_gpus_sysfs,
 )
-from hpnet.node.limits import GpuDirect, Limits, read_gpudirect, read_limits
 from hpnet.node.netdevs import Netdev, live_addresses, read_netdevs
 from hpnet.node.sysfs import FsRoot
 from hpnet.node.topology import PcieRelation, pcie_hops, pcie_relation
-from hpnet.node.versions import (
-    LibraryInfo,
-    NcclInfo,
-    TorchInfo,
-    find_library,
-    find_provider,
-    library_dirs,
-    nccl_from_dlopen,
-    nccl_from_wheels,
-    rdma_core_from_libibverbs,
-    read_torch,
-    soname_version,
-)
 from hpnet.problem import Problem
 from hpnet.rdma.model import RdmaDevice
 from hpnet.rdma.sysfs import read_rdma_devices
 from hpnet.runner import Runner, SubprocessRunner
+
+if TYPE_CHECKING:  # live-only modules are imported where used: start-up time
+    from hpnet.node.context import Context
+    from hpnet.node.limits import Limits
+    from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -107,7 +98,7 @@ class NodeInventory:
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class DetectOptions:
-    sysfs_root: Path = Path("/")
+    sysfs_root: str = "/"
 
 
 def gpu_nic_topology(
@@ -127,19 +118,19 @@ def gpu_nic_topology(
     )
 
 
-def _check_root(root: Path) -> None:
-    if not root.is_dir():
+def _check_root(root: str) -> None:
+    if not os.path.isdir(root):
         raise InputError(
             "the sysfs root is not a directory",
             code="sysfs-root-missing",
-            where=str(root),
+            where=root,
             fix="pass the directory that contains sys/ (for a live node: /)",
         )
-    if not (root / "sys").is_dir():
+    if not os.path.isdir(os.path.join(root, "sys")):
         raise InputError(
             "the sysfs root has no sys/ directory",
             code="sysfs-root-no-sys",
-            where=str(root),
+            where=root,
             fix="pass the directory that contains sys/ (e.g. DIR for DIR/sys/class/infiniband)",
         )
 
@@ -170,6 +161,9 @@ def detect(
     gpudirect = read_gpudirect(fs)
 
     if fs.is_live:
+        from hpnet.node.context import read_context  # noqa: PLC0415
+        from hpnet.node.limits import read_limits  # noqa: PLC0415
+
         versions: Versions | None = _read_versions(fs, env, devices, gpu_report, gpudirect)
         limits: Limits | None = read_limits()
         context: Context | None = read_context(fs, env)
@@ -255,6 +249,16 @@ def _read_versions(
     gpu_report: GpuReport,
     gpudirect: GpuDirect,
 ) -> Versions:
+    from hpnet.node.versions import (  # noqa: PLC0415 - live only
+        find_library,
+        find_provider,
+        library_dirs,
+        nccl_from_dlopen,
+        nccl_from_wheels,
+        rdma_core_from_libibverbs,
+        read_torch,
+    )
+
     dirs = library_dirs(fs, env)
     verbs_path = find_library(fs, dirs, "libibverbs.so.1")
     rdmacm_path = find_library(fs, dirs, "librdmacm.so.1")
@@ -279,6 +283,8 @@ def _read_versions(
 
 
 def _library(name: str, path: str | None) -> LibraryInfo:
+    from hpnet.node.versions import LibraryInfo, soname_version  # noqa: PLC0415 - live only
+
     return LibraryInfo(name=name, path=path, version=soname_version(path) if path else None)
 
 
@@ -316,48 +322,49 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     )
 
 
-def read_listing_file(path: Path) -> tuple[str, str]:
+def read_listing_file(path: str) -> tuple[str, str]:
     """Read a saved listing for :func:`inventory_from_listings` (``-`` is stdin)."""
-    if str(path) == "-":
+    if path == "-":
         import sys  # noqa: PLC0415
 
         return "<stdin>", sys.stdin.read(MAX_LISTING_BYTES)
     try:
-        size = path.stat().st_size
-        if path.is_dir():
+        size = os.stat(path).st_size
+        if os.path.isdir(path):
             raise InputError(
                 "is a directory, not a saved listing",
                 code="listing-not-a-file",
-                where=str(path),
+                where=path,
                 fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
             )
         if size > MAX_LISTING_BYTES:
             raise InputError(
                 f"is {size} bytes, too large to be a saved listing",
                 code="listing-too-large",
-                where=str(path),
+                where=path,
                 fix="pass the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
             )
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         raise InputError(
             "no such file",
             code="listing-not-found",
-            where=str(path),
+            where=path,
             fix="check the path given to --from",
         ) from None
     except PermissionError:
         raise InputError(
             "cannot read the file (permission denied)",
             code="listing-unreadable",
-            where=str(path),
+            where=path,
             fix="make it readable or copy it somewhere readable",
         ) from None
     if b"\x00" in data[:4096]:
         raise InputError(
             "is a binary file, not a saved listing",
             code="listing-binary",
-            where=str(path),
+            where=path,
             fix="pass the text output of ibv_devinfo / ibstat / show_gids / ibdev2netdev",
         )
-    return str(path), data.decode("utf-8", errors="replace")
+    return path, data.decode("utf-8", errors="replace")

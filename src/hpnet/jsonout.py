@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from pathlib import PurePath
+import os
 
 __all__ = ["dumps", "to_data"]
 
@@ -33,8 +33,8 @@ def to_data(value: object) -> object:
         return {str(k): to_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
-    if isinstance(value, PurePath):
-        return str(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     return value
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpnet.node.context import classify_context
-from hpnet.node.limits import read_gpudirect, read_limits
+from hpnet.node.gpudirect import read_gpudirect
+from hpnet.node.limits import read_limits
 from hpnet.node.sysfs import FsRoot
 
 # a cgroup v1 line in the shape kubelet gives pods (/kubepods/<qos>/pod<uid>/<container id>)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from pathlib import Path
 
 DESCRIPTION = """\
 Inventory this node: RDMA devices (driver, ports, state, link layer, rate, LID),
@@ -24,23 +23,21 @@ rdma-core versions, memlock and /dev/shm limits, GPUDirect modules, container.
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class DetectArgs:
-    sysfs_root: Path
-    listings: tuple[Path, ...]
+    sysfs_root: str
+    listings: tuple[str, ...]
     json: bool
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sysfs-root",
-        type=Path,
-        default=Path("/"),
+        default="/",
         metavar="DIR",
         help="read sysfs and /dev under DIR instead of / (default: /)",
     )
     parser.add_argument(
         "--from",
         dest="listings",
-        type=Path,
         action="append",
         default=[],
         metavar="FILE",
@@ -63,7 +60,7 @@ def run(namespace: argparse.Namespace) -> int:
     )
 
     if args.listings:
-        if args.sysfs_root != Path("/"):
+        if args.sysfs_root != "/":
             from hpnet.errors import UsageError  # noqa: PLC0415
 
             raise UsageError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -38,6 +39,25 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, code="usage", where=self.prog, fix=f"see `{self.prog} --help`")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter without its ``import shutil`` (5 ms of every start):
+    ``add_argument`` builds a formatter even when no help is printed."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            try:
+                width = os.get_terminal_size(sys.stdout.fileno()).columns - 2
+            except (OSError, ValueError):
+                width = 78
+        super().__init__(prog, indent_increment, max_help_position, width)
 
 
 def _top_help() -> str:
@@ -132,7 +152,7 @@ def _dispatch(args: list[str]) -> int:
     parser = _Parser(
         prog=f"hpnet {name}",
         description=getattr(module, "DESCRIPTION", summary),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     module.add_arguments(parser)
     try:

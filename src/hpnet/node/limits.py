@@ -3,9 +3,7 @@
 Memory registration pins pages, so ``RLIMIT_MEMLOCK`` must be unlimited (or at
 least cover every registered buffer), or ``ibv_reg_mr`` / ``ibv_create_cq`` fail
 with "Cannot allocate memory". NCCL's SHM transport and PyTorch's data loaders
-live in ``/dev/shm`` (Docker's default is 64 MiB). GPUDirect RDMA needs the
-``nvidia_peermem`` module (``nv_peer_mem`` before driver 470) or dma-buf
-(Linux >= 5.12 with the open kernel module).
+live in ``/dev/shm`` (Docker's default is 64 MiB).
 """
 
 from __future__ import annotations
@@ -15,9 +13,7 @@ import os
 import resource
 from typing import Literal
 
-from hpnet.node.sysfs import FsRoot
-
-__all__ = ["GpuDirect", "Limits", "read_gpudirect", "read_limits", "rlimit_value"]
+__all__ = ["Limits", "RlimitValue", "read_limits", "rlimit_value"]
 
 RlimitValue = int | Literal["unlimited"]
 
@@ -33,14 +29,6 @@ class Limits:
     @property
     def memlock_unlimited(self) -> bool:
         return self.memlock_soft_bytes == "unlimited"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class GpuDirect:
-    nvidia_peermem: bool
-    nv_peer_mem: bool
-    kernel_release: str | None
-    nvidia_module_version: str | None
 
 
 def rlimit_value(value: int) -> RlimitValue:
@@ -62,14 +50,4 @@ def read_limits() -> Limits:
         nofile_soft=rlimit_value(nofile[0]),
         nofile_hard=rlimit_value(nofile[1]),
         shm_bytes=shm,
-    )
-
-
-def read_gpudirect(fs: FsRoot) -> GpuDirect:
-    """Loaded GPUDirect modules from ``sys/module`` under the root."""
-    return GpuDirect(
-        nvidia_peermem=fs.is_dir("sys/module/nvidia_peermem"),
-        nv_peer_mem=fs.is_dir("sys/module/nv_peer_mem"),
-        kernel_release=os.uname().release if fs.is_live else fs.read("proc/sys/kernel/osrelease"),
-        nvidia_module_version=fs.read("sys/module/nvidia/version"),
     )

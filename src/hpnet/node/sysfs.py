@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 __all__ = ["BDF_RE", "FsRoot", "natural_key", "pci_chain"]
 
@@ -22,30 +21,34 @@ BDF_RE = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 class FsRoot:
     """A filesystem root; every path given to its methods is relative to it.
 
-    >>> FsRoot(Path("/")).read("proc/sys/kernel/ostype")
+    >>> FsRoot("/").read("proc/sys/kernel/ostype")
     'Linux'
+
+    Paths are plain strings joined with ``os.path``: this runs at every start of
+    ``hpnet detect``, where ``pathlib``'s import and per-path cost show.
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._real_root = os.path.realpath(root)
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.fspath(root)
+        self._real_root = os.path.realpath(self.root)
 
     @property
     def is_live(self) -> bool:
         """True when this is the running system's ``/`` (not a recorded tree)."""
         return self._real_root == "/"
 
-    def path(self, rel: str) -> Path:
-        return self.root / rel
+    def path(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
 
     def display(self, rel: str) -> str:
         """How to name ``rel`` in messages: the absolute path a user can ``cat``."""
-        return str(self.path(rel))
+        return self.path(rel)
 
     def read(self, rel: str) -> str | None:
         """The file's text without surrounding white space, or None if unreadable."""
         try:
-            return self.path(rel).read_text(encoding="utf-8", errors="replace").strip()
+            with open(self.path(rel), encoding="utf-8", errors="replace") as handle:
+                return handle.read().strip()
         except OSError:
             return None
 
@@ -63,7 +66,7 @@ class FsRoot:
         return os.path.lexists(self.path(rel))
 
     def is_dir(self, rel: str) -> bool:
-        return self.path(rel).is_dir()
+        return os.path.isdir(self.path(rel))
 
     def listdir(self, rel: str, *, natural: bool = True, prefix: str = "") -> list[str]:
         """Entry names (those starting with ``prefix``), [] if absent.

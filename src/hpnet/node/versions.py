@@ -9,6 +9,7 @@ file name when installed from a wheel.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -225,8 +226,8 @@ def _ld_so_conf_dirs(fs: FsRoot, rel: str, depth: int) -> list[str]:
             continue
         if line.startswith("include "):
             pattern = line.split(None, 1)[1].strip().lstrip("/")
-            for match in sorted(fs.root.glob(pattern)):
-                dirs += _ld_so_conf_dirs(fs, str(match.relative_to(fs.root)), depth + 1)
+            for match in sorted(glob.glob(os.path.join(fs.root, pattern))):
+                dirs += _ld_so_conf_dirs(fs, os.path.relpath(match, fs.root), depth + 1)
         else:
             dirs.append(line)
     return dirs
