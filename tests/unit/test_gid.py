@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from hpnet.rdma.gid import classify_gid, make_gid, normalize_gid_type
+from hpnet.rdma.gid import _classify_any, _classify_full, classify_gid, make_gid, normalize_gid_type
 from hpnet.rdma.model import GidKind
+from tests.conftest import DATA
 
 
 @pytest.mark.parametrize(
@@ -59,3 +62,31 @@ def test_empty_slot_keeps_no_type_or_netdev() -> None:
     gid = make_gid(7, "0000:0000:0000:0000:0000:0000:0000:0000", "RoCE v2", "eth0")
     assert gid.kind is GidKind.EMPTY
     assert gid.type is None and gid.netdev is None
+
+
+def every_recorded_full_form_gid() -> list[str]:
+    """Every eight-group GID in the recorded trees and listings."""
+    found: set[str] = set()
+    for path in [*(DATA / "sysfs").glob("*.tree"), *(DATA / "listings").glob("*.txt")]:
+        found.update(re.findall(r"\b[0-9a-f]{4}(?::[0-9a-f]{4}){7}\b", path.read_text()))
+    return sorted(found)
+
+
+def test_fast_path_agrees_with_ipaddress_on_every_recorded_gid() -> None:
+    gids = every_recorded_full_form_gid()
+    assert len(gids) > 30  # 39 distinct GIDs recorded today
+    kinds = set()
+    for gid in gids:
+        assert _classify_full(gid) == _classify_any(gid), gid
+        kinds.add(_classify_full(gid)[1])
+    assert kinds >= {GidKind.EMPTY, GidKind.IPV4_MAPPED, GidKind.IPV6_LINK_LOCAL}
+
+
+@pytest.mark.parametrize(
+    "gid",
+    ["fe80:0000:0000:0000:0000:0000:0000:0001", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+     "fec0:0000:0000:0000:0000:0000:0000:0001", "0000:0000:0000:0000:0000:fffe:0a00:0001",
+     "0000:0000:0000:0000:0001:ffff:0a00:0001", "2001:0db8:0000:0000:0000:ffff:0a00:0001"],
+)  # fmt: skip
+def test_fast_path_agrees_with_ipaddress_at_prefix_boundaries(gid: str) -> None:
+    assert _classify_full(gid) == _classify_any(gid)

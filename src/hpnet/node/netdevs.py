@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import ipaddress
 import re
 from collections.abc import Mapping
 
@@ -181,6 +180,8 @@ def live_addresses() -> dict[str, tuple[Address, ...]]:
 def _prefix_length(netmask: str | None) -> int | None:
     if not netmask:
         return None
+    import ipaddress  # noqa: PLC0415 - live addresses only
+
     try:
         return ipaddress.ip_network(f"0.0.0.0/{netmask}").prefixlen
     except ValueError:

@@ -9,7 +9,7 @@ GID of the configured address family (``src/transport/net_ib.cc``, ``ncclIbRoceG
 
 from __future__ import annotations
 
-import ipaddress
+import re
 
 from hpnet.rdma.model import GID_TYPE_ROCE_V1, GID_TYPE_ROCE_V2, Gid, GidKind
 
@@ -24,7 +24,36 @@ def classify_gid(text: str) -> tuple[str, GidKind, str | None]:
 
     Raises ValueError when ``text`` is not an IPv6 address.
     """
-    address = ipaddress.IPv6Address(text.strip())
+    stripped = text.strip()
+    if _FULL_GID.match(stripped):
+        return _classify_full(stripped.lower())
+    return _classify_any(stripped)
+
+
+# sysfs and show_gids write every GID as eight groups of four hex digits; reading
+# those directly keeps `ipaddress` (and its import time) off the sysfs path.
+_FULL_GID = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
+_LINK_LOCAL_PREFIX = 0x3FA  # fe80::/10, the top ten bits
+_IPV4_MAPPED_PREFIX = 0xFFFF  # ::ffff:0:0/96, the top 96 bits
+
+
+def _classify_full(exploded: str) -> tuple[str, GidKind, str | None]:
+    value = int(exploded.replace(":", ""), 16)
+    if value == 0:
+        return exploded, GidKind.EMPTY, None
+    if value >> 32 == _IPV4_MAPPED_PREFIX:
+        ipv4 = ".".join(str((value >> shift) & 0xFF) for shift in (24, 16, 8, 0))
+        return exploded, GidKind.IPV4_MAPPED, ipv4
+    if value >> 118 == _LINK_LOCAL_PREFIX:
+        return exploded, GidKind.IPV6_LINK_LOCAL, None
+    return exploded, GidKind.IPV6_GLOBAL, None
+
+
+def _classify_any(text: str) -> tuple[str, GidKind, str | None]:
+    """Any IPv6 spelling (``::ffff:10.0.3.1``, ``fe80::1``), through :mod:`ipaddress`."""
+    import ipaddress  # noqa: PLC0415 - only compressed spellings (from listings) need it
+
+    address = ipaddress.IPv6Address(text)
     exploded = address.exploded
     if int(address) == 0:
         return exploded, GidKind.EMPTY, None
