@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hpnet.node.context import classify_context
-from hpnet.node.gpudirect import read_gpudirect
+from hpnet.node.gpudirect import GpuDirect, parse_nvidia_proc_version, read_gpudirect
 from hpnet.node.limits import read_limits
 from hpnet.node.sysfs import FsRoot
+from tests.conftest import DATA
 
 # a cgroup v1 line in the shape kubelet gives pods (/kubepods/<qos>/pod<uid>/<container id>)
 KUBEPODS_CGROUP = (
@@ -53,3 +56,39 @@ def test_gpudirect_module_from_sysfs(tmp_path: Path) -> None:
     gpudirect = read_gpudirect(FsRoot(tmp_path))
     assert gpudirect.nvidia_peermem and not gpudirect.nv_peer_mem
     assert gpudirect.nvidia_module_version == "535.129.03"
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "open_module"),
+    [
+        ("proc-driver-nvidia-version-open-580.txt", "580.95.05", True),
+        ("proc-driver-nvidia-version-proprietary-515.txt", "515.76", False),
+    ],
+)
+def test_proc_nvidia_version(name: str, version: str, open_module: bool) -> None:
+    text = (DATA / "commands" / name).read_text()
+    assert parse_nvidia_proc_version(text) == (version, open_module)
+
+
+@pytest.mark.parametrize(
+    ("release", "open_module", "expected"),
+    [
+        ("6.8.0-45-generic", True, True),
+        ("5.12.0", True, True),
+        ("5.4.0-150-generic", True, False),
+        ("6.8.0-45-generic", False, False),
+        ("6.8.0-45-generic", None, None),
+        (None, True, None),
+    ],
+)
+def test_dmabuf_possible(
+    release: str | None, open_module: bool | None, expected: bool | None
+) -> None:
+    gpudirect = GpuDirect(
+        nvidia_peermem=False,
+        nv_peer_mem=False,
+        kernel_release=release,
+        nvidia_module_version=None,
+        nvidia_open_kernel_module=open_module,
+    )
+    assert gpudirect.dmabuf_possible is expected

@@ -241,6 +241,15 @@ def _limits(inv: NodeInventory) -> str:
         g = inv.gpudirect
         module = "nvidia_peermem" if g.nvidia_peermem else "nv_peer_mem" if g.nv_peer_mem else None
         rows.append(("GPUDirect RDMA module", f"{module} loaded" if module else "not loaded"))
+        if g.nvidia_open_kernel_module is not None:
+            kind = "open" if g.nvidia_open_kernel_module else "proprietary"
+            verdict = {True: "possible", False: "not possible", None: "unknown"}[g.dmabuf_possible]
+            rows.append(
+                (
+                    "GPUDirect RDMA via dma-buf",
+                    f"{verdict} ({kind} GPU kernel module, kernel {g.kernel_release or 'unknown'})",
+                )
+            )
     if inv.context is not None:
         c = inv.context
         rows.append(("container", ", ".join(c.evidence) if c.in_container else "none detected"))
