@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ __all__ = [
     "TopologyEntry",
     "Versions",
     "choose_gpu_report",
+    "decode_listing",
     "detect",
     "gpu_nic_topology",
     "inventory_from_listings",
@@ -139,18 +140,26 @@ def detect(
     options: DetectOptions,
     *,
     runner: Runner | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str],
+    python_path: Sequence[str],
 ) -> NodeInventory:
     """Inventory the node under ``options.sysfs_root``.
 
     On the live root (``/``) this also asks NVML or nvidia-smi, loads NCCL for its
     version and reads this process's limits; on a recorded root only what the
-    tree holds is read, and the rest is listed in ``not_collected``.
+    tree holds is read, and the rest is listed in ``not_collected``. ``env``
+    (``LD_LIBRARY_PATH``, container markers) and ``python_path`` (where NCCL wheels
+    and torch are looked for) come from the caller: the library reads no process
+    state of its own.
+
+    >>> inv = detect(DetectOptions(sysfs_root="/"), env={}, python_path=[])
+    >>> inv.schema_version
+    1
     """
-    _check_root(options.sysfs_root)
-    fs = FsRoot(options.sysfs_root)
+    root = os.fspath(options.sysfs_root)
+    _check_root(root)
+    fs = FsRoot(root)
     runner = runner or SubprocessRunner()
-    env = dict(os.environ) if env is None else env
     problems: list[Problem] = []
 
     devices, rdma_problems = read_rdma_devices(fs)
@@ -164,7 +173,14 @@ def detect(
         from hpnet.node.context import read_context  # noqa: PLC0415
         from hpnet.node.limits import read_limits  # noqa: PLC0415
 
-        versions: Versions | None = _read_versions(fs, env, devices, gpu_report, gpudirect)
+        versions: Versions | None = _read_versions(
+            fs,
+            env=env,
+            python_path=python_path,
+            devices=devices,
+            gpu_report=gpu_report,
+            gpudirect=gpudirect,
+        )
         limits: Limits | None = read_limits()
         context: Context | None = read_context(fs, env)
         hostname: str | None = os.uname().nodename
@@ -173,7 +189,7 @@ def detect(
     else:
         versions, limits, context, hostname = None, None, None, None
         not_collected = ("addresses", "versions", "limits", "context")
-        source = f"sysfs-root {options.sysfs_root}"
+        source = f"sysfs-root {root}"
     return NodeInventory(
         schema_version=SCHEMA_VERSION,
         source=source,
@@ -244,7 +260,9 @@ def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport
 
 def _read_versions(
     fs: FsRoot,
+    *,
     env: Mapping[str, str],
+    python_path: Sequence[str],
     devices: Sequence[RdmaDevice],
     gpu_report: GpuReport,
     gpudirect: GpuDirect,
@@ -266,7 +284,7 @@ def _read_versions(
     loaded = nccl_from_dlopen()
     if loaded:
         nccl.append(loaded)
-    site_dirs = [entry for entry in sys.path if entry.endswith("-packages")]
+    site_dirs = [entry for entry in python_path if entry.endswith("-packages")]
     nccl += [w for w in nccl_from_wheels(site_dirs) if not loaded or w.path != loaded.path]
     providers = sorted({d.driver for d in devices})
     return Versions(
@@ -294,7 +312,7 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     ``listings`` holds ``(source_name, text)`` pairs; each is detected and parsed,
     then merged, so ``ibv_devinfo`` plus ``show_gids`` of one node give one view.
     """
-    from hpnet.rdma.parse import merge_devices, parse_listing  # noqa: PLC0415 - --from only
+    from hpnet.rdma.listings import merge_devices, parse_listing  # noqa: PLC0415 - --from only
 
     parsed = []
     problems: list[Problem] = []
@@ -323,29 +341,13 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
 
 
 def read_listing_file(path: str) -> tuple[str, str]:
-    """Read a saved listing for :func:`inventory_from_listings` (``-`` is stdin)."""
-    if path == "-":
-        import sys  # noqa: PLC0415
+    """Read a saved listing for :func:`inventory_from_listings`.
 
-        return "<stdin>", sys.stdin.read(MAX_LISTING_BYTES)
+    Only regular files, at most :data:`MAX_LISTING_BYTES`: ``/dev/zero`` or a FIFO
+    given by mistake gives an error, not a hang or an exhausted memory.
+    """
     try:
-        size = os.stat(path).st_size
-        if os.path.isdir(path):
-            raise InputError(
-                "is a directory, not a saved listing",
-                code="listing-not-a-file",
-                where=path,
-                fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
-            )
-        if size > MAX_LISTING_BYTES:
-            raise InputError(
-                f"is {size} bytes, too large to be a saved listing",
-                code="listing-too-large",
-                where=path,
-                fix="pass the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
-            )
-        with open(path, "rb") as handle:
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise InputError(
             "no such file",
@@ -353,18 +355,50 @@ def read_listing_file(path: str) -> tuple[str, str]:
             where=path,
             fix="check the path given to --from",
         ) from None
-    except PermissionError:
+    except IsADirectoryError:
+        raise _not_a_listing(path, "is a directory") from None
+    except OSError as exc:
         raise InputError(
-            "cannot read the file (permission denied)",
+            f"cannot read the file ({exc.strerror})",
             code="listing-unreadable",
             where=path,
             fix="make it readable or copy it somewhere readable",
         ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise _not_a_listing(path, "is a directory")
+        if not stat.S_ISREG(mode):
+            raise _not_a_listing(path, "is not a regular file (a device, FIFO or socket)")
+        data = os.read(fd, MAX_LISTING_BYTES + 1)
+    finally:
+        os.close(fd)
+    return path, decode_listing(data, path)
+
+
+def decode_listing(data: bytes, source: str) -> str:
+    """Check the size and the content of listing bytes and decode them."""
+    if len(data) > MAX_LISTING_BYTES:
+        raise InputError(
+            f"is larger than {MAX_LISTING_BYTES >> 20} MiB: too large to be a saved listing",
+            code="listing-too-large",
+            where=source,
+            fix="pass the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
+        )
     if b"\x00" in data[:4096]:
         raise InputError(
             "is a binary file, not a saved listing",
             code="listing-binary",
-            where=path,
+            where=source,
             fix="pass the text output of ibv_devinfo / ibstat / show_gids / ibdev2netdev",
         )
-    return path, data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def _not_a_listing(path: str, what: str) -> InputError:
+    return InputError(
+        what,
+        code="listing-not-a-file",
+        where=path,
+        fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
+    )

@@ -185,3 +185,17 @@ def test_python_dash_m_runs_the_cli() -> None:
         timeout=60,
     )
     assert (done.returncode, done.stdout.strip()) == (0, f"hpnet {__version__}")
+
+
+def test_listing_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    text = (DATA / "listings" / "rdma_link-oci-bm-optimized3-mlx5-one-down.txt").read_text()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, _ = run(["detect", "--json", "--from", "-"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["source"] == "listing <stdin> (rdma link)"
+    assert [d["ports"][0]["state"] for d in data["rdma_devices"]] == ["ACTIVE"] * 3 + ["DOWN"]

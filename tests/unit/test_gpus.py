@@ -66,7 +66,12 @@ def test_missing_nvidia_smi_is_reported_not_raised(tmp_path: Path) -> None:
 def test_gpu_on_the_pci_bus_of_the_h100_vm(sysfs_tree: Callable[[str], Path]) -> None:
     (gpu,) = read_gpus_sysfs(FsRoot(sysfs_tree("h100-vm"))).gpus
     assert (gpu.index, gpu.pci_bus_id, gpu.name) == (0, "0000:00:06.0", "NVIDIA device 0x2330")
-    inv = detect(DetectOptions(sysfs_root=sysfs_tree("h100-vm")), runner=RecordedRunner({}), env={})
+    inv = detect(
+        DetectOptions(sysfs_root=sysfs_tree("h100-vm")),
+        runner=RecordedRunner({}),
+        env={},
+        python_path=[],
+    )
     assert inv.gpu_source == "sysfs" and inv.rdma_devices == ()
     assert inv.gpudirect is not None and inv.gpudirect.nvidia_module_version == "580.159.04"
 

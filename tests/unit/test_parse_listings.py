@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 
 from hpnet.errors import ParseError
-from hpnet.rdma.model import GidKind, PhysState, PortState, RdmaDevice
-from hpnet.rdma.parse import (
+from hpnet.rdma.listings import (
     detect_listing_kind,
     merge_devices,
     parse_ibv_devinfo,
     parse_listing,
 )
+from hpnet.rdma.model import GidKind, PhysState, PortState, RdmaDevice
 from tests.conftest import listing_text
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,14 +35,19 @@ def keys(value: object) -> Iterator[str]:
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (DATA / "sysfs").glob("*.tree")))
 def test_tree_output_is_documented(sysfs_tree: Callable[[str], Path], name: str) -> None:
-    inv = detect(DetectOptions(sysfs_root=sysfs_tree(name)), runner=RecordedRunner({}), env={})
+    inv = detect(
+        DetectOptions(sysfs_root=sysfs_tree(name)),
+        runner=RecordedRunner({}),
+        env={},
+        python_path=[],
+    )
     data = json.loads(dumps(inv))
     assert data["schema_version"] == SCHEMA_VERSION
     assert set(keys(data)) - DOCUMENTED == set()
 
 
 def test_live_and_listing_output_is_documented() -> None:
-    live = json.loads(dumps(detect(DetectOptions())))
+    live = json.loads(dumps(detect(DetectOptions(), env=dict(os.environ), python_path=sys.path)))
     listing = json.loads(
         dumps(
             inventory_from_listings(

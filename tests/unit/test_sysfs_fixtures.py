@@ -24,7 +24,9 @@ Tree = Callable[[str], Path]
 def inventory(sysfs_tree: Tree, name: str) -> NodeInventory:
     # A recorded root never runs commands; an empty RecordedRunner proves it.
     runner = RecordedRunner({})
-    result = detect(DetectOptions(sysfs_root=sysfs_tree(name)), runner=runner, env={})
+    result = detect(
+        DetectOptions(sysfs_root=str(sysfs_tree(name))), runner=runner, env={}, python_path=[]
+    )
     assert runner.calls == []
     return result
 
@@ -156,8 +158,12 @@ def test_capture_of_a_materialized_tree_reads_the_same(
     again = tmp_path / "again"
     again.mkdir()
     materialize(capture(root), again)
-    first = detect(DetectOptions(sysfs_root=root), runner=RecordedRunner({}), env={})
-    second = detect(DetectOptions(sysfs_root=again), runner=RecordedRunner({}), env={})
+    first = detect(
+        DetectOptions(sysfs_root=root), runner=RecordedRunner({}), env={}, python_path=[]
+    )
+    second = detect(
+        DetectOptions(sysfs_root=again), runner=RecordedRunner({}), env={}, python_path=[]
+    )
     assert first.rdma_devices == second.rdma_devices
     assert first.gpus == second.gpus and first.netdevs == second.netdevs
 
@@ -168,12 +174,12 @@ def test_missing_attributes_give_a_partial_result(sysfs_tree: Tree) -> None:
     (port / "state").unlink()
     (port / "link_layer").unlink()
     (root / "sys/class/infiniband/mlx5_1/fw_ver").unlink()
-    inv = detect(DetectOptions(sysfs_root=root), runner=RecordedRunner({}), env={})
+    inv = detect(DetectOptions(sysfs_root=root), runner=RecordedRunner({}), env={}, python_path=[])
     devs = devices(inv)
     assert devs["mlx5_0"].ports[0].state is PortState.UNKNOWN
     assert devs["mlx5_1"].fw_ver is None
     assert devs["mlx5_2"].ports[0].state is PortState.ACTIVE  # the rest is intact
     what = [p.what for p in inv.problems]
-    assert "mlx5_0 port 1: state is missing; reported as UNKNOWN" in what
+    assert "mlx5_0 port 1: state is missing or unreadable; reported as UNKNOWN" in what
     assert "mlx5_0 port 1: link_layer is missing" in what
     assert all(str(root) in p.where for p in inv.problems)

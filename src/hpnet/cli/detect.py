@@ -52,8 +52,13 @@ def run(namespace: argparse.Namespace) -> int:
         listings=tuple(namespace.listings),
         json=namespace.json,
     )
-    from hpnet.detect import (  # noqa: PLC0415 - keep `hpnet --help` free of imports
+    import os  # noqa: PLC0415 - keep `hpnet --help` free of imports
+    import sys  # noqa: PLC0415
+
+    from hpnet.detect import (  # noqa: PLC0415
+        MAX_LISTING_BYTES,
         DetectOptions,
+        decode_listing,
         detect,
         inventory_from_listings,
         read_listing_file,
@@ -69,9 +74,17 @@ def run(namespace: argparse.Namespace) -> int:
                 where="hpnet detect",
                 fix="give one of them",
             )
-        inventory = inventory_from_listings([read_listing_file(p) for p in args.listings])
+        listings = [
+            ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
+            if path == "-"
+            else read_listing_file(path)
+            for path in args.listings
+        ]
+        inventory = inventory_from_listings(listings)
     else:
-        inventory = detect(DetectOptions(sysfs_root=args.sysfs_root))
+        inventory = detect(
+            DetectOptions(sysfs_root=args.sysfs_root), env=os.environ, python_path=sys.path
+        )
     if args.json:
         from hpnet.jsonout import dumps  # noqa: PLC0415
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from hpnet.errors import ParseError
+from hpnet.errors import HpnetError, ParseError
 from hpnet.node.sysfs import BDF_RE, natural_key
 
 __all__ = ["capture", "materialize"]
@@ -173,8 +173,9 @@ def materialize(text: str, dest: Path, *, source: str = "<snapshot>") -> None:
     """Rebuild a snapshot under ``dest`` (which must exist).
 
     Raises :class:`~hpnet.errors.ParseError` for a malformed line or a path that
-    would leave ``dest``.
+    would leave ``dest`` (also through a link an earlier line made).
     """
+    real_dest = os.path.realpath(dest)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
         if not line or line.startswith("#"):
@@ -198,10 +199,13 @@ def materialize(text: str, dest: Path, *, source: str = "<snapshot>") -> None:
                 fix="each line is `PATH = TEXT`, `PATH -> TARGET`, `PATH/` or `PATH ?`",
             )
         path = path.strip()
+        full = dest / path
+        # Resolve what exists of the path (links made by earlier lines included):
+        # `sys/esc -> ../../outside` then `sys/esc/x = …` must not write outside.
         if (
             path.startswith("/")
-            or ".." in Path(path).parts
-            or (target.startswith("/") and kind == "link")
+            or (kind == "link" and target.startswith("/"))
+            or not _inside(os.path.realpath(full), real_dest)
         ):
             raise ParseError(
                 f"path leaves the snapshot root: {line[:60]!r}",
@@ -209,7 +213,6 @@ def materialize(text: str, dest: Path, *, source: str = "<snapshot>") -> None:
                 line_number=number,
                 fix="paths and link targets must be relative and stay inside the root",
             )
-        full = dest / path
         if kind in {"dir", "unreadable"}:
             full.mkdir(parents=True, exist_ok=True)
             continue
@@ -221,12 +224,25 @@ def materialize(text: str, dest: Path, *, source: str = "<snapshot>") -> None:
             full.write_text(_unescape(target) + ("\n" if target or kind == "file" else ""))
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _main(argv: list[str]) -> int:
     if len(argv) >= 1 and argv[0] == "capture":
         sys.stdout.write(capture(Path(argv[1] if len(argv) > 1 else "/")))
         return 0
     if len(argv) == 3 and argv[0] == "materialize":
-        materialize(Path(argv[1]).read_text(), Path(argv[2]), source=argv[1])
+        try:
+            materialize(Path(argv[1]).read_text(), Path(argv[2]), source=argv[1])
+        except HpnetError as exc:
+            sys.stderr.write(exc.render() + "\n")
+            return int(exc.exit_code)
+        except OSError as exc:
+            sys.stderr.write(
+                f"error[snapshot-io]: {exc.strerror} — {exc.filename} — check the path\n"
+            )
+            return 2
         return 0
     sys.stderr.write(__doc__ or "")
     return 2

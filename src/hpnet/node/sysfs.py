@@ -5,14 +5,23 @@ Every sysfs read in hpnet goes through :class:`FsRoot`, so a recorded tree
 are read by the same code. Reads never raise for a missing or unreadable file:
 sysfs answers EINVAL for some attributes (an empty GID slot's type, the speed of
 a down link), and callers decide whether that is a problem.
+
+A recorded tree may come from someone else, so reads are defensive: only regular
+files, at most :data:`MAX_ATTRIBUTE_BYTES` (sysfs attributes are at most a page),
+opened without blocking (a FIFO cannot hang us), and never through a link that
+leaves the root.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 
-__all__ = ["BDF_RE", "FsRoot", "natural_key", "pci_chain"]
+__all__ = ["BDF_RE", "MAX_ATTRIBUTE_BYTES", "FsRoot", "natural_key", "pci_chain"]
+
+#: sysfs attributes are at most one page; /proc/driver/nvidia/version is smaller.
+MAX_ATTRIBUTE_BYTES = 65536
 
 #: A PCI function address, ``domain:bus:device.function`` (``0000:3b:00.0``).
 BDF_RE = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -31,6 +40,7 @@ class FsRoot:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = os.fspath(root)
         self._real_root = os.path.realpath(self.root)
+        self._prefix = self._real_root.rstrip("/") + "/"
 
     @property
     def is_live(self) -> bool:
@@ -38,19 +48,37 @@ class FsRoot:
         return self._real_root == "/"
 
     def path(self, rel: str) -> str:
+        """The full path of ``rel`` under the root."""
         return os.path.join(self.root, rel)
+
+    def _inside(self, path: str) -> bool:
+        return self.is_live or os.path.realpath(path).startswith(self._prefix)
 
     def display(self, rel: str) -> str:
         """How to name ``rel`` in messages: the absolute path a user can ``cat``."""
         return self.path(rel)
 
     def read(self, rel: str) -> str | None:
-        """The file's text without surrounding white space, or None if unreadable."""
+        """The file's text without surrounding white space; None if it is missing,
+        unreadable, not a regular file, outside the root or not text."""
+        path = self.path(rel)
+        if not self._inside(path):
+            return None
         try:
-            with open(self.path(rel), encoding="utf-8", errors="replace") as handle:
-                return handle.read().strip()
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = os.read(fd, MAX_ATTRIBUTE_BYTES)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if b"\x00" in data:
+            return None  # not a text attribute (or a hostile tree): nothing we can use
+        return data.decode("utf-8", errors="replace").strip()
 
     def read_int(self, rel: str, *, base: int = 10) -> int | None:
         """An integer attribute (``numa_node``, ``mtu``; ``0x3`` with base 16)."""
@@ -63,10 +91,13 @@ class FsRoot:
             return None
 
     def exists(self, rel: str) -> bool:
+        """Whether ``rel`` exists (a dangling link counts: it names something)."""
         return os.path.lexists(self.path(rel))
 
     def is_dir(self, rel: str) -> bool:
-        return os.path.isdir(self.path(rel))
+        """Whether ``rel`` is a directory inside the root."""
+        path = self.path(rel)
+        return os.path.isdir(path) and self._inside(path)
 
     def listdir(self, rel: str, *, natural: bool = True, prefix: str = "") -> list[str]:
         """Entry names (those starting with ``prefix``), [] if absent.
@@ -92,12 +123,11 @@ class FsRoot:
         if not os.path.exists(full):
             return None
         real = os.path.realpath(full)
-        base = self._real_root.rstrip("/") + "/"
-        if self._real_root == "/":
+        if self.is_live:
             return real.lstrip("/")
-        if not real.startswith(base):
+        if not real.startswith(self._prefix):
             return None
-        return real[len(base) :]
+        return real[len(self._prefix) :]
 
     def link_name(self, rel: str) -> str | None:
         """The last component of what a symlink points to (``driver`` -> ``mlx5_core``)."""

@@ -64,21 +64,31 @@ def _classify_any(text: str) -> tuple[str, GidKind, str | None]:
     return exploded, GidKind.IPV6_GLOBAL, None
 
 
+_TYPE_TOKEN = re.compile(r"(?i)\broce\s*v?([12])\b|\bib/roce\s*v1\b")
+
+
 def normalize_gid_type(text: str | None) -> str | None:
     """Map the spellings tools use for a GID type onto the kernel's.
 
     sysfs writes ``IB/RoCE v1`` and ``RoCE v2``; ``show_gids`` writes ``v1``/``v2``;
-    ``ibv_devinfo -v`` writes ``RoCE v1``/``RoCE v2``; ``rdma`` writes ``RoCEv2``.
-    Unknown text is returned stripped, empty text as None.
+    ``ibv_devinfo -v`` writes ``RoCE v1``/``RoCE v2`` (pasted output may carry a
+    trailing note); ``rdma`` writes ``RoCEv2``. Other text is returned stripped,
+    empty text as None.
+
+    >>> normalize_gid_type("RoCE v2      # the one we use")
+    'RoCE v2'
     """
     if text is None:
         return None
     value = text.strip()
     folded = value.lower().replace(" ", "")
-    if folded in {"v1", "roce", "rocev1", "ib/rocev1", "ib"}:
+    if folded in {"v1", "roce", "ib"}:
         return GID_TYPE_ROCE_V1
-    if folded in {"v2", "rocev2", "roceudpencap"}:
+    if folded in {"v2", "roceudpencap"}:
         return GID_TYPE_ROCE_V2
+    token = _TYPE_TOKEN.search(value)
+    if token:
+        return GID_TYPE_ROCE_V2 if token.group(1) == "2" else GID_TYPE_ROCE_V1
     return value or None
 
 

@@ -32,7 +32,7 @@ class GidKind(str, enum.Enum):
     """What a GID's address is, which decides whether RoCE can route with it."""
 
     IPV4_MAPPED = "ipv4-mapped"  # ::ffff:a.b.c.d, routable RoCE v2 over IPv4
-    IPV6_GLOBAL = "ipv6-global"
+    IPV6_GLOBAL = "ipv6-global"  # any routable IPv6: global unicast or ULA (fd00::/8)
     IPV6_LINK_LOCAL = "ipv6-link-local"  # fe80::/10: not routable across subnets
     EMPTY = "empty"  # all zeros: an unused slot
 

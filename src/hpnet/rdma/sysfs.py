@@ -16,6 +16,7 @@ never an exception.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from hpnet.node.sysfs import BDF_RE, FsRoot, pci_chain
 from hpnet.problem import Problem
@@ -158,24 +159,12 @@ def _read_port(
     device_netdevs: tuple[str, ...],
     problems: list[Problem],
 ) -> RdmaPort:
-    state_text = fs.read(f"{base}/state")
-    if state_text is None:
-        problems.append(
-            Problem(
-                code="sysfs-unreadable",
-                what=f"{device} port {number}: state is missing; reported as UNKNOWN",
-                where=fs.display(f"{base}/state"),
-            )
-        )
-        state = PortState.UNKNOWN
-    else:
-        code, _ = parse_state(state_text)
-        state = PortState.from_code(code) if code is not None else PortState.UNKNOWN
-    phys_text = fs.read(f"{base}/phys_state")
-    phys_state = None
-    if phys_text is not None:
-        phys_code, _ = parse_state(phys_text)
-        phys_state = PhysState.from_code(phys_code) if phys_code is not None else PhysState.UNKNOWN
+    state = _read_state(fs, f"{base}/state", PortState, f"{device} port {number}", problems)
+    phys_state = (
+        _read_state(fs, f"{base}/phys_state", PhysState, f"{device} port {number}", problems)
+        if fs.exists(f"{base}/phys_state")
+        else None
+    )
     link_layer = fs.read(f"{base}/link_layer")
     if link_layer is None:
         problems.append(
@@ -199,6 +188,30 @@ def _read_port(
         netdev=_port_netdev(fs, number, gids, device_netdevs),
         gids=gids,
     )
+
+
+_State = TypeVar("_State", PortState, PhysState)
+
+
+def _read_state(
+    fs: FsRoot, rel: str, kind: type[_State], what: str, problems: list[Problem]
+) -> _State:
+    """A ``4: ACTIVE``-style attribute; missing or garbled text is UNKNOWN, and said."""
+    name = rel.rsplit("/", 1)[-1]
+    text = fs.read(rel)
+    code = parse_state(text)[0] if text is not None else None
+    if code is None:
+        problems.append(
+            Problem(
+                code="sysfs-unreadable" if text is None else "sysfs-bad-value",
+                what=f"{what}: {name} is "
+                + ("missing or unreadable" if text is None else f"not a state: {text[:40]!r}")
+                + "; reported as UNKNOWN",
+                where=fs.display(rel),
+            )
+        )
+        return kind.UNKNOWN
+    return kind.from_code(code)
 
 
 def _read_gids(
