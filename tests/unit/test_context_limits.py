@@ -43,10 +43,27 @@ def test_podman() -> None:
     assert context.runtime == "podman"
 
 
-def test_limits_of_this_process_are_read() -> None:
+def proc_self_limits() -> dict[str, tuple[str, str]]:
+    """/proc/self/limits (proc(5)): an independent view of the same limits."""
+    rows = {}
+    for line in Path("/proc/self/limits").read_text().splitlines()[1:]:
+        name = line[:26].strip()
+        soft, hard = line[26:].split()[:2]
+        rows[name] = (soft, hard)
+    return rows
+
+
+def as_proc(value: int | str) -> str:
+    return "unlimited" if value == "unlimited" else str(value)
+
+
+def test_limits_agree_with_proc_self_limits() -> None:
     limits = read_limits()
-    assert limits.memlock_soft_bytes == "unlimited" or limits.memlock_soft_bytes >= 0
-    assert limits.nofile_soft == "unlimited" or limits.nofile_soft > 0
+    proc = proc_self_limits()
+    assert (as_proc(limits.memlock_soft_bytes), as_proc(limits.memlock_hard_bytes)) == proc[
+        "Max locked memory"
+    ]
+    assert (as_proc(limits.nofile_soft), as_proc(limits.nofile_hard)) == proc["Max open files"]
 
 
 def test_gpudirect_module_from_sysfs(tmp_path: Path) -> None:

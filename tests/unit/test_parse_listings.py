@@ -106,8 +106,7 @@ def test_ibv_devinfo_v_compressed_gids_and_renamed_device() -> None:
     assert device.driver == "mlx5"  # from vendor 0x02c9 part 4119, not the name
     port = device.ports[0]
     assert port.rate_gbps == 10.0
-    routable_v2 = [g.index for g in port.gids if g.is_roce_v2 and g.kind is GidKind.IPV4_MAPPED]
-    assert routable_v2 == [5]
+    assert port.routable_roce_v2_gids == (5,)
     assert port.gids[5].gid == port.gids[4].gid == "0000:0000:0000:0000:0000:ffff:0a00:0301"
 
 
@@ -122,6 +121,34 @@ def test_ibv_devinfo_v_irdma_v2_only_gids() -> None:
         (0, "RoCE v2", GidKind.IPV6_LINK_LOCAL),
         (1, "RoCE v2", GidKind.IPV4_MAPPED),
     ]
+
+
+def test_ibv_devinfo_v_soft_roce_with_global_ipv6_and_wrapped_lines() -> None:
+    _, devices, problems = parse("ibv_devinfo-v-rxe-ipv6-global.txt")
+    port = devices["rxe0"].ports[0]
+    assert devices["rxe0"].driver == "rxe"
+    assert [(g.index, g.kind) for g in port.gids] == [
+        (0, GidKind.IPV6_LINK_LOCAL), (1, GidKind.IPV6_LINK_LOCAL), (2, GidKind.IPV4_MAPPED),
+        (3, GidKind.IPV6_GLOBAL), (4, GidKind.IPV6_GLOBAL), (5, GidKind.IPV6_GLOBAL),
+    ]  # fmt: skip
+    assert {g.type for g in port.gids} == {"RoCE v2"}
+    assert port.gids[2].ipv4 == "10.0.0.151"  # the RoCE v2 IPv4 GID is index 2, not 3
+    assert port.gids[5].gid == "2601:0647:5380:2210:0000:0000:0000:3be1"
+    # the poster elided the port line: port 1 is assumed, and said
+    assert problems == ["listing-no-port-line", "listing-truncated"]
+
+
+def test_ibv_devinfo_v_grep_output_ipv6_only_fabric() -> None:
+    _, devices, problems = parse("ibv_devinfo-v-grep-cx7vf-ula-ipv6-global.txt")
+    for name, ula in (("mlx5_0", "fd02:0000:0000:0058:0000:0000:0000:0001"),
+                      ("mlx5_1", "fd02:0000:0000:0059:0000:0000:0000:0001")):  # fmt: skip
+        port = devices[name].ports[0]
+        gids = {g.index: g for g in port.gids}
+        assert gids[2].gid == gids[3].gid == ula  # expanded and compressed spellings agree
+        assert (gids[2].type, gids[3].type) == ("IB/RoCE v1", "RoCE v2")  # note after v2 ignored
+        assert not [g for g in port.gids if g.kind is GidKind.IPV4_MAPPED]
+        assert port.routable_roce_v2_gids == (3,)  # an IPv6 GID: no IPv4 on this fabric
+    assert problems.count("listing-no-port-line") == 2
 
 
 def test_ibv_devinfo_v_excerpt_says_what_is_missing() -> None:
@@ -239,6 +266,21 @@ def test_merge_ibv_devinfo_with_ibdev2netdev_of_the_same_host() -> None:
     assert ib.ports[0].netdev == "ib0"
     assert ib.ports[0].link_layer == "InfiniBand"
     assert ib.pci_address == "0000:b1:00.0"
+
+
+def test_merge_completes_gids_index_by_index_in_any_order() -> None:
+    """ibv_devinfo -v knows GID types, show_gids knows their netdevs."""
+    _, (info, _) = parse_listing(listing_text("ibv_devinfo-v-roce-cx6-eth.txt"))
+    show_gids = (
+        "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
+        "mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:c0a8:010b\t192.168.1.11  \tv2\tens1f0\n"
+    )  # one row in show_gids' layout, for the GID ibv_devinfo -v lists at index 3
+    _, (gids, _) = parse_listing(show_gids)
+    for order in ([info, gids], [gids, info]):
+        port = merge_devices(order)[0].ports[0]
+        assert len(port.gids) == 4
+        assert (port.gids[3].type, port.gids[3].netdev) == ("RoCE v2", "ens1f0")
+        assert port.gids[1].type == "RoCE v2" and port.state is A
 
 
 def test_merge_prefers_typed_gids() -> None:

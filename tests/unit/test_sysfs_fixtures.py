@@ -43,7 +43,11 @@ def test_dgx_infiniband(sysfs_tree: Tree) -> None:
         port = devs[name].ports[0]
         assert (port.state, port.phys_state) == (PortState.ACTIVE, PhysState.LINK_UP)
         assert port.link_layer == "InfiniBand" and port.rate_gbps == 200.0
-        assert devs[name].usable_here is True
+        assert port.routable_roce_v2_gids == ()  # GID indexes do not apply to IB
+        # present, ACTIVE, but a recorded tree cannot show the real node's permissions
+        uverbs = devs[name].uverbs
+        assert uverbs is not None and uverbs.present and uverbs.accessible is None
+        assert devs[name].usable_here is None
     down = devs["mlx5_3"].ports[0]
     assert (down.state, down.phys_state) == (PortState.DOWN, PhysState.POLLING)
     assert devs["mlx5_3"].usable_here is False
@@ -104,8 +108,9 @@ def test_roce_mixed_gid_table(sysfs_tree: Tree) -> None:
     assert not any(g.is_roce_v2 for p in devs["mlx4_0"].ports for g in p.gids)
     assert (mlx4_p1.netdev, mlx4_p2.netdev) == ("eth2", "eth3")
     mlx5 = devs["mlx5_0"].ports[0]
-    usable = [g.index for g in mlx5.gids if g.is_roce_v2 and g.kind is GidKind.IPV4_MAPPED]
-    assert usable == [3] and mlx5.gids[3].ipv4 == "12.12.11.12"
+    assert mlx5.routable_roce_v2_gids == (3,) and mlx5.gids[3].ipv4 == "12.12.11.12"
+    # the source: "mlx4_0 has no RoCE v2 GID ... must say so"
+    assert mlx4_p1.routable_roce_v2_gids == mlx4_p2.routable_roce_v2_gids == ()
     assert mlx5.gids[1].is_roce_v2 and mlx5.gids[1].kind is GidKind.IPV6_LINK_LOCAL
     assert {n.name: n.kind for n in inv.netdevs}["eth2.10"] is NetKind.VLAN
     assert inv.gpus == () and inv.problems == ()
@@ -123,6 +128,7 @@ def test_erdma(sysfs_tree: Tree) -> None:
     # the netdev comes from gid_attrs/ndevs, not from the PCI function
     assert (devs["erdma_0"].ports[0].netdev, devs["erdma_1"].ports[0].netdev) == ("eth1", "eth2")
     assert devs["erdma_0"].ports[0].gids[1].ipv4 == "10.53.6.96"
+    assert devs["erdma_0"].ports[0].routable_roce_v2_gids == (1,)
     assert devs["erdma_1"].ports[0].gids[1].ipv4 == "10.53.6.95"
     assert [d.numa_node for d in devs.values()] == [0, 1]
     assert {n.mtu for n in inv.netdevs if n.name.startswith("eth")} == {8500}

@@ -120,9 +120,21 @@ class RdmaPort:
     netdev: str | None = None  # the port's own interface (RoCE netdev or IPoIB)
     gids: tuple[Gid, ...] = ()
 
+    #: derived values published in JSON (hpnet.jsonout)
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("routable_roce_v2_gids",)
+
     @property
     def is_active(self) -> bool:
         return self.state is PortState.ACTIVE
+
+    @property
+    def routable_roce_v2_gids(self) -> tuple[int, ...]:
+        """Indexes of RoCE v2 GIDs NCCL can route with (IPv4-mapped or global IPv6);
+        empty on InfiniBand ports, where GID indexes do not apply."""
+        if self.link_layer == "InfiniBand":
+            return ()
+        routable = (GidKind.IPV4_MAPPED, GidKind.IPV6_GLOBAL)
+        return tuple(g.index for g in self.gids if g.is_roce_v2 and g.kind in routable)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,7 +148,9 @@ class UverbsNode:
     name: str  # uverbs0
     path: str  # /dev/infiniband/uverbs0, relative to the inspected root
     present: bool
-    accessible: bool
+    #: may this process open it (read and write); None when the root is a recorded
+    #: tree, whose stand-in files say nothing of the real node's permissions
+    accessible: bool | None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -177,7 +191,15 @@ class RdmaDevice:
     @property
     def usable_here(self) -> bool | None:
         """Can a process here open it and send on it: an ACTIVE port and an openable
-        ``/dev/infiniband/uverbsN``. None when the source cannot tell (a listing)."""
-        if self.uverbs is None:
+        ``/dev/infiniband/uverbsN``.
+
+        False as soon as one of them is missing; None when the source cannot tell
+        (a listing, or a recorded tree that cannot show permissions).
+        """
+        if self.uverbs is not None and not self.uverbs.present:
+            return False
+        if self.ports and not self.active_ports:
+            return False
+        if self.uverbs is None or self.uverbs.accessible is None:
             return None
         return self.uverbs.accessible and bool(self.active_ports)

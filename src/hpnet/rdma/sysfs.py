@@ -97,7 +97,7 @@ def _read_device(
             name=uverbs_name,
             path="/" + dev_rel,
             present=present,
-            accessible=present and fs.can_open(dev_rel),
+            accessible=(present and fs.can_open(dev_rel)) if fs.is_live else None,
         )
     else:
         problems.append(

@@ -47,7 +47,7 @@ def _uverbs(device: RdmaDevice, from_listing: bool) -> str:
         return "-" if from_listing else "none"
     if not device.uverbs.present:
         return f"{device.uverbs.name} MISSING"
-    if not device.uverbs.accessible:
+    if device.uverbs.accessible is False:
         return f"{device.uverbs.name} no access"
     return device.uverbs.name
 
@@ -55,6 +55,7 @@ def _uverbs(device: RdmaDevice, from_listing: bool) -> str:
 def _rdma(inv: NodeInventory) -> str:
     if not inv.rdma_devices:
         return "RDMA devices: none (no sys/class/infiniband entries: NCCL can only use sockets)"
+    from_listing = inv.source.startswith("listing")
     rows = []
     for device in inv.rdma_devices:
         for port in device.ports or (None,):
@@ -67,37 +68,53 @@ def _rdma(inv: NodeInventory) -> str:
                     port.link_layer if port else None,
                     port.rate if port else None,
                     port.netdev if port else None,
+                    _roce_gids(port.link_layer, port.routable_roce_v2_gids) if port else None,
                     device.pci_address,
                     device.numa_node,
                     device.fw_ver,
-                    _uverbs(device, from_listing=inv.source.startswith("listing")),
+                    _uverbs(device, from_listing=from_listing),
                 ]
             )
-    table = format_table(
-        [
-            "device",
-            "driver",
-            "port",
-            "state",
-            "link",
-            "rate",
-            "netdev",
-            "pci",
-            "numa",
-            "fw",
-            "uverbs",
-        ],
-        rows,
-    )
-    verdicts = [d.usable_here for d in inv.rdma_devices]
-    summary = ""
-    if None not in verdicts:
-        usable = sum(1 for v in verdicts if v)
-        summary = (
-            "\n  usable here (an ACTIVE port and an openable uverbs node): "
-            f"{usable} of {len(verdicts)}"
-        )
+    headers = ["device", "driver", "port", "state", "link", "rate", "netdev", "RoCEv2 GIDs",
+               "pci", "numa", "fw", "uverbs"]  # fmt: skip
+    table = format_table(headers, rows)
+    summary = "" if from_listing else "\n" + _usable_summary(inv.rdma_devices)
     return f"RDMA devices ({len(inv.rdma_devices)})\n{table}{summary}"
+
+
+def _roce_gids(link_layer: str | None, indexes: tuple[int, ...]) -> str | None:
+    """The routable RoCE v2 GID indexes of an Ethernet port; ``none`` says NCCL's
+    RoCE v2 default has nothing to use there."""
+    if link_layer != "Ethernet":
+        return None
+    return ",".join(str(i) for i in indexes) if indexes else "none"
+
+
+def _usable_summary(devices: tuple[RdmaDevice, ...]) -> str:
+    """How many devices a process here can use, and why the others cannot."""
+    verdicts = [d.usable_here for d in devices]
+    missing = sum(1 for d in devices if d.uverbs is not None and not d.uverbs.present)
+    no_uverbs = sum(1 for d in devices if d.uverbs is None)
+    inactive = sum(1 for d in devices if d.ports and not d.active_ports)
+    reasons = []
+    if missing:
+        reasons.append(f"{missing} without their /dev/infiniband/uverbsN node in this container")
+    if no_uverbs:
+        reasons.append(f"{no_uverbs} without a uverbs device (ib_uverbs not loaded?)")
+    if inactive:
+        reasons.append(f"{inactive} without an ACTIVE port")
+    if None in verdicts:
+        candidates = sum(1 for v in verdicts if v is not False)
+        line = (
+            f"  with an ACTIVE port and a uverbs node: {candidates} of {len(devices)} "
+            "(permissions are not known from a recorded tree)"
+        )
+    else:
+        usable = sum(1 for v in verdicts if v)
+        line = (
+            f"  usable here (an ACTIVE port, an openable uverbs node): {usable} of {len(devices)}"
+        )
+    return line + ("; " + "; ".join(reasons) if reasons else "")
 
 
 def _gids(inv: NodeInventory) -> str:
@@ -140,9 +157,7 @@ def _netdevs(inv: NodeInventory) -> str:
                 n.kind.value,
                 n.state,
                 n.mtu,
-                f"{n.speed_mbps // 1000} Gb/s"
-                if n.speed_mbps and n.speed_mbps >= 1000
-                else (f"{n.speed_mbps} Mb/s" if n.speed_mbps else None),
+                _speed(n.speed_mbps),
                 n.master or (",".join(n.slaves) if n.slaves else None),
                 n.pci_address,
                 addresses or None,
@@ -152,6 +167,13 @@ def _netdevs(inv: NodeInventory) -> str:
         ["name", "kind", "state", "mtu", "speed", "bond/bridge", "pci", "addresses"], rows
     )
     return f"Network interfaces ({len(inv.netdevs)})\n{table}"
+
+
+def _speed(mbps: int | None) -> str | None:
+    """2500 -> ``2.5 Gb/s``; 100 -> ``100 Mb/s``."""
+    if not mbps:
+        return None
+    return f"{mbps / 1000:g} Gb/s" if mbps >= 1000 else f"{mbps} Mb/s"
 
 
 def _gpus(inv: NodeInventory) -> str:
