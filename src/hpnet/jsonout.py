@@ -39,4 +39,5 @@ def to_data(value: object) -> object:
 
 
 def dumps(value: object) -> str:
+    """Indented JSON of :func:`to_data`, non-ASCII kept as is."""
     return json.dumps(to_data(value), indent=2, ensure_ascii=False)

@@ -189,3 +189,23 @@ def test_missing_attributes_give_a_partial_result(sysfs_tree: Tree) -> None:
     assert "mlx5_0 port 1: state is missing or unreadable; reported as UNKNOWN" in what
     assert "mlx5_0 port 1: link_layer is missing" in what
     assert all(str(root) in p.where for p in inv.problems)
+
+
+def test_missing_gid_table_and_parent_link_are_reported(sysfs_tree: Tree) -> None:
+    import shutil
+
+    root = sysfs_tree("cx6-ib-dgx")
+    ib = root / "sys/class/infiniband"
+    shutil.rmtree((ib / "mlx5_0/ports/1/gids").resolve())
+    (ib / "mlx5_1/device").unlink()
+    inv = detect(
+        DetectOptions(sysfs_root=str(root)), runner=RecordedRunner({}), env={}, python_path=[]
+    )
+    devs = devices(inv)
+    assert devs["mlx5_0"].ports[0].gids == ()
+    assert devs["mlx5_1"].pci_address is None and devs["mlx5_1"].numa_node is None
+    codes = {(p.code, p.what.split(":")[0].split(" ")[0]) for p in inv.problems}
+    assert ("sysfs-unreadable", "mlx5_0") in codes
+    assert ("rdma-no-parent", "mlx5_1") in codes
+    # the GPU distance of a device without a parent is unknown, not guessed
+    assert {t.relation for t in inv.topology if t.rdma_device == "mlx5_1"} == {PcieRelation.UNKNOWN}

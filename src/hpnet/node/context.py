@@ -69,6 +69,7 @@ def classify_context(
 
 
 def read_context(fs: FsRoot, env: Mapping[str, str]) -> Context:
+    """Gather the evidence under ``fs`` and in ``env``, then :func:`classify_context`."""
     return classify_context(
         dockerenv=fs.exists(".dockerenv"),
         containerenv=fs.exists("run/.containerenv"),

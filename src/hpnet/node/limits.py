@@ -32,6 +32,7 @@ class Limits:
 
 
 def rlimit_value(value: int) -> RlimitValue:
+    """``RLIM_INFINITY`` as ``"unlimited"``, other values unchanged."""
     return "unlimited" if value == resource.RLIM_INFINITY else value
 
 

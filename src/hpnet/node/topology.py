@@ -60,11 +60,7 @@ def pcie_relation(
         if numa_a == numa_b:
             return PcieRelation.NODE
         return PcieRelation.SYS
-    common = 0
-    for left, right in zip(chain_a, chain_b, strict=False):
-        if left != right:
-            break
-        common += 1
+    common = _common_depth(chain_a, chain_b)
     # Functions of one device (0000:3b:00.0 and 0000:3b:00.1) hang off the same port.
     if _same_device(chain_a[-1], chain_b[-1]) and len(chain_a) == len(chain_b) == common + 1:
         return PcieRelation.PIX
@@ -98,9 +94,15 @@ def pcie_hops(chain_a: tuple[str, ...], chain_b: tuple[str, ...]) -> int | None:
     """
     if not chain_a or not chain_b or chain_a[0] != chain_b[0]:
         return None
+    common = _common_depth(chain_a, chain_b)
+    return (len(chain_a) - common) + (len(chain_b) - common)
+
+
+def _common_depth(chain_a: tuple[str, ...], chain_b: tuple[str, ...]) -> int:
+    """How many leading elements (root bus, then bridge ports) the chains share."""
     common = 0
     for left, right in zip(chain_a, chain_b, strict=False):
         if left != right:
             break
         common += 1
-    return (len(chain_a) - common) + (len(chain_b) - common)
+    return common

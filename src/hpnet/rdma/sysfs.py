@@ -86,9 +86,18 @@ def _read_device(
             found = [u for u in fs.listdir(f"{parent}/infiniband_verbs") if u.startswith("uverbs")]
             uverbs_name = found[0] if found else None
     else:
-        # Software devices (rxe, siw) have no parent device; rxe names its netdev.
+        # Software devices (rxe, siw) have no parent device; they name their netdev.
         parent_netdev = fs.read(f"{base}/parent")
         netdevs = (parent_netdev,) if parent_netdev else ()
+        if parent_netdev is None:
+            problems.append(
+                Problem(
+                    code="rdma-no-parent",
+                    what=f"{name} has no parent device: PCI address, NUMA node and GPU "
+                    "distance are unknown",
+                    where=fs.display(f"{base}/device"),
+                )
+            )
     uverbs = None
     if uverbs_name is not None:
         dev_rel = f"dev/infiniband/{uverbs_name}"
@@ -217,6 +226,15 @@ def _read_state(
 def _read_gids(
     fs: FsRoot, device: str, port: int, base: str, problems: list[Problem]
 ) -> tuple[Gid, ...]:
+    if not fs.is_dir(f"{base}/gids"):
+        problems.append(
+            Problem(
+                code="sysfs-unreadable",
+                what=f"{device} port {port}: no GID table",
+                where=fs.display(f"{base}/gids"),
+            )
+        )
+        return ()
     gids: list[Gid] = []
     for entry in fs.listdir(f"{base}/gids"):
         if not entry.isdigit():
