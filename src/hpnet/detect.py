@@ -100,6 +100,10 @@ class NodeInventory:
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class DetectOptions:
     sysfs_root: str = "/"
+    #: a Python to import torch in and ask for its NCCL (``hpnet detect --torch``);
+    #: None: torch's version and NCCL pin are read from its files only
+    torch_python: str | None = None
+    torch_timeout_seconds: float = 120.0
 
 
 def gpu_nic_topology(
@@ -175,6 +179,9 @@ def detect(
 
         versions: Versions | None = _read_versions(
             fs,
+            options=options,
+            runner=runner,
+            problems=problems,
             env=env,
             python_path=python_path,
             devices=devices,
@@ -261,6 +268,9 @@ def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport
 def _read_versions(
     fs: FsRoot,
     *,
+    options: DetectOptions,
+    runner: Runner,
+    problems: list[Problem],
     env: Mapping[str, str],
     python_path: Sequence[str],
     devices: Sequence[RdmaDevice],
@@ -274,7 +284,6 @@ def _read_versions(
         nccl_from_dlopen,
         nccl_from_wheels,
         rdma_core_from_libibverbs,
-        read_torch,
     )
 
     dirs = library_dirs(fs, env)
@@ -291,13 +300,40 @@ def _read_versions(
         nvidia_driver=gpu_report.driver_version or gpudirect.nvidia_module_version,
         cuda_driver=gpu_report.cuda_driver_version,
         nccl=tuple(nccl),
-        torch=read_torch(site_dirs),
+        torch=_torch(site_dirs, options, runner, problems),
         rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
         libibverbs=_library("libibverbs", verbs_path),
         librdmacm=_library("librdmacm", rdmacm_path),
         providers=tuple(LibraryInfo(name=p, path=find_provider(fs, dirs, p)) for p in providers),
         kernel=gpudirect.kernel_release,
     )
+
+
+def _torch(
+    site_dirs: Sequence[str], options: DetectOptions, runner: Runner, problems: list[Problem]
+) -> TorchInfo | None:
+    """torch from its files; with ``torch_python``, as torch itself reports."""
+    from hpnet.node.versions import TORCH_PROBE, parse_torch_probe, read_torch  # noqa: PLC0415
+
+    from_files = read_torch(site_dirs)
+    if options.torch_python is None:
+        return from_files
+    result = runner(
+        (options.torch_python, "-c", TORCH_PROBE), timeout_seconds=options.torch_timeout_seconds
+    )
+    probed = parse_torch_probe(result.stdout) if result.ok else None
+    if probed is None:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        problems.append(
+            Problem(
+                code="torch-probe-failed",
+                what=f"importing torch failed (exit {result.returncode}): "
+                + (detail[-1][:200] if detail else "no output"),
+                where=f"{options.torch_python} -c 'import torch'",
+            )
+        )
+        return from_files
+    return probed
 
 
 def _library(name: str, path: str | None) -> LibraryInfo:

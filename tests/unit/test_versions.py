@@ -100,3 +100,57 @@ def test_ld_so_conf_includes_are_searched(tmp_path: Path) -> None:
     assert (
         find_library(root, dirs, "libibverbs.so.1") == "/usr/mellanox/lib/libibverbs.so.1.14.56.0"
     )
+
+
+def test_torch_probe_of_the_cpu_wheel() -> None:
+    from hpnet.node.versions import parse_torch_probe
+
+    info = parse_torch_probe((DATA / "commands" / "torch-probe-2.13.0+cpu.txt").read_text())
+    assert info is not None
+    assert (info.version, info.cuda, info.nccl, info.nccl_source) == (
+        "2.13.0+cpu",
+        None,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("[2, 28, 9]", "2.28.9"), ("2708", "2.7.8"), ("21805", "2.18.5")]
+)
+def test_torch_probe_nccl_spellings(raw: str, expected: str) -> None:
+    from hpnet.node.versions import parse_torch_probe
+
+    # tuples since torch 1.x's later releases; integer codes before (decoded as ncclGetVersion's)
+    noise = "some warning on stdout\n"
+    info = parse_torch_probe(noise + '{"version": "x", "cuda": "12.1", "nccl": ' + raw + "}\n")
+    assert info is not None and info.nccl == expected
+
+
+def test_detect_with_torch_probe_success_and_failure() -> None:
+    from hpnet.detect import DetectOptions, detect
+    from hpnet.node.versions import TORCH_PROBE
+    from hpnet.runner import CommandResult, RecordedRunner
+
+    argv = ("py", "-c", TORCH_PROBE)
+    good = CommandResult(
+        argv=argv,
+        returncode=0,
+        stdout=(DATA / "commands" / "torch-probe-2.13.0+cpu.txt").read_text(),
+    )
+    inv = detect(
+        DetectOptions(torch_python="py"),
+        runner=RecordedRunner({argv: good}),
+        env={},
+        python_path=[],
+    )
+    assert inv.versions is not None and inv.versions.torch is not None
+    assert inv.versions.torch.version == "2.13.0+cpu"
+    bad = CommandResult(
+        argv=argv, returncode=1, stdout="", stderr="ModuleNotFoundError: No module named 'torch'\n"
+    )
+    inv = detect(
+        DetectOptions(torch_python="py"), runner=RecordedRunner({argv: bad}), env={}, python_path=[]
+    )
+    (problem,) = [p for p in inv.problems if p.code == "torch-probe-failed"]
+    assert "No module named 'torch'" in problem.what

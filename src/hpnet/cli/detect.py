@@ -25,6 +25,7 @@ rdma-core versions, memlock and /dev/shm limits, GPUDirect modules, container.
 class DetectArgs:
     sysfs_root: str
     listings: tuple[str, ...]
+    torch: bool
     json: bool
 
 
@@ -43,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="read saved ibv_devinfo / ibstat / show_gids / ibdev2netdev output (repeatable)",
     )
+    parser.add_argument(
+        "--torch",
+        action="store_true",
+        help="import torch (in a child process, seconds) and ask it which NCCL it uses; "
+        "without it torch's files are read and the NCCL its wheel pins is reported",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -50,6 +57,7 @@ def run(namespace: argparse.Namespace) -> int:
     args = DetectArgs(
         sysfs_root=namespace.sysfs_root,
         listings=tuple(namespace.listings),
+        torch=namespace.torch,
         json=namespace.json,
     )
     import os  # noqa: PLC0415 - keep `hpnet --help` free of imports
@@ -83,7 +91,11 @@ def run(namespace: argparse.Namespace) -> int:
         inventory = inventory_from_listings(listings)
     else:
         inventory = detect(
-            DetectOptions(sysfs_root=args.sysfs_root), env=os.environ, python_path=sys.path
+            DetectOptions(
+                sysfs_root=args.sysfs_root, torch_python=sys.executable if args.torch else None
+            ),
+            env=os.environ,
+            python_path=sys.path,
         )
     if args.json:
         from hpnet.jsonout import dumps  # noqa: PLC0415

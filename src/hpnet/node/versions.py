@@ -18,6 +18,7 @@ from pathlib import Path
 from hpnet.node.sysfs import FsRoot
 
 __all__ = [
+    "TORCH_PROBE",
     "LibraryInfo",
     "NcclInfo",
     "TorchInfo",
@@ -27,6 +28,7 @@ __all__ = [
     "library_dirs",
     "nccl_from_dlopen",
     "nccl_from_wheels",
+    "parse_torch_probe",
     "parse_torch_version_py",
     "rdma_core_from_libibverbs",
     "read_torch",
@@ -66,7 +68,10 @@ class NcclInfo:
 class TorchInfo:
     version: str
     cuda: str | None  # None for CPU builds
-    nccl: str | None  # the NCCL torch's wheel pins (nvidia-nccl-cuXX==V), if any
+    nccl: str | None  # the NCCL torch uses, if known
+    #: where ``nccl`` comes from: "wheel pin" (torch's METADATA, torch not imported)
+    #: or "torch.cuda.nccl.version()" (``--torch``: torch imported in a child process)
+    nccl_source: str | None = None
 
 
 def decode_nccl_version(code: int) -> str:
@@ -194,7 +199,58 @@ def read_torch(site_dirs: Iterable[str]) -> TorchInfo | None:
                 continue
             nccl = pin.group(1) if pin else None
         if version:
-            return TorchInfo(version=version, cuda=cuda, nccl=nccl)
+            return TorchInfo(
+                version=version, cuda=cuda, nccl=nccl, nccl_source="wheel pin" if nccl else None
+            )
+    return None
+
+
+# Run in a child process by `hpnet detect --torch`: importing torch takes seconds and
+# may fail in ways that must not take hpnet down. Prints one JSON line last.
+TORCH_PROBE = """\
+import json, torch
+try:
+    import torch.cuda.nccl as nccl
+    raw = nccl.version()
+except Exception:
+    raw = None
+print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda, "nccl": raw}))
+"""
+
+
+def parse_torch_probe(stdout: str) -> TorchInfo | None:
+    """The :data:`TORCH_PROBE` child's answer (pure); None if there is none.
+
+    ``torch.cuda.nccl.version()`` returns a tuple ``(2, 28, 9)`` in current torch
+    and an integer code (``2708``) in old releases.
+
+    >>> info = parse_torch_probe('{"version": "2.11.0+cu130", "cuda": "13.0", "nccl": [2, 28, 9]}')
+    >>> info.nccl, info.nccl_source
+    ('2.28.9', 'torch.cuda.nccl.version()')
+    """
+    import json  # noqa: PLC0415 - only with --torch
+
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("version"), str):
+            continue
+        raw = data.get("nccl")
+        if isinstance(raw, list) and all(isinstance(part, int) for part in raw):
+            nccl: str | None = ".".join(str(part) for part in raw)
+        elif isinstance(raw, int):
+            nccl = decode_nccl_version(raw)
+        else:
+            nccl = None
+        cuda = data.get("cuda")
+        return TorchInfo(
+            version=data["version"],
+            cuda=cuda if isinstance(cuda, str) else None,
+            nccl=nccl,
+            nccl_source="torch.cuda.nccl.version()" if nccl else None,
+        )
     return None
 
 
