@@ -79,6 +79,7 @@ def test_gpudirect_module_from_sysfs(tmp_path: Path) -> None:
     ("name", "version", "open_module"),
     [
         ("proc-driver-nvidia-version-open-580.txt", "580.95.05", True),
+        ("proc-driver-nvidia-version-open-580-h100.txt", "580.159.04", True),
         ("proc-driver-nvidia-version-proprietary-515.txt", "515.76", False),
     ],
 )

@@ -115,6 +115,15 @@ def test_torch_probe_of_the_cpu_wheel() -> None:
     )
 
 
+def test_torch_probe_of_a_cuda_build_on_an_h100() -> None:
+    from hpnet.node.versions import parse_torch_probe
+
+    info = parse_torch_probe((DATA / "commands" / "torch-probe-2.11.0+cu130-h100.txt").read_text())
+    assert info is not None
+    assert (info.version, info.cuda, info.nccl) == ("2.11.0+cu130", "13.0", "2.28.9")
+    assert info.nccl_source == "torch.cuda.nccl.version()"
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"), [("[2, 28, 9]", "2.28.9"), ("2708", "2.7.8"), ("21805", "2.18.5")]
 )

@@ -106,7 +106,7 @@ def nccl_from_dlopen(soname: str = "libnccl.so.2") -> NcclInfo | None:
     return NcclInfo(
         version=decode_nccl_version(code.value),
         path=_loaded_path(soname),
-        source=f"{soname} (dynamic loader)",
+        source=f"{soname} via the dynamic loader",
     )
 
 
