@@ -61,7 +61,7 @@ class LibraryInfo:
 class NcclInfo:
     version: str
     path: str | None
-    source: str  # "libnccl.so.2 (dynamic loader)" or "wheel nvidia-nccl-cu12"
+    source: str  # "libnccl.so.2 via the dynamic loader" or "wheel nvidia-nccl-cu12"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
