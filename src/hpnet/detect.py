@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -34,26 +33,21 @@ from hpnet.runner import Runner, SubprocessRunner
 if TYPE_CHECKING:  # live-only modules are imported where used: start-up time
     from hpnet.node.context import Context
     from hpnet.node.limits import Limits
-    from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo
+    from hpnet.node.versions import Versions
 
 __all__ = [
     "SCHEMA_VERSION",
     "DetectOptions",
     "NodeInventory",
     "TopologyEntry",
-    "Versions",
     "choose_gpu_report",
-    "decode_listing",
     "detect",
     "gpu_nic_topology",
     "inventory_from_listings",
-    "read_listing_file",
 ]
 
 #: Bumped when a key of the JSON output changes meaning or disappears.
 SCHEMA_VERSION = 1
-#: Largest listing ``--from`` reads; real listings are kilobytes.
-MAX_LISTING_BYTES = 16 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,19 +58,6 @@ class TopologyEntry:
     relation: PcieRelation
     #: PCIe links between the two under one root bus (None across root buses)
     hops: int | None
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Versions:
-    nvidia_driver: str | None
-    cuda_driver: str | None
-    nccl: tuple[NcclInfo, ...]
-    torch: TorchInfo | None
-    rdma_core: str | None
-    libibverbs: LibraryInfo
-    librdmacm: LibraryInfo
-    providers: tuple[LibraryInfo, ...]
-    kernel: str | None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -176,17 +157,19 @@ def detect(
     if fs.is_live:
         from hpnet.node.context import read_context  # noqa: PLC0415
         from hpnet.node.limits import read_limits  # noqa: PLC0415
+        from hpnet.node.versions import read_versions  # noqa: PLC0415
 
-        versions: Versions | None = _read_versions(
+        versions: Versions | None = read_versions(
             fs,
-            options=options,
-            runner=runner,
-            problems=problems,
             env=env,
             python_path=python_path,
-            devices=devices,
+            drivers=sorted({d.driver for d in devices}),
             gpu_report=gpu_report,
             gpudirect=gpudirect,
+            torch_python=options.torch_python,
+            torch_timeout_seconds=options.torch_timeout_seconds,
+            runner=runner,
+            problems=problems,
         )
         limits: Limits | None = read_limits()
         context: Context | None = read_context(fs, env)
@@ -265,83 +248,6 @@ def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport
     return report
 
 
-def _read_versions(
-    fs: FsRoot,
-    *,
-    options: DetectOptions,
-    runner: Runner,
-    problems: list[Problem],
-    env: Mapping[str, str],
-    python_path: Sequence[str],
-    devices: Sequence[RdmaDevice],
-    gpu_report: GpuReport,
-    gpudirect: GpuDirect,
-) -> Versions:
-    from hpnet.node.versions import (  # noqa: PLC0415 - live only
-        find_library,
-        find_provider,
-        library_dirs,
-        nccl_from_dlopen,
-        nccl_from_wheels,
-        rdma_core_from_libibverbs,
-    )
-
-    dirs = library_dirs(fs, env)
-    verbs_path = find_library(fs, dirs, "libibverbs.so.1")
-    rdmacm_path = find_library(fs, dirs, "librdmacm.so.1")
-    nccl: list[NcclInfo] = []
-    loaded = nccl_from_dlopen()
-    if loaded:
-        nccl.append(loaded)
-    site_dirs = [entry for entry in python_path if entry.endswith("-packages")]
-    nccl += [w for w in nccl_from_wheels(site_dirs) if not loaded or w.path != loaded.path]
-    providers = sorted({d.driver for d in devices})
-    return Versions(
-        nvidia_driver=gpu_report.driver_version or gpudirect.nvidia_module_version,
-        cuda_driver=gpu_report.cuda_driver_version,
-        nccl=tuple(nccl),
-        torch=_torch(site_dirs, options, runner, problems),
-        rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
-        libibverbs=_library("libibverbs", verbs_path),
-        librdmacm=_library("librdmacm", rdmacm_path),
-        providers=tuple(LibraryInfo(name=p, path=find_provider(fs, dirs, p)) for p in providers),
-        kernel=gpudirect.kernel_release,
-    )
-
-
-def _torch(
-    site_dirs: Sequence[str], options: DetectOptions, runner: Runner, problems: list[Problem]
-) -> TorchInfo | None:
-    """torch from its files; with ``torch_python``, as torch itself reports."""
-    from hpnet.node.versions import TORCH_PROBE, parse_torch_probe, read_torch  # noqa: PLC0415
-
-    from_files = read_torch(site_dirs)
-    if options.torch_python is None:
-        return from_files
-    result = runner(
-        (options.torch_python, "-c", TORCH_PROBE), timeout_seconds=options.torch_timeout_seconds
-    )
-    probed = parse_torch_probe(result.stdout) if result.ok else None
-    if probed is None:
-        detail = (result.stderr or result.stdout).strip().splitlines()
-        problems.append(
-            Problem(
-                code="torch-probe-failed",
-                what=f"importing torch failed (exit {result.returncode}): "
-                + (detail[-1][:200] if detail else "no output"),
-                where=f"{options.torch_python} -c 'import torch'",
-            )
-        )
-        return from_files
-    return probed
-
-
-def _library(name: str, path: str | None) -> LibraryInfo:
-    from hpnet.node.versions import LibraryInfo, soname_version  # noqa: PLC0415 - live only
-
-    return LibraryInfo(name=name, path=path, version=soname_version(path) if path else None)
-
-
 def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventory:
     """The RDMA inventory described by saved tool output (pure).
 
@@ -373,68 +279,4 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
         context=None,
         problems=tuple(problems),
         not_collected=("netdevs", "gpus", "topology", "versions", "limits", "context"),
-    )
-
-
-def read_listing_file(path: str) -> tuple[str, str]:
-    """Read a saved listing for :func:`inventory_from_listings`.
-
-    Only regular files, at most :data:`MAX_LISTING_BYTES`: ``/dev/zero`` or a FIFO
-    given by mistake gives an error, not a hang or an exhausted memory.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(
-            "no such file",
-            code="listing-not-found",
-            where=path,
-            fix="check the path given to --from",
-        ) from None
-    except IsADirectoryError:
-        raise _not_a_listing(path, "is a directory") from None
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the file ({exc.strerror})",
-            code="listing-unreadable",
-            where=path,
-            fix="make it readable or copy it somewhere readable",
-        ) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise _not_a_listing(path, "is a directory")
-        if not stat.S_ISREG(mode):
-            raise _not_a_listing(path, "is not a regular file (a device, FIFO or socket)")
-        data = os.read(fd, MAX_LISTING_BYTES + 1)
-    finally:
-        os.close(fd)
-    return path, decode_listing(data, path)
-
-
-def decode_listing(data: bytes, source: str) -> str:
-    """Check the size and the content of listing bytes and decode them."""
-    if len(data) > MAX_LISTING_BYTES:
-        raise InputError(
-            f"is larger than {MAX_LISTING_BYTES >> 20} MiB: too large to be a saved listing",
-            code="listing-too-large",
-            where=source,
-            fix="pass the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
-        )
-    if b"\x00" in data[:4096]:
-        raise InputError(
-            "is a binary file, not a saved listing",
-            code="listing-binary",
-            where=source,
-            fix="pass the text output of ibv_devinfo / ibstat / show_gids / ibdev2netdev",
-        )
-    return data.decode("utf-8", errors="replace")
-
-
-def _not_a_listing(path: str, what: str) -> InputError:
-    return InputError(
-        what,
-        code="listing-not-a-file",
-        where=path,
-        fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
     )

@@ -22,7 +22,6 @@ from hpnet.detect import (
     SCHEMA_VERSION,
     DetectOptions,
     NodeInventory,
-    Versions,
     detect,
     inventory_from_listings,
 )
@@ -30,7 +29,7 @@ from hpnet.jsonout import dumps
 from hpnet.node.context import classify_context
 from hpnet.node.limits import read_limits
 from hpnet.node.netdevs import Address
-from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo
+from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo, Versions
 from hpnet.problem import Problem
 from hpnet.runner import RecordedRunner
 from tests.conftest import DATA, listing_text

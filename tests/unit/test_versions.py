@@ -163,3 +163,36 @@ def test_detect_with_torch_probe_success_and_failure() -> None:
     )
     (problem,) = [p for p in inv.problems if p.code == "torch-probe-failed"]
     assert "No module named 'torch'" in problem.what
+
+
+def test_read_versions_on_a_node_with_debian_rdma_core(debian_root: FsRoot) -> None:
+    """The whole versions section, providers included, on Debian's real file lists.
+
+    (This path once built provider entries with a class imported only for type
+    checking: every live node with RDMA devices would have crashed.)"""
+    from hpnet.node.gpudirect import read_gpudirect
+    from hpnet.node.gpus import GpuReport
+    from hpnet.node.versions import read_versions
+    from hpnet.problem import Problem
+    from hpnet.runner import RecordedRunner
+
+    problems: list[Problem] = []
+    versions = read_versions(
+        debian_root,
+        env={},
+        python_path=[],
+        drivers=["erdma", "mlx5", "unknown"],
+        gpu_report=GpuReport(source="none"),
+        gpudirect=read_gpudirect(debian_root),
+        torch_python=None,
+        torch_timeout_seconds=1,
+        runner=RecordedRunner({}),
+        problems=problems,
+    )
+    assert versions.rdma_core == "44.0"
+    assert versions.libibverbs.version == "1.14.44.0"
+    assert versions.librdmacm.version == "1.3.44.0"
+    assert [(p.name, p.path is not None) for p in versions.providers] == [
+        ("erdma", True), ("mlx5", True), ("unknown", False)
+    ]  # fmt: skip
+    assert versions.nccl == () and versions.torch is None and problems == []

@@ -63,14 +63,7 @@ def run(namespace: argparse.Namespace) -> int:
     import os  # noqa: PLC0415 - keep `hpnet --help` free of imports
     import sys  # noqa: PLC0415
 
-    from hpnet.detect import (  # noqa: PLC0415
-        MAX_LISTING_BYTES,
-        DetectOptions,
-        decode_listing,
-        detect,
-        inventory_from_listings,
-        read_listing_file,
-    )
+    from hpnet.detect import DetectOptions, detect, inventory_from_listings  # noqa: PLC0415
 
     if args.listings:
         if args.sysfs_root != "/":
@@ -82,6 +75,12 @@ def run(namespace: argparse.Namespace) -> int:
                 where="hpnet detect",
                 fix="give one of them",
             )
+        from hpnet.rdma.listings.files import (  # noqa: PLC0415
+            MAX_LISTING_BYTES,
+            decode_listing,
+            read_listing_file,
+        )
+
         listings = [
             ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
             if path == "-"

@@ -12,16 +12,21 @@ import dataclasses
 import glob
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hpnet.node.gpudirect import GpuDirect
+from hpnet.node.gpus import GpuReport
 from hpnet.node.sysfs import FsRoot
+from hpnet.problem import Problem
+from hpnet.runner import Runner
 
 __all__ = [
     "TORCH_PROBE",
     "LibraryInfo",
     "NcclInfo",
     "TorchInfo",
+    "Versions",
     "decode_nccl_version",
     "find_library",
     "find_provider",
@@ -32,6 +37,7 @@ __all__ = [
     "parse_torch_version_py",
     "rdma_core_from_libibverbs",
     "read_torch",
+    "read_versions",
     "soname_version",
 ]
 
@@ -72,6 +78,19 @@ class TorchInfo:
     #: where ``nccl`` comes from: "wheel pin" (torch's METADATA, torch not imported)
     #: or "torch.cuda.nccl.version()" (``--torch``: torch imported in a child process)
     nccl_source: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Versions:
+    nvidia_driver: str | None
+    cuda_driver: str | None
+    nccl: tuple[NcclInfo, ...]
+    torch: TorchInfo | None
+    rdma_core: str | None
+    libibverbs: LibraryInfo
+    librdmacm: LibraryInfo
+    providers: tuple[LibraryInfo, ...]
+    kernel: str | None
 
 
 def decode_nccl_version(code: int) -> str:
@@ -333,3 +352,72 @@ def find_provider(fs: FsRoot, dirs: Iterable[str], provider: str) -> str | None:
             if ".so" in name:
                 return f"/{directory}/libibverbs/{name}"
     return None
+
+
+def read_versions(
+    fs: FsRoot,
+    *,
+    env: Mapping[str, str],
+    python_path: Sequence[str],
+    drivers: Sequence[str],
+    gpu_report: GpuReport,
+    gpudirect: GpuDirect,
+    torch_python: str | None,
+    torch_timeout_seconds: float,
+    runner: Runner,
+    problems: list[Problem],
+) -> Versions:
+    """Everything under :class:`Versions`, for the node under ``fs``.
+
+    ``drivers`` are the provider families of the RDMA devices found (their
+    provider libraries are looked for); ``torch_python`` runs :data:`TORCH_PROBE`
+    when given. NCCL is loaded only on the live root (``ncclGetVersion``).
+    """
+    dirs = library_dirs(fs, env)
+    verbs_path = find_library(fs, dirs, "libibverbs.so.1")
+    rdmacm_path = find_library(fs, dirs, "librdmacm.so.1")
+    loaded = nccl_from_dlopen() if fs.is_live else None
+    site_dirs = [entry for entry in python_path if entry.endswith("-packages")]
+    wheels = [w for w in nccl_from_wheels(site_dirs) if not loaded or w.path != loaded.path]
+    return Versions(
+        nvidia_driver=gpu_report.driver_version or gpudirect.nvidia_module_version,
+        cuda_driver=gpu_report.cuda_driver_version,
+        nccl=(loaded, *wheels) if loaded else tuple(wheels),
+        torch=_torch(site_dirs, torch_python, torch_timeout_seconds, runner, problems),
+        rdma_core=rdma_core_from_libibverbs(verbs_path) if verbs_path else None,
+        libibverbs=_library("libibverbs", verbs_path),
+        librdmacm=_library("librdmacm", rdmacm_path),
+        providers=tuple(_library(d, find_provider(fs, dirs, d)) for d in drivers),
+        kernel=gpudirect.kernel_release,
+    )
+
+
+def _library(name: str, path: str | None) -> LibraryInfo:
+    return LibraryInfo(name=name, path=path, version=soname_version(path) if path else None)
+
+
+def _torch(
+    site_dirs: Sequence[str],
+    torch_python: str | None,
+    timeout_seconds: float,
+    runner: Runner,
+    problems: list[Problem],
+) -> TorchInfo | None:
+    """torch from its files; with ``torch_python``, as torch itself reports."""
+    from_files = read_torch(site_dirs)
+    if torch_python is None:
+        return from_files
+    result = runner((torch_python, "-c", TORCH_PROBE), timeout_seconds=timeout_seconds)
+    probed = parse_torch_probe(result.stdout) if result.ok else None
+    if probed is None:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        problems.append(
+            Problem(
+                code="torch-probe-failed",
+                what=f"importing torch failed (exit {result.returncode}): "
+                + (detail[-1][:200] if detail else "no output"),
+                where=f"{torch_python} -c 'import torch'",
+            )
+        )
+        return from_files
+    return probed
