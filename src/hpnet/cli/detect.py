@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import sys
+
+from hpnet.errors import UsageError
 
 DESCRIPTION = """\
 Inventory this node: RDMA devices (driver, ports, state, link layer, rate, LID),
@@ -60,42 +64,23 @@ def run(namespace: argparse.Namespace) -> int:
         torch=namespace.torch,
         json=namespace.json,
     )
-    import os  # noqa: PLC0415 - keep `hpnet --help` free of imports
-    import sys  # noqa: PLC0415
-
+    # The library is imported here, not at the top: `hpnet detect --help` needs none of it.
     from hpnet.detect import DetectOptions, detect, inventory_from_listings  # noqa: PLC0415
 
     if args.listings:
         if args.sysfs_root != "/":
-            from hpnet.errors import UsageError  # noqa: PLC0415
-
             raise UsageError(
                 "--from and --sysfs-root describe different nodes",
                 code="usage",
                 where="hpnet detect",
                 fix="give one of them",
             )
-        from hpnet.rdma.listings.files import (  # noqa: PLC0415
-            MAX_LISTING_BYTES,
-            decode_listing,
-            read_listing_file,
-        )
-
-        listings = [
-            ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
-            if path == "-"
-            else read_listing_file(path)
-            for path in args.listings
-        ]
-        inventory = inventory_from_listings(listings)
+        inventory = inventory_from_listings(_read_listings(args.listings))
     else:
-        inventory = detect(
-            DetectOptions(
-                sysfs_root=args.sysfs_root, torch_python=sys.executable if args.torch else None
-            ),
-            env=os.environ,
-            python_path=sys.path,
+        options = DetectOptions(
+            sysfs_root=args.sysfs_root, torch_python=sys.executable if args.torch else None
         )
+        inventory = detect(options, env=os.environ, python_path=sys.path)
     if args.json:
         from hpnet.jsonout import dumps  # noqa: PLC0415
 
@@ -105,3 +90,19 @@ def run(namespace: argparse.Namespace) -> int:
 
         print(render_inventory(inventory), end="")
     return 0
+
+
+def _read_listings(paths: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(source, text)`` for each ``--from``; ``-`` is standard input."""
+    from hpnet.rdma.listings.files import (  # noqa: PLC0415
+        MAX_LISTING_BYTES,
+        decode_listing,
+        read_listing_file,
+    )
+
+    return [
+        ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
+        if path == "-"
+        else read_listing_file(path)
+        for path in paths
+    ]

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from hpnet.detect import NodeInventory
-from hpnet.node.limits import RlimitValue
+from typing import TYPE_CHECKING
+
 from hpnet.rdma.model import GidKind, RdmaDevice
 from hpnet.render.table import format_pairs, format_table
+
+if TYPE_CHECKING:
+    from hpnet.detect import NodeInventory
+    from hpnet.node.limits import RlimitValue
 
 __all__ = ["render_inventory"]
 
 
 def render_inventory(inv: NodeInventory) -> str:
     """A compact table per section; empty sections say so in one line."""
-    head = (
-        f"hpnet detect — {inv.hostname or 'this node'}"
-        if inv.source == "live"
-        else (f"hpnet detect — {inv.source}")
-    )
+    head = f"hpnet detect — {inv.hostname or 'this node' if inv.source == 'live' else inv.source}"
     if inv.context and inv.context.in_container:
         kind = inv.context.runtime or "container"
         head += f" — in a {kind} container" + (
