@@ -51,8 +51,20 @@ class FsRoot:
         """The full path of ``rel`` under the root."""
         return os.path.join(self.root, rel)
 
-    def _inside(self, path: str) -> bool:
-        return self.is_live or os.path.realpath(path).startswith(self._prefix)
+    def _opened_inside(self, fd: int) -> bool:
+        """Whether an opened file lies under the root (always, for the live root).
+
+        One ``readlink`` of ``/proc/self/fd/N`` names the file actually opened,
+        links resolved; ``os.path.realpath`` costs an ``lstat`` per path component
+        and made reading a recorded tree three times slower.
+        """
+        if self.is_live:
+            return True
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+        return real.startswith(self._prefix)
 
     def display(self, rel: str) -> str:
         """How to name ``rel`` in messages: the absolute path a user can ``cat``."""
@@ -61,15 +73,12 @@ class FsRoot:
     def read(self, rel: str) -> str | None:
         """The file's text without surrounding white space; None if it is missing,
         unreadable, not a regular file, outside the root or not text."""
-        path = self.path(rel)
-        if not self._inside(path):
-            return None
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            fd = os.open(self.path(rel), os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            if not stat.S_ISREG(os.fstat(fd).st_mode) or not self._opened_inside(fd):
                 return None
             data = os.read(fd, MAX_ATTRIBUTE_BYTES)
         except OSError:
@@ -95,9 +104,9 @@ class FsRoot:
         return os.path.lexists(self.path(rel))
 
     def is_dir(self, rel: str) -> bool:
-        """Whether ``rel`` is a directory inside the root."""
-        path = self.path(rel)
-        return os.path.isdir(path) and self._inside(path)
+        """Whether ``rel`` is a directory (its entries are read through :meth:`read`,
+        which refuses files outside the root)."""
+        return os.path.isdir(self.path(rel))
 
     def listdir(self, rel: str, *, natural: bool = True, prefix: str = "") -> list[str]:
         """Entry names (those starting with ``prefix``), [] if absent.
