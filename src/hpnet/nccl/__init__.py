@@ -1,0 +1,1 @@
+"""NCCL knowledge: the variable catalog and its validators, environment resolution."""
