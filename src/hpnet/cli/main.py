@@ -29,6 +29,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.detect",
         "inventory this node: RDMA devices, GIDs, netdevs, GPUs, PCIe topology, versions, limits",
     ),
+    "env": (
+        "hpnet.cli.env",
+        "the NCCL environment for this node: profile + detection + overrides, with origins",
+    ),
+    "profiles": ("hpnet.cli.profiles", "list or show the platform profiles and their sources"),
 }
 
 INTERNAL_ERROR = 3

@@ -1,0 +1,148 @@
+"""``hpnet env``: flags -> :class:`EnvArgs` -> :func:`hpnet.api.resolve_env` -> a format."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+
+DESCRIPTION = """\
+The NCCL environment for this node: NCCL defaults < platform profile < what the node
+calls for < your overrides (--set, --config) < variables already in the environment
+(kept, and reported when they disagree; --override-env replaces them). The node
+decides the HCAs, the RoCE GID index and the socket interface, and says so when a
+profile's value does not fit it.
+
+  hpnet env --profile pai-dlc-erdma                  export lines for this node
+  hpnet env --profile pai-lingjun --explain          every value with origin and reason
+  hpnet env --profile auto --format mpirun           -x K=V arguments
+  hpnet env --sysfs-root DIR --profile roce --json   a recorded node
+
+formats: shell (default), dotenv, json, mpirun, deepspeed, k8s, slurm
+"""
+
+FORMATS = ("shell", "dotenv", "json", "mpirun", "deepspeed", "k8s", "slurm")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class EnvArgs:
+    profile: str | None
+    sysfs_root: str
+    listings: tuple[str, ...]
+    sets: tuple[str, ...]
+    config: str | None
+    override_env: bool
+    fmt: str
+    explain: bool
+    nccl_version: str | None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="a platform profile (see `hpnet profiles`); default auto")
+    parser.add_argument(
+        "--sysfs-root",
+        default="/",
+        metavar="DIR",
+        help="detect a recorded tree instead of this node",
+    )
+    parser.add_argument(
+        "--from",
+        dest="listings",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="detect from saved ibv_devinfo / show_gids / ... output",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="override a variable (repeatable)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE.toml",
+        help='overrides from a file: profile = "NAME" and an [env] table',
+    )
+    parser.add_argument(
+        "--override-env",
+        action="store_true",
+        help="let the resolution replace variables already set in the environment",
+    )
+    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="shell")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+    parser.add_argument(
+        "--explain", action="store_true", help="print every value with its origin and reason"
+    )
+    parser.add_argument(
+        "--nccl-version",
+        metavar="X.Y.Z",
+        help="the NCCL the job will run (default: what the node has)",
+    )
+
+
+def run(namespace: argparse.Namespace) -> int:
+    args = EnvArgs(
+        profile=namespace.profile,
+        sysfs_root=namespace.sysfs_root,
+        listings=tuple(namespace.listings),
+        sets=tuple(namespace.sets),
+        config=namespace.config,
+        override_env=namespace.override_env,
+        fmt="json" if namespace.json else namespace.fmt,
+        explain=namespace.explain,
+        nccl_version=namespace.nccl_version,
+    )
+    from hpnet.api import resolve_env  # noqa: PLC0415 - `hpnet env --help` needs none of it
+    from hpnet.nccl.config import parse_sets  # noqa: PLC0415
+    from hpnet.nccl.formats import explain, render  # noqa: PLC0415
+
+    profile, user = _config(args.config)
+    user.update(parse_sets(args.sets))
+    listings = _listings(args.listings) if args.listings else ()
+    resolution = resolve_env(
+        args.profile or profile or "auto",
+        sysfs_root=args.sysfs_root,
+        listings=listings,
+        user=user,
+        environment=dict(os.environ),
+        override_env=args.override_env,
+        nccl_version=args.nccl_version,
+    )
+    if args.explain:
+        print(explain(resolution), end="")
+        return 0
+    output = render(resolution, args.fmt)
+    if args.fmt != "json":
+        for finding in resolution.findings:
+            print(f"hpnet env: {finding.severity}: {finding.message}", file=sys.stderr)
+    print(output, end="")
+    return 0
+
+
+def _config(path: str | None) -> tuple[str | None, dict[str, str]]:
+    if path is None:
+        return None, {}
+    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.nccl.config import load_config  # noqa: PLC0415
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(1 << 20)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the config ({exc.strerror})",
+            code="config-unreadable",
+            where=path,
+            fix="check the path given to --config",
+        ) from None
+    return load_config(text, source=path)
+
+
+def _listings(paths: tuple[str, ...]) -> list[tuple[str, str]]:
+    from hpnet.rdma.listings.files import read_listing_file  # noqa: PLC0415
+
+    return [read_listing_file(path) for path in paths]

@@ -1,0 +1,116 @@
+"""User overrides for ``hpnet env``: ``--set K=V`` and ``--config FILE.toml``.
+
+Validated strictly: a mistyped ``NCCL_*`` name would be ignored by NCCL without a
+word, so here it is an error with the closest known name. The config file::
+
+    profile = "pai-lingjun"     # optional: the profile when --profile is not given
+
+    [env]
+    NCCL_IB_TIMEOUT = 23
+    NCCL_SOCKET_IFNAME = "=eth0"
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Mapping
+
+from hpnet.errors import InputError, UsageError
+from hpnet.nccl.catalog import lookup, suggest
+
+__all__ = ["Overrides", "load_config", "parse_sets"]
+
+_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_TOP_KEYS = frozenset({"profile", "env"})
+
+Overrides = dict[str, str]
+
+
+def check_name(name: str, where: str) -> None:
+    """Refuse names that are not environment names, and unknown ``NCCL_*`` names."""
+    if not _NAME.match(name):
+        raise InputError(
+            f"{name!r} is not an environment variable name",
+            code="bad-variable-name",
+            where=where,
+            fix="use upper-case letters, digits and underscores",
+        )
+    if name.startswith("NCCL_") and lookup(name) is None:
+        close = suggest(name)
+        raise InputError(
+            f"{name} is not an NCCL variable: NCCL would silently ignore it",
+            code="unknown-variable",
+            where=where,
+            fix=f"did you mean {close}?" if close else "see NCCL's environment variable list",
+        )
+
+
+def parse_sets(items: Iterable[str]) -> Overrides:
+    """``["NCCL_IB_TIMEOUT=23", ...]`` -> a mapping, names checked.
+
+    >>> parse_sets(["NCCL_IB_TIMEOUT=23"])
+    {'NCCL_IB_TIMEOUT': '23'}
+    """
+    result: Overrides = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(
+                f"--set {item!r} has no '='",
+                code="usage",
+                where="--set",
+                fix="write --set NAME=VALUE",
+            )
+        check_name(name, f"--set {item}")
+        result[name] = value
+    return result
+
+
+def load_config(text: str, *, source: str) -> tuple[str | None, Overrides]:
+    """``(profile, overrides)`` from a config file's text; every key is checked."""
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: PLC0415
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib  # noqa: PLC0415
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(
+            f"not valid TOML: {exc}", code="config-syntax", where=source, fix="fix the TOML syntax"
+        ) from None
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown key {unknown[0]!r}",
+            code="config-unknown-key",
+            where=source,
+            fix='the config takes `profile = "NAME"` and an [env] table',
+        )
+    profile = data.get("profile")
+    if profile is not None and not isinstance(profile, str):
+        raise InputError(
+            "`profile` must be a string",
+            code="config-bad-value",
+            where=source,
+            fix='profile = "ib"',
+        )
+    env = data.get("env", {})
+    if not isinstance(env, Mapping):
+        raise InputError(
+            "`env` must be a table", code="config-bad-value", where=source, fix="write [env]"
+        )
+    overrides: Overrides = {}
+    for name, raw in env.items():
+        check_name(name, f"{source} [env]")
+        value = int(raw) if isinstance(raw, bool) else raw
+        if not isinstance(value, (str, int)):
+            raise InputError(
+                f"{name} must be a string or an integer",
+                code="config-bad-value",
+                where=f"{source} [env]",
+                fix=f'{name} = "..."',
+            )
+        overrides[name] = str(value)
+    return profile, overrides

@@ -1,0 +1,304 @@
+"""``hpnet env``: the NCCL environment for a node, each value with its origin.
+
+Layers, lowest first (PRODUCT.md, ``hpnet env``):
+
+1. NCCL's default (from the catalog; shown by ``--explain``, never emitted),
+2. the platform profile,
+3. what the node calls for (:mod:`hpnet.nccl.fill`: HCAs, GID index, interface),
+4. the user's overrides (``--set K=V``, ``--config FILE.toml``),
+5. variables already set in the environment: kept, and reported when they disagree
+   with what the layers below would give; ``override_env`` lets the layers win.
+
+:func:`resolve_env` is pure: the inventory, the overrides and the environment are
+passed in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from hpnet.nccl.catalog import lookup, suggest, validate
+from hpnet.nccl.fill import Finding, choose_transport, detected_values
+
+if TYPE_CHECKING:
+    from hpnet.detect import NodeInventory
+    from hpnet.profiles.model import Profile
+
+__all__ = ["Layer", "Origin", "Resolution", "ResolvedVar", "resolve_env"]
+
+#: Non-NCCL variables a profile may set and the environment layer may keep.
+_PREFIXES = ("NCCL_",)
+
+
+class Origin(str, enum.Enum):
+    NCCL_DEFAULT = "nccl-default"
+    PROFILE = "profile"
+    DETECTED = "detected"
+    USER = "user"
+    ENVIRONMENT = "environment"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Layer:
+    """One layer's word on a variable; ``value`` None means "leave it unset"."""
+
+    origin: Origin
+    value: str | None
+    reason: str
+    source: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedVar:
+    name: str
+    value: str | None  # None: not set (the layers agree it should stay unset)
+    origin: Origin
+    reason: str
+    source: str | None
+    layers: tuple[Layer, ...]  # every layer that spoke, lowest first
+    notes: tuple[str, ...] = ()
+    invalid: str | None = None  # the catalog's objection to the value, if any
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Resolution:
+    profile: str
+    transport: str
+    nccl_version: str | None
+    node: str
+    variables: tuple[ResolvedVar, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def exported(self) -> tuple[tuple[str, str], ...]:
+        """``(name, value)`` of every variable to set, in name order."""
+        return tuple((v.name, v.value) for v in self.variables if v.value is not None)
+
+    def get(self, name: str) -> ResolvedVar | None:
+        return next((v for v in self.variables if v.name == name), None)
+
+
+def resolve_env(
+    profile: Profile,
+    inventory: NodeInventory,
+    *,
+    user: Mapping[str, str] | None = None,
+    user_source: str = "--set",
+    environment: Mapping[str, str] | None = None,
+    override_env: bool = False,
+    nccl_version: str | None = None,
+) -> Resolution:
+    """Resolve the NCCL environment for ``inventory`` under ``profile``.
+
+    ``nccl_version`` defaults to the NCCL the node's job would load (torch's, else
+    the one the dynamic loader finds), when the inventory knows it.
+    """
+    user = dict(user or {})
+    environment = {k: v for k, v in (environment or {}).items() if k.startswith(_PREFIXES)}
+    version = nccl_version or _node_nccl(inventory)
+    findings: list[Finding] = []
+    layers: dict[str, list[Layer]] = {}
+
+    def add(name: str, layer: Layer) -> None:
+        layers.setdefault(name, []).append(layer)
+
+    for setting in profile.settings:
+        add(
+            name=setting.name,
+            layer=Layer(
+                origin=Origin.PROFILE,
+                value=setting.value,
+                reason=setting.why,
+                source=setting.source.cite(),
+            ),
+        )
+    transport = choose_transport(profile, inventory)
+    layered = {**{s.name: s.value for s in profile.settings}, **user, **environment}
+    detected, found = detected_values(
+        profile, inventory, transport=transport, layered=layered, nccl_version=version
+    )
+    findings += found
+    confirmations: dict[str, str] = {}
+    for item in detected:
+        if item.confirmation:
+            confirmations[item.name] = item.reason
+        else:
+            add(
+                item.name,
+                Layer(
+                    origin=Origin.DETECTED,
+                    value=item.value,
+                    reason=item.reason,
+                    source="hpnet detect",
+                ),
+            )
+    if profile.transport == "auto":
+        auto = _auto_settings(transport)
+        for name, (value, why) in auto.items():
+            if name not in layers:
+                add(
+                    name,
+                    Layer(origin=Origin.DETECTED, value=value, reason=why, source="hpnet detect"),
+                )
+    for name, value in user.items():
+        add(
+            name,
+            Layer(
+                origin=Origin.USER, value=value, reason=f"set by {user_source}", source=user_source
+            ),
+        )
+    for name, value in environment.items():
+        add(
+            name,
+            Layer(origin=Origin.ENVIRONMENT, value=value, reason="already set in the environment"),
+        )
+    variables = tuple(
+        _resolve(name, layers[name], confirmations.get(name), override_env, findings)
+        for name in sorted(layers)
+    )
+    findings += _checks(profile, variables, version)
+    return Resolution(
+        profile=profile.name,
+        transport=transport,
+        nccl_version=version,
+        node=inventory.hostname or inventory.source,
+        variables=variables,
+        findings=tuple(findings),
+    )
+
+
+def _node_nccl(inventory: NodeInventory) -> str | None:
+    versions = inventory.versions
+    if versions is None:
+        return None
+    if versions.torch is not None and versions.torch.nccl:
+        return versions.torch.nccl
+    return versions.nccl[0].version if versions.nccl else None
+
+
+def _auto_settings(transport: str) -> dict[str, tuple[str, str]]:
+    if transport == "socket":
+        return {"NCCL_IB_DISABLE": ("1", "no usable RDMA port here: the Socket transport")}
+    word = {"ib": "InfiniBand", "roce": "RoCE", "erdma": "eRDMA"}[transport]
+    return {"NCCL_IB_DISABLE": ("0", f"usable {word} ports here: NCCL's IB transport")}
+
+
+def _resolve(
+    name: str,
+    stack: list[Layer],
+    confirmation: str | None,
+    override_env: bool,
+    findings: list[Finding],
+) -> ResolvedVar:
+    var = lookup(name)
+    full = list(stack)
+    if var is not None:
+        full.insert(
+            0,
+            Layer(
+                origin=Origin.NCCL_DEFAULT,
+                value=var.default,
+                reason="NCCL's default",
+                source=var.doc,
+            ),
+        )
+    notes: list[str] = []
+    if confirmation:
+        notes.append(f"confirmed on this node: {confirmation}")
+    env_layer = next((layer for layer in stack if layer.origin is Origin.ENVIRONMENT), None)
+    below = [layer for layer in stack if layer.origin is not Origin.ENVIRONMENT]
+    winner = stack[-1]
+    if env_layer is not None and below and below[-1].value != env_layer.value:
+        wanted = below[-1]
+        if override_env:
+            winner = wanted
+            notes.append(f"replaces the environment's {env_layer.value!r} (--override-env)")
+        else:
+            notes.append(
+                f"kept from the environment; the {wanted.origin.value} layer would set "
+                f"{wanted.value!r}: {wanted.reason}"
+            )
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="environment-disagrees",
+                    message=f"{name}={env_layer.value} is set in the environment; the "
+                    f"{wanted.origin.value} layer says {wanted.value!r} ({wanted.reason}); "
+                    "use --override-env to replace it",
+                )
+            )
+    invalid = None
+    if winner.value is not None:
+        judged = validate(name, winner.value)
+        if not judged.ok:
+            invalid = judged.message
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="invalid-value",
+                    message=f"{name}={winner.value}: {judged.message}",
+                )
+            )
+    if var is None and name.startswith("NCCL_"):
+        close = suggest(name)
+        findings.append(
+            Finding(
+                severity="warn",
+                code="unknown-variable",
+                message=f"{name} is not an NCCL variable, so NCCL ignores it"
+                + (f"; did you mean {close}?" if close else ""),
+            )
+        )
+    return ResolvedVar(
+        name=name,
+        value=winner.value,
+        origin=winner.origin,
+        reason=winner.reason,
+        source=winner.source,
+        layers=tuple(full),
+        notes=tuple(notes),
+        invalid=invalid,
+    )
+
+
+def _checks(
+    profile: Profile, variables: tuple[ResolvedVar, ...], version: str | None
+) -> list[Finding]:
+    from hpnet.nccl.fill import version_tuple  # noqa: PLC0415
+
+    findings = []
+    for var in variables:
+        if var.name in profile.not_applicable and var.value is not None:
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="not-applicable",
+                    message=f"{var.name} is set ({var.origin.value}) but the {profile.name} guide "
+                    "says it does not apply there",
+                )
+            )
+    have = version_tuple(version)
+    req = profile.requirements
+    if have is not None:
+        if req.nccl_min and have < (version_tuple(req.nccl_min) or ()):
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="nccl-too-old",
+                    message=f"NCCL {version} is older than the {req.nccl_min} "
+                    f"{profile.name} requires",
+                )
+            )
+        if req.nccl_max and have[:2] > (version_tuple(req.nccl_max) or ())[:2]:
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="nccl-too-new",
+                    message=f"NCCL {version} is newer than the {req.nccl_max}.x "
+                    f"{profile.name} supports",
+                )
+            )
+    return findings

@@ -1,0 +1,132 @@
+"""Platform profiles: what a vendor's guide prescribes, as typed, cited data.
+
+A profile records the NCCL variables a platform sets (or says must not be set),
+what a custom image needs, how containers are started, how jobs are launched and
+how their environment reaches every rank, and facts about instance types. Every
+value carries the :class:`Source` it was taken from, so a reviewer can check it
+against the guide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+__all__ = [
+    "InstanceType",
+    "Launch",
+    "PackageSet",
+    "Profile",
+    "Requirements",
+    "Setting",
+    "Source",
+    "Transport",
+]
+
+#: "rdma": InfiniBand or RoCE, whichever the node has (the guide allows both)
+Transport = Literal["ib", "roce", "rdma", "erdma", "socket", "auto"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Source:
+    """Where a fact comes from: a vendor page (and the seed copy in shared/seeds)."""
+
+    title: str
+    url: str | None = None
+    seed: str | None = None  # e.g. "004_0b7006ad006b14ad.txt" in shared/seeds/
+    section: str | None = None
+
+    def cite(self) -> str:
+        parts = [self.title]
+        if self.section:
+            parts.append(f"section {self.section!r}")
+        if self.seed:
+            parts.append(f"seed {self.seed}")
+        if self.url:
+            parts.append(self.url)
+        return ", ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Setting:
+    """One environment variable a profile sets; ``why`` says what the guide says it does."""
+
+    name: str
+    value: str
+    why: str
+    source: Source
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Requirements:
+    cuda_min: str | None = None
+    nccl_min: str | None = None
+    nccl_max: str | None = None  # e.g. the AIACC plugin's supported range ends at 2.16
+    python: str | None = None
+    notes: tuple[str, ...] = ()
+    source: Source | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PackageSet:
+    """RDMA user-space packages for one distribution family."""
+
+    distros: tuple[str, ...]  # "ubuntu22.04", "ubuntu20.04", "centos7", "alinux3", ...
+    manager: Literal["apt", "yum"]
+    packages: tuple[str, ...]
+    repository: str | None = None  # an apt line or a yum repo baseurl
+    gpg_key: str | None = None
+    remove_first: tuple[str, ...] = ()  # e.g. Mellanox OFED's verbs packages
+    installer: str | None = None  # a vendor installer URL (Lingjun's rdma-core)
+    source: Source | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Launch:
+    """How the platform starts multi-node jobs and carries their environment."""
+
+    engines: tuple[str, ...]  # "torchrun", "mpirun", "mpijob", "pytorchjob", "dlc"
+    mpirun_args: tuple[str, ...] = ()
+    forwarded_prefixes: tuple[str, ...] = ()  # worker-0 variables the platform copies
+    env_file: bool = False  # the platform forwards through a file, not the launcher
+    notes: tuple[str, ...] = ()
+    source: Source | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class InstanceType:
+    name: str
+    rdma_nics: int | None = None
+    gpus: int | None = None
+    source: Source | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Profile:
+    """One platform's prescription. ``detect`` names the variables whose right value
+    depends on the node (HCA names, GID index, interface) and so are checked
+    against ``hpnet detect``; ``not_applicable`` are variables the guide says must
+    not be set on this platform."""
+
+    name: str
+    title: str
+    transport: Transport
+    summary: str
+    sources: tuple[Source, ...]
+    settings: tuple[Setting, ...] = ()
+    not_applicable: tuple[str, ...] = ()
+    detect: tuple[str, ...] = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME")
+    requirements: Requirements = dataclasses.field(default_factory=Requirements)
+    packages: tuple[PackageSet, ...] = ()
+    container_flags: tuple[str, ...] = ()
+    launch: Launch | None = None
+    instance_types: tuple[InstanceType, ...] = ()
+    reference: tuple[str, ...] = ()  # measured figures the guide reports
+    notes: tuple[str, ...] = ()
+
+    def setting(self, name: str) -> Setting | None:
+        return next((s for s in self.settings if s.name == name), None)
+
+    @property
+    def nccl_settings(self) -> tuple[Setting, ...]:
+        return tuple(s for s in self.settings if s.name.startswith("NCCL_"))
