@@ -118,16 +118,18 @@ def detected_values(
     detected: list[Detected] = []
     findings: list[Finding] = []
     version = version_tuple(nccl_version)
+    family = layered.get("NCCL_IB_ADDR_FAMILY") or layered.get("NCCL_SOCKET_FAMILY") or "AF_INET"
     selected: list[tuple[RdmaDevice, RdmaPort]] = []
     if transport != "socket" and "NCCL_IB_HCA" in profile.detect:
-        selected = _hca(profile, inventory, transport, detected, findings)
+        selected = _hca(
+            profile, inventory, transport, family=family, detected=detected, findings=findings
+        )
     if transport in ("roce", "erdma") and "NCCL_IB_GID_INDEX" in profile.detect and selected:
-        family = layered.get("NCCL_IB_ADDR_FAMILY") or layered.get("NCCL_SOCKET_FAMILY")
         _gid(
             profile,
             inventory,
             selected,
-            family or "AF_INET",
+            family,
             version=version,
             detected=detected,
             findings=findings,
@@ -150,11 +152,15 @@ def _hca(
     profile: Profile,
     inventory: NodeInventory,
     transport: str,
+    *,
+    family: str,
     detected: list[Detected],
     findings: list[Finding],
 ) -> list[tuple[RdmaDevice, RdmaPort]]:
     candidates = _ports_of(inventory, transport)
     kind = {"ib": "InfiniBand", "roce": "RoCE", "erdma": "eRDMA"}[transport]
+    if transport in ("roce", "erdma"):
+        candidates = _with_routable_gid(candidates, family, findings)
     if not candidates:
         unusable = [d.name for d in inventory.rdma_devices if d.usable_here is False]
         why = (
@@ -223,6 +229,29 @@ def _hca(
         )
     )
     return candidates
+
+
+def _with_routable_gid(
+    ports: list[tuple[RdmaDevice, RdmaPort]], family: str, findings: list[Finding]
+) -> list[tuple[RdmaDevice, RdmaPort]]:
+    """RoCE ports that have a routable RoCE v2 GID of ``family``; a port whose GID
+    table the source does not show is kept."""
+    kept, left = [], []
+    for device, port in ports:
+        if not port.gids or any(g.is_roce_v2 and _routable(g.kind, family) for g in port.gids):
+            kept.append((device, port))
+        else:
+            left.append((device, port))
+    if left:
+        findings.append(
+            Finding(
+                severity="warn",
+                code="no-routable-gid",
+                message=f"{_describe(left)} have no routable RoCE v2 {_family_word(family)} GID "
+                "(only RoCE v1 or link-local entries): left out of NCCL_IB_HCA",
+            )
+        )
+    return kept
 
 
 # ---------------------------------------------------------------- NCCL_IB_GID_INDEX
@@ -372,8 +401,9 @@ def _no_common_gid(
     return Finding(
         severity="warn",
         code="no-common-gid",
-        message=f"no one GID index is RoCE v2 and routable on every selected port {facts} "
-        f"(usable indexes per port: {per_port}); "
+        message="no one GID index is RoCE v2 and routable on every selected port"
+        + (f" {facts}" if facts else "")
+        + f" (usable indexes per port: {per_port}); "
         + (
             "NCCL_IB_GID_INDEX is left unset so that NCCL chooses per port"
             if auto
@@ -486,8 +516,8 @@ def _ifname(
             Detected(
                 name="NCCL_SOCKET_IFNAME",
                 value=f"={best.name}",
-                reason=f"{best.name} is up ({_netdev_word(best)}){no_address_note}; NCCL would "
-                "otherwise pick by its own order",
+                reason=f"{best.name} is up ({_netdev_word(best)}){no_address_note}; unset, NCCL "
+                "would pick by its own rules (ib* first, then any but docker and lo)",
             )
         )
         return
