@@ -15,7 +15,6 @@ how NCCL itself reads a value, so that the messages say what NCCL will *do*:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from functools import cache
 
@@ -57,6 +56,8 @@ def suggest(name: str) -> str | None:
     >>> suggest("NCCL_IB_TIMEOUTS")
     'NCCL_IB_TIMEOUT'
     """
+    import difflib  # noqa: PLC0415 - only for a name NCCL does not know
+
     close = difflib.get_close_matches(name, list(catalog()), n=1, cutoff=0.75)
     return close[0] if close else None
 

@@ -15,9 +15,6 @@ Each format carries exactly the variables to set (``Resolution.exported``):
 
 from __future__ import annotations
 
-import json
-import shlex
-
 from hpnet.errors import UsageError
 from hpnet.nccl.env import Resolution
 
@@ -29,6 +26,9 @@ SCHEMA_VERSION = 1
 
 def render(resolution: Resolution, fmt: str) -> str:
     """The text of ``fmt`` (one of :data:`FORMATS`), ending with a newline."""
+    import json  # noqa: PLC0415 - each format imports what it needs
+    import shlex  # noqa: PLC0415
+
     pairs = resolution.exported
     for name, value in pairs:
         if "\n" in value or "\0" in value:

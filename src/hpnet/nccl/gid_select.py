@@ -20,7 +20,6 @@ variable unset gives the same GID as the value it would set.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
 
 from hpnet.rdma.model import GID_TYPE_ROCE_V1, GID_TYPE_ROCE_V2, Gid
@@ -64,6 +63,8 @@ def _version(gid: Gid) -> int | None:
 def _in_range(gid: Gid, family: str, address_range: str | None) -> bool:
     if not address_range:
         return True
+    import ipaddress  # noqa: PLC0415 - only NCCL_IB_ADDR_RANGE needs it
+
     network = ipaddress.ip_network(address_range, strict=False)
     address = ipaddress.IPv6Address(_value(gid))
     if family == "AF_INET":

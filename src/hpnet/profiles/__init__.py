@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 
 from hpnet.errors import InputError
@@ -32,6 +31,8 @@ PROFILES: dict[str, tuple[str, str]] = {
 def get_profile(name: str, *, where: str = "--profile") -> Profile:
     """The profile called ``name``; an unknown name is an error with a did-you-mean."""
     if name not in PROFILES:
+        import difflib  # noqa: PLC0415 - only for a misspelled name
+
         close = difflib.get_close_matches(name, list(PROFILES), n=1)
         raise InputError(
             f"unknown profile {name!r}",
