@@ -243,3 +243,18 @@ def test_every_profile_value_is_in_its_source(profile: str) -> None:
             text = (SHARED / "seeds" / setting.source.seed).read_text()
         pattern = re.escape(setting.name) + r"[\s|=:]+" + re.escape(setting.value) + r"(?![\w.])"
         assert re.search(pattern, text), f"{profile}: {setting.name}={setting.value} not in source"
+
+
+def test_gid_whose_netdev_is_not_in_this_namespace_is_refused(sysfs_tree: Tree) -> None:
+    """In a pod, the GID table can name a netdev the pod cannot see (macvlan, SR-IOV):
+    NCCL then fails in ibv_modify_qp with ENODEV. Remove eth1 from the eRDMA node."""
+    import shutil
+
+    root = sysfs_tree("erdma-alibaba")
+    link = root / "sys/class/net/eth1"
+    shutil.rmtree(link.resolve())
+    link.unlink()
+    resolution = resolve("pai-dlc-erdma", node(sysfs_tree, "erdma-alibaba"))
+    (finding,) = [f for f in resolution.findings if f.code == "no-common-gid"]
+    assert "erdma_0:1->none" in finding.message and "erdma_1:1->[1]" in finding.message
+    assert "GID 1 belongs to eth1, which is not in this network namespace" in finding.message
