@@ -65,7 +65,7 @@ def test_env_shell_output_evaluates(sysfs_tree: Tree, capsys: pytest.CaptureFixt
     script = out + 'printf "%s\\n" "$NCCL_SOCKET_IFNAME" "$NCCL_IB_HCA" "$NCCL_SOCKET_FAMILY"'
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["=ibp12s0", "=mlx5_0:1,mlx5_1:1,mlx5_2:1", "AF_INET"]
-    assert "hpnet env: warn: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no usable interface" in err
+    assert "warn: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no interface that is up" in err
 
 
 def test_env_mpirun_arguments(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:

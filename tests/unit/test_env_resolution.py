@@ -136,19 +136,30 @@ def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
     lingjun = resolve("pai-lingjun", inventory)
     assert values(lingjun)["NCCL_IB_GID_INDEX"] == "3"
     assert values(lingjun)["NCCL_SOCKET_IFNAME"] == "eth"
-    # selecting the v1-only ports by hand leaves no common index: unset, and said why
+    # the user's own "mlx" also takes the v1-only ports: kept (the user wins), and said why
     mixed = resolve("roce", inventory, user={"NCCL_IB_HCA": "mlx"})
     assert values(mixed)["NCCL_IB_HCA"] == "mlx"
+    (hca,) = [f for f in mixed.findings if f.code == "hca-mismatch"]
+    assert "also selects mlx4_0:1, mlx4_0:2, which has no routable RoCE v2" in hca.message
+    (gid,) = [f for f in mixed.findings if f.code == "no-common-gid"]
+    assert "mlx4_0:1->none" in gid.message
+    mixed_hca = mixed.get("NCCL_IB_HCA")
+    assert mixed_hca is not None and mixed_hca.notes == ()  # no false "confirmed"
+    # and a profile prefix that takes them too is replaced, not confirmed
+    lingjun_mlx = resolve("pai-lingjun", inventory, user={"NCCL_IB_HCA": "mlx5"})
+    assert values(lingjun_mlx)["NCCL_IB_GID_INDEX"] == "3"
 
 
 def test_scnet_gid_index_on_infiniband(sysfs_tree: Tree) -> None:
+    """NCCL routes InfiniBand by LID and never uses the GID index there (ncclIbRtrQp sets
+    a GID only on Ethernet ports, 2.12 to today): Scnet's 3 is harmless on IB, not wrong."""
     inventory = node(sysfs_tree, "cx6-ib-dgx")
-    old = resolve("scnet", inventory, nccl_version="2.21.5")
-    assert "NCCL_IB_GID_INDEX" not in values(old)  # GID 3 is empty on these IB ports
-    assert "gid-index-on-infiniband" in codes(old)
-    new = resolve("scnet", inventory, nccl_version="2.23.4")
-    assert values(new)["NCCL_IB_GID_INDEX"] == "3"  # harmless: ignored on IB since 2.22.3
-    assert "gid-index-on-infiniband" not in codes(new)
+    for version in ("2.12.12", "2.21.5", "2.23.4"):
+        resolution = resolve("scnet", inventory, nccl_version=version)
+        gid = resolution.get("NCCL_IB_GID_INDEX")
+        assert gid is not None and gid.value == "3"
+        assert "NCCL routes them by LID" in gid.notes[0]
+        assert not [f for f in resolution.findings if "GID" in f.message]
 
 
 def test_socket_ifname_prefix_that_matches_nothing(sysfs_tree: Tree) -> None:

@@ -100,7 +100,17 @@ def run(namespace: argparse.Namespace) -> int:
     from hpnet.nccl.config import parse_sets  # noqa: PLC0415
     from hpnet.nccl.formats import explain, render  # noqa: PLC0415
 
+    if args.profile is not None and not args.profile.strip():
+        from hpnet.errors import UsageError  # noqa: PLC0415
+
+        raise UsageError(
+            "--profile is empty", code="usage", where="--profile", fix="see `hpnet profiles`"
+        )
     profile, user = _config(args.config)
+    if args.profile is None and profile is not None:
+        from hpnet.profiles import get_profile  # noqa: PLC0415
+
+        get_profile(profile, where=f"{args.config}: profile")  # a misspelling names the file
     user.update(parse_sets(args.sets))
     listings = _listings(args.listings) if args.listings else ()
     resolution = resolve_env(
@@ -129,15 +139,32 @@ def _config(path: str | None) -> tuple[str | None, dict[str, str]]:
     from hpnet.errors import InputError  # noqa: PLC0415
     from hpnet.nccl.config import load_config  # noqa: PLC0415
 
+    limit = 1 << 20
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(1 << 20)
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(
             f"cannot read the config ({exc.strerror})",
             code="config-unreadable",
             where=path,
             fix="check the path given to --config",
+        ) from None
+    if len(data) > limit:
+        raise InputError(
+            "is larger than 1 MiB: not an hpnet config",
+            code="config-too-large",
+            where=path,
+            fix="pass the TOML file with `profile` and [env]",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            code="config-syntax",
+            where=path,
+            fix="save the config as UTF-8 TOML",
         ) from None
     return load_config(text, source=path)
 

@@ -23,7 +23,9 @@ from hpnet.nccl.model import Kind, NcclVar
 
 __all__ = ["Validation", "catalog", "lookup", "suggest", "validate", "validate_value"]
 
-_LEVELS = ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")
+# topoPathTypeStr (src/graph/topo.cc) up to PATH_SYS, matched case-sensitively by
+# ncclGetLevel (src/graph/paths.cc); a leading digit is the old numbering, clamped.
+_LEVELS = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS")
 _STRTOLL = re.compile(r"^\s*[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
@@ -107,6 +109,8 @@ def validate_value(var: NcclVar, value: str) -> Validation:
 
 def _integer(var: NcclVar, value: str) -> Validation:
     text = value.strip()
+    if not value:
+        return Validation(ok=False, message="empty: NCCL ignores it and uses its default")
     if not re.fullmatch(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)", text):
         read = strtoll(value)
         return Validation(ok=False, message=f"not an integer: NCCL reads {value!r} as {read}")
@@ -172,10 +176,13 @@ def _list(value: str) -> Validation:
 
 
 def _path_level(var: NcclVar, value: str) -> Validation:
-    text = value.strip().upper()
-    if text in _LEVELS or re.fullmatch(r"[0-5]", text):
+    if value in _LEVELS or value[:1].isdigit():
         return OK
-    return Validation(ok=False, message=f"{value!r} is not one of {', '.join(_LEVELS)} (or 0-5)")
+    if value.upper() in _LEVELS:
+        return Validation(
+            ok=False, message=f"NCCL matches levels case-sensitively: write {value.upper()!r}"
+        )
+    return Validation(ok=False, message=f"{value!r} is not one of {', '.join(_LEVELS)}")
 
 
 def _family(var: NcclVar, value: str) -> Validation:

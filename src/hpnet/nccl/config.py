@@ -17,7 +17,8 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from hpnet.errors import InputError, UsageError
-from hpnet.nccl.catalog import lookup, suggest
+from hpnet.nccl.catalog import lookup, suggest, validate
+from hpnet.nccl.model import Kind
 
 __all__ = ["Overrides", "load_config", "parse_sets"]
 
@@ -46,6 +47,19 @@ def check_name(name: str, where: str) -> None:
         )
 
 
+def check_value(name: str, value: str, where: str) -> None:
+    """Refuse a value NCCL would misread: overrides are validated strictly."""
+    judged = validate(name, value)
+    if not judged.ok:
+        var = lookup(name)
+        raise InputError(
+            f"{name}={value!r}: {judged.message}",
+            code="invalid-value",
+            where=where,
+            fix=f"see {var.doc}" if var else "fix the value",
+        )
+
+
 def parse_sets(items: Iterable[str]) -> Overrides:
     """``["NCCL_IB_TIMEOUT=23", ...]`` -> a mapping, names checked.
 
@@ -63,6 +77,7 @@ def parse_sets(items: Iterable[str]) -> Overrides:
                 fix="write --set NAME=VALUE",
             )
         check_name(name, f"--set {item}")
+        check_value(name, value, f"--set {item}")
         result[name] = value
     return result
 
@@ -103,7 +118,16 @@ def load_config(text: str, *, source: str) -> tuple[str | None, Overrides]:
         )
     overrides: Overrides = {}
     for name, raw in env.items():
-        check_name(name, f"{source} [env]")
+        where = f"{source} [env] {name}"
+        check_name(name, where)
+        var = lookup(name)
+        if isinstance(raw, bool) and (var is None or var.kind is not Kind.BOOL):
+            raise InputError(
+                f"{name} takes a value, not true/false",
+                code="config-bad-value",
+                where=where,
+                fix=f'{name} = "..."',
+            )
         value = int(raw) if isinstance(raw, bool) else raw
         if not isinstance(value, (str, int)):
             raise InputError(
@@ -112,5 +136,6 @@ def load_config(text: str, *, source: str) -> tuple[str | None, Overrides]:
                 where=f"{source} [env]",
                 fix=f'{name} = "..."',
             )
+        check_value(name, str(value), where)
         overrides[name] = str(value)
     return profile, overrides

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Layer", "Origin", "Resolution", "ResolvedVar", "resolve_env"]
 
-#: Non-NCCL variables a profile may set and the environment layer may keep.
-_PREFIXES = ("NCCL_",)
+#: what an environment variable's name must look like to be taken at all: a name
+#: that is not a shell identifier could not be exported safely
+_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
 class Origin(str, enum.Enum):
@@ -77,6 +79,16 @@ class Resolution:
         """``(name, value)`` of every variable to set, in name order."""
         return tuple((v.name, v.value) for v in self.variables if v.value is not None)
 
+    @property
+    def unset(self) -> tuple[str, ...]:
+        """Variables set in the environment that the resolution says to remove
+        (``--override-env`` with a layer below saying "leave it unset")."""
+        return tuple(
+            v.name
+            for v in self.variables
+            if v.value is None and any(layer.origin is Origin.ENVIRONMENT for layer in v.layers)
+        )
+
     def get(self, name: str) -> ResolvedVar | None:
         return next((v for v in self.variables if v.name == name), None)
 
@@ -97,7 +109,12 @@ def resolve_env(
     the one the dynamic loader finds), when the inventory knows it.
     """
     user = dict(user or {})
-    environment = {k: v for k, v in (environment or {}).items() if k.startswith(_PREFIXES)}
+    named = {s.name for s in profile.settings}
+    environment = {
+        k: v
+        for k, v in (environment or {}).items()
+        if _NAME.match(k) and (k.startswith("NCCL_") or k in named)
+    }
     version = nccl_version or _node_nccl(inventory)
     findings: list[Finding] = []
     layers: dict[str, list[Layer]] = {}
@@ -116,15 +133,18 @@ def resolve_env(
             ),
         )
     transport = choose_transport(profile, inventory)
-    layered = {**{s.name: s.value for s in profile.settings}, **user, **environment}
+    current: dict[str, tuple[str, str]] = {s.name: (s.value, "profile") for s in profile.settings}
+    current.update({k: (v, "user") for k, v in user.items()})
+    if not override_env:
+        current.update({k: (v, "environment") for k, v in environment.items()})
     detected, found = detected_values(
-        profile, inventory, transport=transport, layered=layered, nccl_version=version
+        profile, inventory, transport=transport, current=current, nccl_version=version
     )
     findings += found
-    confirmations: dict[str, str] = {}
+    confirmations: dict[str, tuple[str | None, str]] = {}
     for item in detected:
         if item.confirmation:
-            confirmations[item.name] = item.reason
+            confirmations[item.name] = (item.value, item.reason)
         else:
             add(
                 item.name,
@@ -155,6 +175,18 @@ def resolve_env(
             name,
             Layer(origin=Origin.ENVIRONMENT, value=value, reason="already set in the environment"),
         )
+    if override_env:
+        for name in profile.not_applicable:
+            if name in environment and name not in user:
+                add(
+                    name,
+                    Layer(
+                        origin=Origin.PROFILE,
+                        value=None,
+                        reason=f"the {profile.name} guide says it does not apply",
+                        source=profile.sources[0].cite(),
+                    ),
+                )
     variables = tuple(
         _resolve(name, layers[name], confirmations.get(name), override_env, findings)
         for name in sorted(layers)
@@ -189,11 +221,13 @@ def _auto_settings(transport: str) -> dict[str, tuple[str, str]]:
 def _resolve(
     name: str,
     stack: list[Layer],
-    confirmation: str | None,
+    confirmation: tuple[str | None, str] | None,
     override_env: bool,
     findings: list[Finding],
 ) -> ResolvedVar:
     var = lookup(name)
+    # the environment's layer last (the "not applicable" unset is added after it)
+    stack = sorted(stack, key=lambda layer: layer.origin is Origin.ENVIRONMENT)
     full = list(stack)
     if var is not None:
         full.insert(
@@ -206,8 +240,6 @@ def _resolve(
             ),
         )
     notes: list[str] = []
-    if confirmation:
-        notes.append(f"confirmed on this node: {confirmation}")
     env_layer = next((layer for layer in stack if layer.origin is Origin.ENVIRONMENT), None)
     below = [layer for layer in stack if layer.origin is not Origin.ENVIRONMENT]
     winner = stack[-1]
@@ -230,6 +262,8 @@ def _resolve(
                     "use --override-env to replace it",
                 )
             )
+    if confirmation and confirmation[0] == winner.value:
+        notes.insert(0, f"confirmed on this node: {confirmation[1]}")
     invalid = None
     if winner.value is not None:
         judged = validate(name, winner.value)

@@ -3,9 +3,11 @@
 Given a profile and a :class:`~hpnet.detect.NodeInventory`, compute the detected
 layer of the resolution: the RDMA ports to use (``NCCL_IB_HCA``), the RoCE GID
 index (``NCCL_IB_GID_INDEX``) and the bootstrap / socket interface
-(``NCCL_SOCKET_IFNAME``). A profile value that fits the node is confirmed (a note
-on it); one that does not is replaced, and the reason names the device and the
-fact that rules it out.
+(``NCCL_SOCKET_IFNAME``). The value checked is the one the other layers would
+give (profile < user < environment). A value that fits the node is confirmed (a
+note on it). A profile's value that does not is replaced, and the reason names the
+device and the fact that rules it out; a user's or the environment's value is
+kept (they win) and a finding says what is wrong with it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.gid_select import AUTO_GID_SINCE, IB_IGNORES_GID_INDEX_SINCE, nccl_auto_gid_index
+from hpnet.nccl.gid_select import AUTO_GID_SINCE, nccl_auto_gid_index
 from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.node.netdevs import Netdev, NetKind
 from hpnet.rdma.model import GidKind, PortState, RdmaDevice, RdmaPort
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
 
-__all__ = ["Detected", "Finding", "choose_transport", "detected_values", "version_tuple"]
+__all__ = ["Current", "Detected", "Finding", "choose_transport", "detected_values", "version_tuple"]
 
 #: interface kinds NCCL should prefer for bootstrap and sockets, best first
 _PREFERRED = (
@@ -48,9 +50,15 @@ class Finding:
     message: str
 
 
+#: ``(value, origin)`` a variable has from the profile, user and environment layers
+Current = tuple[str, str]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Detected:
-    """One detected value (``value`` None: leave the variable unset) or a confirmation."""
+    """One detected value (``value`` None: leave the variable unset) or a
+    confirmation of the current value (``confirmation``; ``value`` is the value
+    confirmed)."""
 
     name: str
     value: str | None
@@ -86,7 +94,10 @@ def _port_kind(device: RdmaDevice, port: RdmaPort) -> str:
     return "ib" if port.link_layer == "InfiniBand" else "roce"
 
 
-def _ports_of(inventory: NodeInventory, kind: str) -> list[tuple[RdmaDevice, RdmaPort]]:
+Port = tuple[RdmaDevice, RdmaPort]
+
+
+def _ports_of(inventory: NodeInventory, kind: str) -> list[Port]:
     return [
         (device, port)
         for device in inventory.rdma_devices
@@ -105,68 +116,140 @@ def choose_transport(profile: Profile, inventory: NodeInventory) -> str:
     return "socket" if profile.transport == "auto" else "roce"
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class _Gids:
+    """What the GID choice depends on, from the layers: the family hpnet selects
+    for, and NCCL's own settings for its automatic choice."""
+
+    family: str  # NCCL_IB_ADDR_FAMILY, else NCCL_SOCKET_FAMILY, else AF_INET
+    nccl_family: str  # NCCL reads only NCCL_IB_ADDR_FAMILY (connect.cc envIbAddrFamily)
+    roce_version: int  # NCCL_IB_ROCE_VERSION_NUM, default 2
+    address_range: str | None  # NCCL_IB_ADDR_RANGE
+
+
 def detected_values(
     profile: Profile,
     inventory: NodeInventory,
     *,
     transport: str,
-    layered: Mapping[str, str],
+    current: Mapping[str, Current],
     nccl_version: str | None,
 ) -> tuple[list[Detected], list[Finding]]:
-    """The detected layer. ``layered`` holds the values from the layers the
-    detection must respect (profile, user, environment) for the address family."""
+    """The detected layer, checking what ``current`` (profile < user < environment)
+    would give for each node-dependent variable."""
     detected: list[Detected] = []
     findings: list[Finding] = []
     version = version_tuple(nccl_version)
-    family = layered.get("NCCL_IB_ADDR_FAMILY") or layered.get("NCCL_SOCKET_FAMILY") or "AF_INET"
-    selected: list[tuple[RdmaDevice, RdmaPort]] = []
+
+    def value(name: str) -> str | None:
+        entry = current.get(name)
+        return entry[0] if entry else None
+
+    ib_family = value("NCCL_IB_ADDR_FAMILY")
+    roce = value("NCCL_IB_ROCE_VERSION_NUM") or "2"
+    gids = _Gids(
+        family=ib_family or value("NCCL_SOCKET_FAMILY") or "AF_INET",
+        nccl_family=ib_family or "AF_INET",
+        roce_version=int(roce) if roce.strip().isdigit() else 2,
+        address_range=value("NCCL_IB_ADDR_RANGE"),
+    )
+    if transport == "socket":
+        _socket_fallback(profile, inventory, findings)
+    selected: list[Port] = []
     if transport != "socket" and "NCCL_IB_HCA" in profile.detect:
         selected = _hca(
-            profile, inventory, transport, family=family, detected=detected, findings=findings
+            inventory,
+            transport,
+            current.get("NCCL_IB_HCA"),
+            family=gids.family,
+            detected=detected,
+            findings=findings,
         )
     if transport in ("roce", "erdma") and "NCCL_IB_GID_INDEX" in profile.detect and selected:
         _gid(
-            profile,
             inventory,
             selected,
-            family,
+            current.get("NCCL_IB_GID_INDEX"),
+            gids,
             version=version,
             detected=detected,
             findings=findings,
         )
-    if transport == "ib" and profile.setting("NCCL_IB_GID_INDEX") and selected:
-        _gid_on_infiniband(profile, selected, version, detected, findings)
+    gid_now = current.get("NCCL_IB_GID_INDEX")
+    if transport == "ib" and gid_now and selected:
+        detected.append(
+            Detected(
+                name="NCCL_IB_GID_INDEX",
+                value=gid_now[0],
+                confirmation=True,
+                reason="these are InfiniBand ports: NCCL routes them by LID and does not use "
+                "the GID index there (ncclIbRtrQp sets a GID only on Ethernet ports)",
+            )
+        )
     if "NCCL_SOCKET_IFNAME" in profile.detect:
-        _ifname(profile, inventory, detected, findings)
+        _ifname(
+            inventory,
+            current.get("NCCL_SOCKET_IFNAME"),
+            value("NCCL_SOCKET_FAMILY"),
+            detected,
+            findings,
+        )
     return detected, findings
+
+
+def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[Finding]) -> None:
+    """Say why a node that has RDMA devices ends up on sockets."""
+    if profile.transport != "auto" or not inventory.rdma_devices:
+        return
+    reasons = []
+    for device in inventory.rdma_devices:
+        if device.uverbs is not None and not device.uverbs.present:
+            reasons.append(f"{device.name}: no {device.uverbs.path} in this container")
+        elif device.uverbs is not None and device.uverbs.accessible is False:
+            reasons.append(f"{device.name}: {device.uverbs.path} cannot be opened")
+        elif not any(p.state in (PortState.ACTIVE, PortState.UNKNOWN) for p in device.ports):
+            states = ", ".join(f"port {p.number} {p.state.value}" for p in device.ports)
+            reasons.append(f"{device.name}: {states or 'no ports'}")
+    findings.append(
+        Finding(
+            severity="warn",
+            code="no-usable-rdma",
+            message=f"{len(inventory.rdma_devices)} RDMA device(s) but none usable here "
+            f"({'; '.join(reasons) or 'see hpnet detect'}): NCCL will use its Socket transport, "
+            "4-10x slower",
+        )
+    )
 
 
 # ---------------------------------------------------------------- NCCL_IB_HCA
 
 
-def _describe(ports: Sequence[tuple[RdmaDevice, RdmaPort]]) -> str:
+def _describe(ports: Sequence[Port]) -> str:
     return ", ".join(f"{d.name}:{p.number}" for d, p in ports) or "none"
 
 
 def _hca(
-    profile: Profile,
     inventory: NodeInventory,
     transport: str,
+    now: Current | None,
     *,
     family: str,
     detected: list[Detected],
     findings: list[Finding],
-) -> list[tuple[RdmaDevice, RdmaPort]]:
-    candidates = _ports_of(inventory, transport)
+) -> list[Port]:
+    """Check or choose NCCL_IB_HCA; returns the ports the final value selects."""
     kind = {"ib": "InfiniBand", "roce": "RoCE", "erdma": "eRDMA"}[transport]
+    usable = _ports_of(inventory, transport)
+    unroutable: list[Port] = []
     if transport in ("roce", "erdma"):
-        candidates = _with_routable_gid(candidates, family, findings)
-    if not candidates:
-        unusable = [d.name for d in inventory.rdma_devices if d.usable_here is False]
+        unroutable = [pair for pair in usable if not _has_routable_gid(pair[1], family)]
+    good = [pair for pair in usable if pair not in unroutable]
+    if not usable:
+        broken = [d.name for d in inventory.rdma_devices if d.usable_here is False]
         why = (
-            f" ({', '.join(unusable)} present but not usable here: no ACTIVE port or no "
+            f" ({', '.join(broken)} present but not usable here: no ACTIVE port or no "
             "/dev/infiniband/uverbsN node)"
-            if unusable
+            if broken
             else ""
         )
         findings.append(
@@ -178,80 +261,102 @@ def _hca(
             )
         )
         return []
-    exact = exact_list([(d.name, p.number) for d, p in candidates])
-    setting = profile.setting("NCCL_IB_HCA")
-    if setting is None:
+    exact = exact_list([(d.name, p.number) for d, p in good])
+    if now is None:
+        if unroutable:
+            findings.append(_unroutable_finding(unroutable, family))
+        if not good:
+            return []
         detected.append(
             Detected(
                 name="NCCL_IB_HCA",
                 value=exact,
-                reason=f"the ACTIVE {kind} ports a process here can open: {_describe(candidates)}",
+                reason=f"the ACTIVE {kind} ports a process here can open"
+                + (" that have a routable RoCE v2 GID" if unroutable else "")
+                + f": {_describe(good)}",
             )
         )
-        return candidates
-    spec = parse_list(setting.value)
-    everything = [(d, p) for d in inventory.rdma_devices for p in d.ports]
-    chosen = [(d, p) for d, p in everything if spec.matches(d.name, p.number)]
-    usable = [pair for pair in chosen if pair in candidates]
-    other_kind = [
-        (d, p)
-        for d, p in chosen
-        if p.is_active and d.usable_here is not False and _port_kind(d, p) != transport
+        return good
+    value, origin = now
+    spec = parse_list(value)
+    every = [(d, p) for d in inventory.rdma_devices for p in d.ports]
+    chosen = [(d, p) for d, p in every if spec.matches(d.name, p.number)]
+    live = [
+        pair
+        for pair in chosen
+        if pair in usable
+        or (
+            _port_kind(*pair) != transport
+            and pair[1].is_active
+            and pair[0].usable_here is not False
+        )
     ]
-    if usable and not other_kind:
-        missed = [pair for pair in candidates if pair not in usable]
-        note = f"selects {_describe(usable)} here (ACTIVE, usable)"
+    problems = []
+    other_kind = [pair for pair in live if _port_kind(*pair) != transport]
+    if other_kind:
+        problems.append(f"also selects {_describe(other_kind)}, which is not {kind}")
+    bad_gid = [pair for pair in live if pair in unroutable]
+    if bad_gid:
+        problems.append(
+            f"also selects {_describe(bad_gid)}, which has no routable RoCE v2 "
+            f"{_family_word(family)} GID"
+        )
+    fine = [pair for pair in live if pair in good]
+    if not fine:
+        problems = [f"selects no usable {kind} port here (it matches {_describe(chosen)})"]
+    if not problems:
+        missed = [pair for pair in good if pair not in fine]
+        note = f"selects {_describe(fine)} here (ACTIVE, usable)"
         if missed:
             note += f"; leaves out usable {_describe(missed)}"
-        detected.append(
-            Detected(name="NCCL_IB_HCA", value=setting.value, reason=note, confirmation=True)
+        detected.append(Detected(name="NCCL_IB_HCA", value=value, reason=note, confirmation=True))
+        return fine
+    problem = "; ".join(problems)
+    if origin != "profile":
+        findings.append(
+            Finding(
+                severity="warn",
+                code="hca-mismatch",
+                message=f"NCCL_IB_HCA={value} ({origin}) {problem}; the node's usable "
+                f"{kind} ports are {exact}",
+            )
         )
-        return usable
-    problem = (
-        f"also selects {_describe(other_kind)}, which is not {kind}"
-        if usable
-        else f"selects no usable {kind} port here (it matches {_describe(chosen)})"
-    )
+        return live
+    if not good:
+        findings.append(_unroutable_finding(unroutable, family))
+        return []
     detected.append(
         Detected(
             name="NCCL_IB_HCA",
             value=exact,
             replaces_profile=True,
-            reason=f"the profile's {setting.value!r} {problem}; {exact} names the ACTIVE "
-            f"{kind} ports a process here can open",
+            reason=f"the profile's {value!r} {problem}; {exact} names the ACTIVE {kind} ports "
+            "a process here can open",
         )
     )
     findings.append(
         Finding(
             severity="warn",
             code="profile-hca-mismatch",
-            message=f"NCCL_IB_HCA={setting.value} {problem}: using {exact}",
+            message=f"NCCL_IB_HCA={value} {problem}: using {exact}",
         )
     )
-    return candidates
+    return good
 
 
-def _with_routable_gid(
-    ports: list[tuple[RdmaDevice, RdmaPort]], family: str, findings: list[Finding]
-) -> list[tuple[RdmaDevice, RdmaPort]]:
-    """RoCE ports that have a routable RoCE v2 GID of ``family``; a port whose GID
-    table the source does not show is kept."""
-    kept, left = [], []
-    for device, port in ports:
-        if not port.gids or any(g.is_roce_v2 and _routable(g.kind, family) for g in port.gids):
-            kept.append((device, port))
-        else:
-            left.append((device, port))
-    if left:
-        findings.append(
-            Finding(
-                severity="warn",
-                code="no-routable-gid",
-                message=f"{_describe(left)} have no routable RoCE v2 {_family_word(family)} GID "
-                "(only RoCE v1 or link-local entries): left out of NCCL_IB_HCA",
-            )
-        )
-    return kept
+def _has_routable_gid(port: RdmaPort, family: str) -> bool:
+    """Whether a port can route RoCE v2; an unknown table (a listing without GIDs)
+    is given the benefit of the doubt."""
+    return not port.gids or any(g.is_roce_v2 and _routable(g.kind, family) for g in port.gids)
+
+
+def _unroutable_finding(ports: list[Port], family: str) -> Finding:
+    return Finding(
+        severity="warn",
+        code="no-routable-gid",
+        message=f"{_describe(ports)} have no routable RoCE v2 {_family_word(family)} GID "
+        "(only RoCE v1 or link-local entries): left out of NCCL_IB_HCA",
+    )
 
 
 # ---------------------------------------------------------------- NCCL_IB_GID_INDEX
@@ -280,41 +385,75 @@ def _gid_problem(port: RdmaPort, index: int, family: str, visible: set[str] | No
 
 
 def _gid(
-    profile: Profile,
     inventory: NodeInventory,
-    selected: list[tuple[RdmaDevice, RdmaPort]],
-    family: str,
+    selected: list[Port],
+    now: Current | None,
+    gids: _Gids,
     *,
     version: tuple[int, ...] | None,
     detected: list[Detected],
     findings: list[Finding],
 ) -> None:
     visible = {n.name for n in inventory.netdevs} if inventory.netdevs else None
-    good: list[set[int]] = []
-    for _, port in selected:
-        good.append(
-            {g.index for g in port.gids if _gid_problem(port, g.index, family, visible) is None}
+    known = [(d, p) for d, p in selected if p.gids]
+    if not known:
+        return  # no GID tables in the source (plain ibv_devinfo, ibstat): nothing to check
+    family = gids.family
+    good = [
+        {g.index for g in p.gids if _gid_problem(p, g.index, family, visible) is None}
+        for _, p in known
+    ]
+    common = sorted(set.intersection(*good))
+    auto = {
+        (d.name, p.number): nccl_auto_gid_index(
+            p.gids,
+            family=gids.nccl_family,
+            roce_version=gids.roce_version,
+            address_range=gids.address_range,
         )
-    common = sorted(set.intersection(*good)) if good else []
-    auto = {(d.name, p.number): nccl_auto_gid_index(p.gids, family=family) for d, p in selected}
-    setting = profile.setting("NCCL_IB_GID_INDEX")
-    if setting is not None:
-        index = int(setting.value)
+        for d, p in known
+    }
+    if now is not None:
+        value, origin = now
+        index = int(value) if value.strip().lstrip("-").isdigit() else None
+        if index is not None and index < 0:
+            note = "unset (-1): NCCL chooses per port" + _auto_choice(auto, version)
+            detected.append(
+                Detected(name="NCCL_IB_GID_INDEX", value=value, reason=note, confirmation=True)
+            )
+            return
         problems = [
             f"{d.name}:{p.number} {problem}"
-            for d, p in selected
-            if (problem := _gid_problem(p, index, family, visible))
+            for d, p in known
+            if (
+                problem := _gid_problem(p, index, family, visible)
+                if index is not None
+                else "is not a number"
+            )
         ]
-        if not problems:
+        if not problems and index is not None:
             note = f"GID {index} is RoCE v2 {_family_word(family)} on every selected port"
-            note += _auto_note(index, auto, version)
             detected.append(
                 Detected(
-                    name="NCCL_IB_GID_INDEX", value=setting.value, reason=note, confirmation=True
+                    name="NCCL_IB_GID_INDEX",
+                    value=value,
+                    reason=note + _auto_note(index, auto, version),
+                    confirmation=True,
                 )
             )
             return
         facts = "; ".join(problems)
+        if origin != "profile":
+            better = f"; GID {common[0]} works on every selected port" if common else ""
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="gid-mismatch",
+                    message=f"NCCL_IB_GID_INDEX={value} ({origin}) does not work on this "
+                    f"node ({facts}){better}",
+                )
+            )
+            return
         if common:
             best = common[0]
             detected.append(
@@ -322,9 +461,9 @@ def _gid(
                     name="NCCL_IB_GID_INDEX",
                     value=str(best),
                     replaces_profile=True,
-                    reason=f"the profile's {index} does not work here ({facts}); GID {best} is "
+                    reason=f"the profile's {value} does not work here ({facts}); GID {best} is "
                     f"RoCE v2 {_family_word(family)} on every selected port"
-                    + _gid_examples(selected, best)
+                    + _gid_examples(known, best)
                     + _auto_note(best, auto, version),
                 )
             )
@@ -332,13 +471,13 @@ def _gid(
                 Finding(
                     severity="warn",
                     code="profile-gid-mismatch",
-                    message=f"NCCL_IB_GID_INDEX={index} does not work on this node ({facts}): "
-                    f"using {best}",
+                    message=f"NCCL_IB_GID_INDEX={value} does not work on this node "
+                    f"({facts}): using {best}",
                 )
             )
             return
-        findings.append(_no_common_gid(selected, good, version, f"({facts})"))
-        detected.append(_unset_gid(version, f"the profile's {index} does not work here ({facts})"))
+        findings.append(_no_common_gid(known, good, version, f"({facts})"))
+        detected.append(_unset_gid(version, f"the profile's {value} does not work here ({facts})"))
         return
     if common:
         best = common[0]
@@ -347,12 +486,12 @@ def _gid(
                 name="NCCL_IB_GID_INDEX",
                 value=str(best),
                 reason=f"GID {best} is RoCE v2 {_family_word(family)} on every selected port"
-                + _gid_examples(selected, best)
+                + _gid_examples(known, best)
                 + _auto_note(best, auto, version),
             )
         )
         return
-    findings.append(_no_common_gid(selected, good, version, ""))
+    findings.append(_no_common_gid(known, good, version, ""))
     detected.append(_unset_gid(version, "no single GID index works on every selected port"))
 
 
@@ -360,13 +499,21 @@ def _family_word(family: str) -> str:
     return "IPv4-mapped" if family == "AF_INET" else "global IPv6"
 
 
-def _gid_examples(selected: list[tuple[RdmaDevice, RdmaPort]], index: int) -> str:
+def _gid_examples(selected: list[Port], index: int) -> str:
     shown = []
     for device, port in selected[:2]:
         gid = next(g for g in port.gids if g.index == index)
         address = gid.ipv4 or gid.gid
         shown.append(f"{device.name}: {address}" + (f" on {gid.netdev}" if gid.netdev else ""))
     return " (" + "; ".join(shown) + (", ..." if len(selected) > 2 else "") + ")"
+
+
+def _auto_choice(
+    auto: Mapping[tuple[str, int], int | None], version: tuple[int, ...] | None
+) -> str:
+    if version is not None and version < AUTO_GID_SINCE:
+        return f"; NCCL {'.'.join(map(str, version))} predates the automatic choice (2.21.5)"
+    return " (" + ", ".join(f"{d}:{p}->{c}" for (d, p), c in auto.items()) + ")"
 
 
 def _auto_note(
@@ -388,10 +535,7 @@ def _auto_note(
 
 
 def _no_common_gid(
-    selected: list[tuple[RdmaDevice, RdmaPort]],
-    good: list[set[int]],
-    version: tuple[int, ...] | None,
-    facts: str,
+    selected: list[Port], good: list[set[int]], version: tuple[int, ...] | None, facts: str
 ) -> Finding:
     per_port = ", ".join(
         f"{d.name}:{p.number}->{sorted(g) or 'none'}"
@@ -422,55 +566,13 @@ def _unset_gid(version: tuple[int, ...] | None, why: str) -> Detected:
     )
 
 
-def _gid_on_infiniband(
-    profile: Profile,
-    selected: list[tuple[RdmaDevice, RdmaPort]],
-    version: tuple[int, ...] | None,
-    detected: list[Detected],
-    findings: list[Finding],
-) -> None:
-    setting = profile.setting("NCCL_IB_GID_INDEX")
-    if setting is None:
-        return
-    index = int(setting.value)
-    empty = [
-        f"{d.name}:{p.number}"
-        for d, p in selected
-        if not any(g.index == index and g.kind is not GidKind.EMPTY for g in p.gids)
-    ]
-    if version is not None and version >= IB_IGNORES_GID_INDEX_SINCE:
-        note = f"NCCL {'.'.join(map(str, version))} ignores NCCL_IB_GID_INDEX on InfiniBand ports"
-        detected.append(
-            Detected(name="NCCL_IB_GID_INDEX", value=setting.value, reason=note, confirmation=True)
-        )
-        return
-    if empty:
-        detected.append(
-            Detected(
-                name="NCCL_IB_GID_INDEX",
-                value=None,
-                replaces_profile=True,
-                reason=f"these are InfiniBand ports and GID {index} is empty on "
-                f"{', '.join(empty)}: NCCL older than 2.22.3 would use it; left unset",
-            )
-        )
-        findings.append(
-            Finding(
-                severity="warn",
-                code="gid-index-on-infiniband",
-                message=f"NCCL_IB_GID_INDEX={index} names an empty GID on the InfiniBand ports "
-                f"{', '.join(empty)}; it is left unset (NCCL >= 2.22.3 ignores it on IB)",
-            )
-        )
-
-
 # ---------------------------------------------------------------- NCCL_SOCKET_IFNAME
 
 
-def _candidate(netdev: Netdev, family: str) -> bool:
+def _candidate(netdev: Netdev, family: str, addresses_known: bool) -> bool:
     if not netdev.is_up or netdev.kind is NetKind.LOOPBACK:
         return False
-    if netdev.addresses:
+    if addresses_known:
         wanted = "inet6" if family == "AF_INET6" else "inet"
         return any(
             a.family == wanted and not a.address.startswith("fe80") for a in netdev.addresses
@@ -488,16 +590,19 @@ def _rank(netdev: Netdev) -> tuple[int, str]:
 
 
 def _ifname(
-    profile: Profile,
     inventory: NodeInventory,
+    now: Current | None,
+    socket_family: str | None,
     detected: list[Detected],
     findings: list[Finding],
 ) -> None:
-    family_setting = profile.setting("NCCL_SOCKET_FAMILY")
-    family = family_setting.value if family_setting else "AF_INET"
-    candidates = sorted((n for n in inventory.netdevs if _candidate(n, family)), key=_rank)
     if "netdevs" in inventory.not_collected:
         return  # a listing says nothing of interfaces
+    family = socket_family or "AF_INET"
+    addresses_known = "addresses" not in inventory.not_collected
+    candidates = sorted(
+        (n for n in inventory.netdevs if _candidate(n, family, addresses_known)), key=_rank
+    )
     if not candidates:
         findings.append(
             Finding(
@@ -509,36 +614,45 @@ def _ifname(
         )
         return
     best = candidates[0]
-    no_address_note = "" if best.addresses else " (addresses are not known from a recorded tree)"
-    setting = profile.setting("NCCL_SOCKET_IFNAME")
-    if setting is None:
+    unknown = "" if addresses_known else " (addresses are not known from a recorded tree)"
+    if now is None:
         detected.append(
             Detected(
                 name="NCCL_SOCKET_IFNAME",
                 value=f"={best.name}",
-                reason=f"{best.name} is up ({_netdev_word(best)}){no_address_note}; unset, NCCL "
-                "would pick by its own rules (ib* first, then any but docker and lo)",
+                reason=f"{best.name} is up ({_netdev_word(best)}){unknown}; unset, NCCL would "
+                "pick by its own rules (ib* first, then any but docker and lo)",
             )
         )
         return
-    spec = parse_list(setting.value)
+    value, origin = now
+    spec = parse_list(value)
     matched = [n for n in candidates if spec.matches(n.name)]
     if not matched:
+        problem = "matches no interface that is up with an address here"
+        if origin != "profile":
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="ifname-mismatch",
+                    message=f"NCCL_SOCKET_IFNAME={value} ({origin}) {problem}; ={best.name} would",
+                )
+            )
+            return
         detected.append(
             Detected(
                 name="NCCL_SOCKET_IFNAME",
                 value=f"={best.name}",
                 replaces_profile=True,
-                reason=f"the profile's {setting.value!r} matches no interface that is up with an "
-                f"address here; {best.name} is ({_netdev_word(best)}){no_address_note}",
+                reason=f"the profile's {value!r} {problem}; {best.name} is "
+                f"({_netdev_word(best)}){unknown}",
             )
         )
         findings.append(
             Finding(
                 severity="warn",
                 code="profile-ifname-mismatch",
-                message=f"NCCL_SOCKET_IFNAME={setting.value} matches no usable interface here: "
-                f"using ={best.name}",
+                message=f"NCCL_SOCKET_IFNAME={value} {problem}: using ={best.name}",
             )
         )
         return
@@ -553,11 +667,11 @@ def _ifname(
             Finding(
                 severity="info",
                 code="ifname-prefix-ambiguous",
-                message=f"NCCL_SOCKET_IFNAME={setting.value} also matches {', '.join(avoid)}",
+                message=f"NCCL_SOCKET_IFNAME={value} also matches {', '.join(avoid)}",
             )
         )
     detected.append(
-        Detected(name="NCCL_SOCKET_IFNAME", value=setting.value, reason=note, confirmation=True)
+        Detected(name="NCCL_SOCKET_IFNAME", value=value, reason=note, confirmation=True)
     )
 
 

@@ -2,15 +2,20 @@
 
 Each format carries exactly the variables to set (``Resolution.exported``):
 
-* ``shell``: ``export K='V'`` lines (POSIX quoting, :func:`shlex.quote`);
-* ``dotenv``: ``K="V"`` lines (double quotes, ``\\`` and ``"`` escaped);
+* ``shell``: ``export K='V'`` lines, always single-quoted (zsh would read an
+  unquoted leading ``=`` as a command lookup), then ``unset K`` for variables
+  ``--override-env`` removes;
+* ``dotenv``: ``K='V'`` lines, single quotes so that no ``$`` is expanded by a
+  loader or by Compose (a value with a single quote cannot be written: an error);
 * ``json``: every variable with value, origin, reason, source, plus the findings;
 * ``mpirun``: ``-x K=V`` arguments for Open MPI (one line, shell-quoted);
 * ``deepspeed``: ``.deepspeed_env`` lines ``K=V`` (DeepSpeed splits each line on its
   first ``=`` and does no unquoting, so values are written raw);
-* ``k8s``: a container ``env:`` list (values as JSON strings, which YAML reads);
+* ``k8s``: a container ``env:`` list (values as JSON strings, which YAML reads;
+  ``$(`` doubled to ``$$(`` so that the kubelet does not expand it);
 * ``slurm``: ``--export=ALL,K=V,...`` for srun / sbatch. Slurm separates entries
-  with commas, so a value with a comma cannot be carried: that is an error.
+  with commas, so a value with a comma travels through the environment: an
+  ``export`` line before the flag, and the bare name inside it.
 """
 
 from __future__ import annotations
@@ -39,9 +44,20 @@ def render(resolution: Resolution, fmt: str) -> str:
                 fix="set a value on one line",
             )
     if fmt == "shell":
-        return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in pairs)
+        lines = [f"export {name}={_single_quote(value)}" for name, value in pairs]
+        lines += [f"unset {name}" for name in resolution.unset]
+        return "".join(line + "\n" for line in lines)
     if fmt == "dotenv":
-        return "".join(f'{name}="{_dotenv(value)}"\n' for name, value in pairs)
+        for name, value in pairs:
+            if "'" in value:
+                raise UsageError(
+                    f"the value of {name} contains a single quote, which a dotenv file "
+                    "cannot carry literally",
+                    code="bad-value",
+                    where="--format dotenv",
+                    fix="use --format shell or json",
+                )
+        return "".join(f"{name}='{value}'\n" for name, value in pairs)
     if fmt == "json":
         return json.dumps(to_json(resolution), indent=2, ensure_ascii=False) + "\n"
     if fmt == "mpirun":
@@ -52,20 +68,14 @@ def render(resolution: Resolution, fmt: str) -> str:
     if fmt == "k8s":
         lines = ["env:"]
         for name, value in pairs:
-            lines += [f"- name: {name}", f"  value: {json.dumps(value)}"]
+            lines += [f"- name: {name}", f"  value: {json.dumps(value.replace('$(', '$$('))}"]
         return "\n".join(lines) + "\n"
     if fmt == "slurm":
-        for name, value in pairs:
-            if "," in value:
-                raise UsageError(
-                    f"the value of {name} ({value!r}) contains a comma, which Slurm's "
-                    "--export uses to separate variables",
-                    code="slurm-export-comma",
-                    where="--format slurm",
-                    fix="export the variables in the job script (--format shell) and run "
-                    "srun --export=ALL",
-                )
-        return "--export=" + ",".join(["ALL", *(f"{n}={v}" for n, v in pairs)]) + "\n"
+        lines = [f"export {n}={_single_quote(v)}" for n, v in pairs if "," in v]
+        lines += [f"unset {name}" for name in resolution.unset]
+        entries = ["ALL", *(n if "," in v else f"{n}={v}" for n, v in pairs)]
+        lines.append(shlex.quote("--export=" + ",".join(entries)))
+        return "\n".join(lines) + "\n"
     raise UsageError(
         f"unknown format {fmt!r}",
         code="usage",
@@ -74,8 +84,9 @@ def render(resolution: Resolution, fmt: str) -> str:
     )
 
 
-def _dotenv(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+def _single_quote(value: str) -> str:
+    """POSIX single quotes, a quote inside written as ``'\\''``."""
+    return "'" + value.replace("'", "'\\''") + "'"
 
 
 def to_json(resolution: Resolution) -> dict[str, object]:

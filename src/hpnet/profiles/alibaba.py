@@ -149,6 +149,9 @@ ECS_ERDMA = Profile(
             packages=("libibverbs", "rdma-core", "librdmacm", "libibverbs-utils"),
             repository="https://mirrors.aliyun.com/erdma/yum/redhat/$releasever/erdma/x86_64",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
+            # the AIACC NCCL plugin the profile relies on: rpm -i after download
+            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            "nccl-plugin/rpm/aiacc-nccl-plugin-1.0.2.rpm",
             source=ECS_CONTAINER,
         ),
         PackageSet(
@@ -158,6 +161,8 @@ ECS_ERDMA = Profile(
             repository="deb [ arch=amd64 ] https://mirrors.aliyun.com/erdma/apt/ubuntu "
             "focal/erdma main",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
+            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            "nccl-plugin/deb/aiacc-nccl-plugin-1.0.2.deb",
             source=ECS_CONTAINER,
         ),
         PackageSet(
@@ -167,6 +172,8 @@ ECS_ERDMA = Profile(
             repository="deb [ arch=amd64 ] https://mirrors.aliyun.com/erdma/apt/ubuntu "
             "bionic/erdma main",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
+            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            "nccl-plugin/deb/aiacc-nccl-plugin-1.0.2.deb",
             source=ECS_CONTAINER,
         ),
     ),

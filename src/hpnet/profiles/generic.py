@@ -51,7 +51,6 @@ ERDMA = Profile(
     summary="NCCL's IB transport over erdma devices, which NCCL sees as RoCE.",
     sources=(NCCL_DOCS,),
     settings=(_ib_on(),),
-    notes=("eRDMA has no IPv6 GIDs; with LL128, Alibaba requires jumbo frames (MTU 8500)",),
 )
 SOCKET = Profile(
     name="socket",

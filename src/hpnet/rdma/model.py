@@ -198,8 +198,9 @@ class RdmaDevice:
         """
         if self.uverbs is not None and not self.uverbs.present:
             return False
-        if self.ports and not self.active_ports:
+        maybe = [p for p in self.ports if p.state in (PortState.ACTIVE, PortState.UNKNOWN)]
+        if self.ports and not maybe:
             return False
-        if self.uverbs is None or self.uverbs.accessible is None:
-            return None
-        return self.uverbs.accessible and bool(self.active_ports)
+        if self.uverbs is None or self.uverbs.accessible is None or not self.active_ports:
+            return None  # a source that cannot show permissions, or port states
+        return self.uverbs.accessible
