@@ -41,7 +41,9 @@ def resolve_env(
     if listings:
         inventory = inventory_from_listings(listings)
     else:
-        inventory = detect(DetectOptions(sysfs_root=sysfs_root), env=env, python_path=sys.path)
+        inventory = detect(
+            DetectOptions(sysfs_root=sysfs_root, gpus=False), env=env, python_path=sys.path
+        )
     return resolve(
         chosen,
         inventory,

@@ -15,24 +15,18 @@ from typing import TYPE_CHECKING
 
 from hpnet.errors import InputError
 from hpnet.node.gpudirect import GpuDirect, read_gpudirect
-from hpnet.node.gpus import (
-    Gpu,
-    GpuReport,
-    read_gpus_nvidia_smi,
-    read_gpus_nvml,
-    read_gpus_sysfs,
-)
 from hpnet.node.netdevs import Netdev, live_addresses, read_netdevs
 from hpnet.node.sysfs import FsRoot
-from hpnet.node.topology import PcieRelation, pcie_hops, pcie_relation
 from hpnet.problem import Problem
 from hpnet.rdma.model import RdmaDevice
 from hpnet.rdma.sysfs import read_rdma_devices
 from hpnet.runner import Runner, SubprocessRunner
 
-if TYPE_CHECKING:  # live-only modules are imported where used: start-up time
+if TYPE_CHECKING:  # modules a run may not need are imported where used: start-up time
     from hpnet.node.context import Context
+    from hpnet.node.gpus import Gpu, GpuReport
     from hpnet.node.limits import Limits
+    from hpnet.node.topology import PcieRelation
     from hpnet.node.versions import Versions
 
 __all__ = [
@@ -81,6 +75,9 @@ class NodeInventory:
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class DetectOptions:
     sysfs_root: str = "/"
+    #: False: skip GPUs and the GPU<->NIC topology (`hpnet env` needs neither, and on a
+    #: GPU node NVML's start-up costs more than the rest of detection)
+    gpus: bool = True
     #: a Python to import torch in and ask for its NCCL (``hpnet detect --torch``);
     #: None: torch's version and NCCL pin are read from its files only
     torch_python: str | None = None
@@ -91,6 +88,8 @@ def gpu_nic_topology(
     gpus: Sequence[Gpu], devices: Sequence[RdmaDevice]
 ) -> tuple[TopologyEntry, ...]:
     """The PCIe relation of every GPU to every RDMA device (pure)."""
+    from hpnet.node.topology import pcie_hops, pcie_relation  # noqa: PLC0415
+
     return tuple(
         TopologyEntry(
             gpu=gpu.index,
@@ -150,9 +149,12 @@ def detect(
     devices, rdma_problems = read_rdma_devices(fs)
     problems += rdma_problems
     netdevs = read_netdevs(fs, live_addresses() if fs.is_live else None)
-    gpu_report = _read_gpus(fs, runner, problems)
+    from hpnet.node.gpus import GpuReport  # noqa: PLC0415
+
+    gpu_report = _read_gpus(fs, runner, problems) if options.gpus else GpuReport(source="none")
     topology = gpu_nic_topology(gpu_report.gpus, devices)
     gpudirect = read_gpudirect(fs)
+    skipped: tuple[str, ...] = () if options.gpus else ("gpus", "topology")
 
     if fs.is_live:
         from hpnet.node.context import read_context  # noqa: PLC0415
@@ -174,11 +176,11 @@ def detect(
         limits: Limits | None = read_limits()
         context: Context | None = read_context(fs, env)
         hostname: str | None = os.uname().nodename
-        not_collected: tuple[str, ...] = ()
+        not_collected: tuple[str, ...] = skipped
         source = "live"
     else:
         versions, limits, context, hostname = None, None, None, None
-        not_collected = ("addresses", "versions", "limits", "context")
+        not_collected = ("addresses", "versions", "limits", "context", *skipped)
         source = f"sysfs-root {root}"
     return NodeInventory(
         schema_version=SCHEMA_VERSION,
@@ -235,6 +237,12 @@ def choose_gpu_report(
 
 
 def _read_gpus(fs: FsRoot, runner: Runner, problems: list[Problem]) -> GpuReport:
+    from hpnet.node.gpus import (  # noqa: PLC0415
+        read_gpus_nvidia_smi,
+        read_gpus_nvml,
+        read_gpus_sysfs,
+    )
+
     on_bus = read_gpus_sysfs(fs)
     if not fs.is_live:
         return on_bus

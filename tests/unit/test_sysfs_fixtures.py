@@ -209,3 +209,16 @@ def test_missing_gid_table_and_parent_link_are_reported(sysfs_tree: Tree) -> Non
     assert ("rdma-no-parent", "mlx5_1") in codes
     # the GPU distance of a device without a parent is unknown, not guessed
     assert {t.relation for t in inv.topology if t.rdma_device == "mlx5_1"} == {PcieRelation.UNKNOWN}
+
+
+def test_gpus_can_be_skipped_and_say_so(sysfs_tree: Tree) -> None:
+    """`hpnet env` asks for no GPUs: none are read, and the inventory says so."""
+    inv = detect(
+        DetectOptions(sysfs_root=str(sysfs_tree("cx6-ib-dgx")), gpus=False),
+        runner=RecordedRunner({}),
+        env={},
+        python_path=[],
+    )
+    assert inv.gpus == () and inv.topology == () and inv.gpu_source == "none"
+    assert {"gpus", "topology"} <= set(inv.not_collected)
+    assert len(inv.rdma_devices) == 4
