@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 
-from hpnet.errors import UsageError
+from hpnet.cli._node import add_node_arguments, read_listings
 
 DESCRIPTION = """\
 Inventory this node: RDMA devices (driver, ports, state, link layer, rate, LID),
@@ -34,20 +34,7 @@ class DetectArgs:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--sysfs-root",
-        default="/",
-        metavar="DIR",
-        help="read sysfs and /dev under DIR instead of / (default: /)",
-    )
-    parser.add_argument(
-        "--from",
-        dest="listings",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="read saved ibv_devinfo / ibstat / show_gids / ibdev2netdev output (repeatable)",
-    )
+    add_node_arguments(parser)
     parser.add_argument(
         "--torch",
         action="store_true",
@@ -68,14 +55,8 @@ def run(namespace: argparse.Namespace) -> int:
     from hpnet.detect import DetectOptions, detect, inventory_from_listings  # noqa: PLC0415
 
     if args.listings:
-        if args.sysfs_root != "/":
-            raise UsageError(
-                "--from and --sysfs-root describe different nodes",
-                code="usage",
-                where="hpnet detect",
-                fix="give one of them",
-            )
-        inventory = inventory_from_listings(_read_listings(args.listings))
+        listings = read_listings(args.listings, args.sysfs_root, "hpnet detect")
+        inventory = inventory_from_listings(listings)
     else:
         options = DetectOptions(
             sysfs_root=args.sysfs_root, torch_python=sys.executable if args.torch else None
@@ -90,19 +71,3 @@ def run(namespace: argparse.Namespace) -> int:
 
         print(render_inventory(inventory), end="")
     return 0
-
-
-def _read_listings(paths: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``(source, text)`` for each ``--from``; ``-`` is standard input."""
-    from hpnet.rdma.listings.files import (  # noqa: PLC0415
-        MAX_LISTING_BYTES,
-        decode_listing,
-        read_listing_file,
-    )
-
-    return [
-        ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
-        if path == "-"
-        else read_listing_file(path)
-        for path in paths
-    ]

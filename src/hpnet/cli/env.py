@@ -7,6 +7,8 @@ import dataclasses
 import os
 import sys
 
+from hpnet.cli._node import add_node_arguments, read_listings
+
 DESCRIPTION = """\
 The NCCL environment for this node: NCCL defaults < platform profile < what the node
 calls for < your overrides (--set, --config) < variables already in the environment
@@ -40,20 +42,7 @@ class EnvArgs:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="a platform profile (see `hpnet profiles`); default auto")
-    parser.add_argument(
-        "--sysfs-root",
-        default="/",
-        metavar="DIR",
-        help="detect a recorded tree instead of this node",
-    )
-    parser.add_argument(
-        "--from",
-        dest="listings",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="detect from saved ibv_devinfo / show_gids / ... output",
-    )
+    add_node_arguments(parser)
     parser.add_argument(
         "--set",
         dest="sets",
@@ -112,7 +101,7 @@ def run(namespace: argparse.Namespace) -> int:
 
         get_profile(profile, where=f"{args.config}: profile")  # a misspelling names the file
     user.update(parse_sets(args.sets))
-    listings = _listings(args.listings) if args.listings else ()
+    listings = read_listings(args.listings, args.sysfs_root, "hpnet env") if args.listings else ()
     resolution = resolve_env(
         args.profile or profile or "auto",
         sysfs_root=args.sysfs_root,
@@ -167,9 +156,3 @@ def _config(path: str | None) -> tuple[str | None, dict[str, str]]:
             fix="save the config as UTF-8 TOML",
         ) from None
     return load_config(text, source=path)
-
-
-def _listings(paths: tuple[str, ...]) -> list[tuple[str, str]]:
-    from hpnet.rdma.listings.files import read_listing_file  # noqa: PLC0415
-
-    return [read_listing_file(path) for path in paths]

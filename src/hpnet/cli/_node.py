@@ -1,0 +1,52 @@
+"""The options every node-reading command shares: which node, and how to read it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hpnet.errors import UsageError
+
+__all__ = ["add_node_arguments", "read_listings"]
+
+
+def add_node_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sysfs-root DIR`` (a recorded tree) and ``--from FILE`` (saved tool output)."""
+    parser.add_argument(
+        "--sysfs-root",
+        default="/",
+        metavar="DIR",
+        help="read sysfs and /dev under DIR instead of / (default: /)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="listings",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read saved ibv_devinfo / ibstat / show_gids / ibdev2netdev / rdma link output "
+        "(repeatable; - is standard input)",
+    )
+
+
+def read_listings(paths: tuple[str, ...], sysfs_root: str, command: str) -> list[tuple[str, str]]:
+    """``(source, text)`` for each ``--from`` (``-`` is standard input)."""
+    if sysfs_root != "/":
+        raise UsageError(
+            "--from and --sysfs-root describe different nodes",
+            code="usage",
+            where=command,
+            fix="give one of them",
+        )
+    from hpnet.rdma.listings.files import (  # noqa: PLC0415
+        MAX_LISTING_BYTES,
+        decode_listing,
+        read_listing_file,
+    )
+
+    return [
+        ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
+        if path == "-"
+        else read_listing_file(path)
+        for path in paths
+    ]
