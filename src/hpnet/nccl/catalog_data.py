@@ -746,7 +746,8 @@ VARIABLES: tuple[NcclVar, ...] = (
                 "NCCL_IB_ADDR_RANGE and of RoCE version NCCL_IB_ROCE_VERSION_NUM."
             ),
             (
-                "Since 2.22.3 (source) it is ignored on InfiniBand link-layer ports, which use "
+                "InfiniBand ports are routed by LID and never use it (ncclIbRtrQp sets a GID only "
+                "on Ethernet ports); since 2.22.3 NCCL no longer even reads it there, using "
                 "index 0 or the routable-FLID index."
             ),
         ),

@@ -13,8 +13,8 @@ index 0 and walks the table once; a candidate replaces the current choice when
    its RoCE version is the wanted one (``NCCL_IB_ROCE_VERSION_NUM``, default 2)
    while the current one's version differs or the current GID is not valid.
 
-On InfiniBand ports NCCL ignores ``NCCL_IB_GID_INDEX`` from 2.22.3 and uses
-index 0 (or a routable-FLID GID). hpnet uses this to say when leaving the
+InfiniBand ports are routed by LID and never use the GID index (``ncclIbRtrQp``
+sets a GID only on Ethernet ports). hpnet uses this walk to say when leaving the
 variable unset gives the same GID as the value it would set.
 """
 
@@ -24,12 +24,10 @@ from collections.abc import Sequence
 
 from hpnet.rdma.model import GID_TYPE_ROCE_V1, GID_TYPE_ROCE_V2, Gid
 
-__all__ = ["AUTO_GID_SINCE", "IB_IGNORES_GID_INDEX_SINCE", "nccl_auto_gid_index"]
+__all__ = ["AUTO_GID_SINCE", "nccl_auto_gid_index"]
 
 #: NCCL release from which NCCL_IB_GID_INDEX defaults to automatic (-1)
 AUTO_GID_SINCE = (2, 21, 5)
-#: NCCL release from which NCCL_IB_GID_INDEX is ignored on InfiniBand ports
-IB_IGNORES_GID_INDEX_SINCE = (2, 22, 3)
 
 
 def _value(gid: Gid) -> int:
