@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.detect",
         "inventory this node: RDMA devices, GIDs, netdevs, GPUs, PCIe topology, versions, limits",
     ),
+    "doctor": (
+        "hpnet.cli.doctor",
+        "pre-flight checks with a verdict and the exact fix for each failure",
+    ),
     "env": (
         "hpnet.cli.env",
         "the NCCL environment for this node: profile + detection + overrides, with origins",

@@ -25,7 +25,18 @@ if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
 
-__all__ = ["Current", "Detected", "Finding", "choose_transport", "detected_values", "version_tuple"]
+__all__ = [
+    "Current",
+    "Detected",
+    "Finding",
+    "choose_transport",
+    "detected_values",
+    "gid_problem",
+    "interface_candidates",
+    "port_kind",
+    "usable_ports",
+    "version_tuple",
+]
 
 #: interface kinds NCCL should prefer for bootstrap and sockets, best first
 _PREFERRED = (
@@ -678,3 +689,16 @@ def _ifname(
 def _netdev_word(netdev: Netdev) -> str:
     inet = [a.address for a in netdev.addresses if a.family == "inet"]
     return netdev.kind.value + (f", {inet[0]}" if inet else "")
+
+
+# ---------------------------------------------------------------- for hpnet doctor
+
+usable_ports = _usable_ports
+port_kind = _port_kind
+gid_problem = _gid_problem
+
+
+def interface_candidates(inventory: NodeInventory, family: str = "AF_INET") -> list[Netdev]:
+    """Interfaces NCCL can bootstrap on, best first (see :func:`_rank`)."""
+    known = "addresses" not in inventory.not_collected
+    return sorted((n for n in inventory.netdevs if _candidate(n, family, known)), key=_rank)

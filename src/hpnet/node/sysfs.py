@@ -89,6 +89,21 @@ class FsRoot:
             return None  # not a text attribute (or a hostile tree): nothing we can use
         return data.decode("utf-8", errors="replace").strip()
 
+    def read_bytes(self, rel: str, limit: int = 4096) -> bytes | None:
+        """Up to ``limit`` bytes of a regular file (PCI config space), or None."""
+        try:
+            fd = os.open(self.path(rel), os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode) or not self._opened_inside(fd):
+                return None
+            return os.read(fd, limit)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
     def read_int(self, rel: str, *, base: int = 10) -> int | None:
         """An integer attribute (``numa_node``, ``mtu``; ``0x3`` with base 16)."""
         text = self.read(rel)

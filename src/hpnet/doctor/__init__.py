@@ -1,0 +1,1 @@
+"""``hpnet doctor``: pre-flight checks, each a pure judgement over gathered facts."""

@@ -1,0 +1,70 @@
+"""What a check sees (:class:`Facts`) and what it says (:class:`CheckResult`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hpnet.detect import NodeInventory
+    from hpnet.profiles.model import Profile
+
+__all__ = ["CheckResult", "Facts", "Report", "Status"]
+
+
+class Status(str, enum.Enum):
+    PASS = "PASS"  # noqa: S105 - a status, not a password
+    WARN = "WARN"
+    FAIL = "FAIL"
+    SKIP = "SKIP"  # the check does not apply here, or its facts are not available
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class CheckResult:
+    """One judgement. ``fix`` is what to paste or do, for WARN and FAIL."""
+
+    id: str
+    area: str
+    status: Status
+    summary: str
+    evidence: tuple[str, ...] = ()
+    fix: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Facts:
+    """Everything the checks judge, gathered before any check runs.
+
+    ``variables`` are the NCCL settings under test (the environment, an env file or
+    the resolved profile) and ``variables_source`` says which. ``acs`` maps a PCI
+    bridge to whether it redirects peer-to-peer requests (ACS P2P Request Redirect
+    on), None where its config space could not be read.
+    """
+
+    inventory: NodeInventory
+    variables: Mapping[str, str]
+    variables_source: str
+    profile: Profile | None
+    nccl_version: str | None
+    acs: Mapping[str, bool | None] = dataclasses.field(default_factory=dict)
+    #: entries of /dev/infiniband (None when the source cannot show them)
+    dev_infiniband: tuple[str, ...] | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Report:
+    node: str
+    profile: str | None
+    variables_source: str
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def verdict(self) -> Status:
+        """FAIL if any check fails, else WARN if any warns, else PASS."""
+        statuses = {c.status for c in self.checks}
+        for status in (Status.FAIL, Status.WARN):
+            if status in statuses:
+                return status
+        return Status.PASS

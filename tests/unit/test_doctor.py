@@ -1,0 +1,410 @@
+"""`hpnet doctor`: every check's PASS and failures over recorded nodes, and the
+issue's end-to-end scenarios through the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from hpnet.cli.main import main
+from hpnet.detect import DetectOptions, NodeInventory, detect, inventory_from_listings
+from hpnet.doctor.model import Facts, Status
+from hpnet.doctor.registry import CHECKS
+from hpnet.node.acs import acs_redirect, bridges_between
+from hpnet.node.gpudirect import GpuDirect
+from hpnet.node.limits import Limits
+from hpnet.node.versions import LibraryInfo, Versions
+from hpnet.profiles import get_profile
+from hpnet.runner import RecordedRunner
+from tests.conftest import DATA, listing_text
+
+Tree = Callable[[str], Path]
+
+
+def node(sysfs_tree: Tree, name: str) -> NodeInventory:
+    return detect(
+        DetectOptions(sysfs_root=str(sysfs_tree(name))),
+        runner=RecordedRunner({}),
+        env={},
+        python_path=[],
+    )
+
+
+def check(
+    check_id: str,
+    inventory: NodeInventory,
+    variables: Mapping[str, str] | None = None,
+    **extra: object,
+) -> tuple[Status, str, tuple[str, ...], str | None]:
+    facts = Facts(
+        inventory=inventory,
+        variables=dict(variables or {}),
+        variables_source="test",
+        profile=extra.pop("profile", None),
+        nccl_version=extra.pop("nccl", None),  # type: ignore[arg-type]
+        **extra,
+    )  # type: ignore[arg-type]
+    found = CHECKS[check_id](facts)
+    assert found.id == check_id
+    if found.status in (Status.WARN, Status.FAIL):
+        assert found.fix, f"{check_id} {found.status} without a fix"
+    return found.status, found.summary, found.evidence, found.fix
+
+
+# ------------------------------------------------------------------ variables
+
+
+def test_syntax(sysfs_tree: Tree) -> None:
+    inv = node(sysfs_tree, "no-rdma-vm")
+    assert check("vars.syntax", inv, {"NCCL_IB_TIMEOUT": "22"})[0] is Status.PASS
+    status, _, evidence, _ = check(
+        "vars.syntax", inv, {"NCCL_IB_TIMEOUT": "abc", "NCCL_IB_TC": "0136"}
+    )
+    assert status is Status.FAIL
+    assert "NCCL_IB_TIMEOUT='abc': not an integer: NCCL reads 'abc' as 0" in evidence
+    assert check("vars.syntax", inv, {})[0] is Status.SKIP
+
+
+def test_unknown_names(sysfs_tree: Tree) -> None:
+    inv = node(sysfs_tree, "no-rdma-vm")
+    status, _, evidence, fix = check("vars.unknown", inv, {"NCCL_IB_TIMEOUTS": "22"})
+    assert status is Status.WARN and "did you mean NCCL_IB_TIMEOUT?" in evidence[0]
+    assert fix == 'export NCCL_IB_TIMEOUT="$NCCL_IB_TIMEOUTS"; unset NCCL_IB_TIMEOUTS'
+    assert check("vars.unknown", inv, {"NCCL_DEBUG": "WARN"})[0] is Status.PASS
+
+
+def test_hca(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    assert check("vars.hca", dgx, {"NCCL_IB_HCA": "=mlx5_0,mlx5_1"})[0] is Status.PASS
+    status, summary, evidence, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "mlx5"})
+    assert status is Status.WARN and "mlx5_3:1 which NCCL will skip" in summary
+    assert evidence == ("mlx5_3:1: port DOWN",)
+    assert fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1,mlx5_2:1'"
+    status, _, _, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "erdma"})
+    assert status is Status.FAIL and fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1,mlx5_2:1'"
+    pod = node(sysfs_tree, "container-no-uverbs")
+    status, summary, evidence, _ = check("vars.hca", pod, {"NCCL_IB_HCA": "mlx5"})
+    assert status is Status.FAIL and "NCCL falls back to sockets" in summary
+    assert "mlx5_0:1: no /dev/infiniband/uverbs0 in this container" in evidence
+    assert check("vars.hca", dgx, {})[0] is Status.SKIP
+
+
+def test_gid(sysfs_tree: Tree) -> None:
+    roce = node(sysfs_tree, "cx-roce-mixed-gids")
+    assert (
+        check("vars.gid", roce, {"NCCL_IB_HCA": "mlx5", "NCCL_IB_GID_INDEX": "3"})[0] is Status.PASS
+    )
+    status, _, evidence, fix = check(
+        "vars.gid", roce, {"NCCL_IB_HCA": "mlx5", "NCCL_IB_GID_INDEX": "1"}
+    )
+    assert status is Status.FAIL and evidence == (
+        "mlx5_0:1 GID 1 is ipv6-link-local, not IPv4-mapped",
+    )
+    assert fix == "export NCCL_IB_GID_INDEX=3"
+    status, _, evidence, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "3"})  # all ports
+    assert status is Status.FAIL and "mlx4_0:1 GID 3 is empty" in evidence
+    assert fix == "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 chooses per port)"
+    assert (
+        check("vars.gid", node(sysfs_tree, "cx6-ib-dgx"), {"NCCL_IB_GID_INDEX": "3"})[0]
+        is Status.SKIP
+    )
+
+
+def test_ifname(sysfs_tree: Tree) -> None:
+    inv = node(sysfs_tree, "erdma-alibaba")
+    status, summary, _, _ = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "eth"})
+    assert status is Status.PASS and summary.endswith("matches eth0, eth1, eth2")
+    status, _, _, fix = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "ib0"})
+    assert status is Status.FAIL and fix == "export NCCL_SOCKET_IFNAME='=eth0'"
+    assert check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "e"})[0] is Status.FAIL
+
+
+def test_ib_disabled_and_debug(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    assert check("vars.ib_disabled", dgx, {"NCCL_IB_DISABLE": "1"})[0] is Status.WARN
+    assert check("vars.ib_disabled", dgx, {"NCCL_NET": "Socket"})[0] is Status.WARN
+    assert (
+        check("vars.ib_disabled", node(sysfs_tree, "no-rdma-vm"), {"NCCL_IB_DISABLE": "1"})[0]
+        is Status.PASS
+    )
+    assert check("vars.debug", dgx, {"NCCL_DEBUG": "INFO"})[0] is Status.WARN
+    assert check("vars.debug", dgx, {"NCCL_DEBUG": "WARN"})[0] is Status.PASS
+
+
+# ------------------------------------------------------------------ versions, user space
+
+
+def versions(**changes: object) -> Versions:
+    present = LibraryInfo(name="x", path="/usr/lib/x", version="1")
+    base = Versions(
+        nvidia_driver="535",
+        cuda_driver="12.2",
+        nccl=(),
+        torch=None,
+        rdma_core="50.0",
+        libibverbs=present,
+        librdmacm=present,
+        providers=(LibraryInfo(name="erdma", path="/p"),),
+        kernel="6.8.0",
+    )
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_versions(sysfs_tree: Tree) -> None:
+    inv = dataclasses.replace(node(sysfs_tree, "erdma-alibaba"), versions=versions())
+    dlc = get_profile("pai-dlc-erdma")
+    assert check("versions.nccl", inv, profile=dlc, nccl="2.21.5")[0] is Status.PASS
+    assert check("versions.nccl", inv, profile=dlc, nccl="2.18.3")[0] is Status.FAIL
+    assert (
+        check("versions.nccl", inv, profile=get_profile("ecs-erdma"), nccl="2.19.3")[0]
+        is Status.FAIL
+    )
+    assert check("versions.nccl", inv, profile=dlc)[0] is Status.SKIP
+    assert check("versions.cuda", inv, profile=dlc)[0] is Status.PASS
+    old = dataclasses.replace(inv, versions=versions(cuda_driver="11.8"))
+    assert check("versions.cuda", old, profile=dlc)[0] is Status.FAIL
+
+
+def test_userspace(sysfs_tree: Tree) -> None:
+    base = node(sysfs_tree, "erdma-alibaba")
+    ok = dataclasses.replace(base, versions=versions())
+    for check_id in ("userspace.libibverbs", "userspace.providers", "userspace.librdmacm"):
+        assert check(check_id, ok)[0] is Status.PASS
+        assert check(check_id, base)[0] is Status.SKIP  # a recorded tree
+    missing = LibraryInfo(name="x", path=None)
+    bare = dataclasses.replace(
+        base,
+        versions=versions(
+            libibverbs=missing, librdmacm=missing, providers=(LibraryInfo(name="erdma", path=None),)
+        ),
+    )
+    status, _, _, fix = check("userspace.libibverbs", bare, profile=get_profile("pai-dlc-erdma"))
+    assert status is Status.FAIL and fix is not None and "libibverbs1 ibverbs-providers" in fix
+    assert check("userspace.providers", bare)[0] is Status.FAIL
+    assert check("userspace.librdmacm", bare)[0] is Status.WARN
+
+
+# ------------------------------------------------------------------ devices, limits
+
+
+def test_devices(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    assert check("devices.uverbs", dgx)[0] is Status.PASS
+    status, _, evidence, fix = check("devices.uverbs", node(sysfs_tree, "container-no-uverbs"))
+    assert status is Status.FAIL and len(evidence) == 4
+    assert fix is not None and "--device=/dev/infiniband/uverbs0" in fix
+    assert check("devices.rdma_cm", dgx, dev_infiniband=("rdma_cm", "uverbs0"))[0] is Status.PASS
+    assert check("devices.rdma_cm", dgx, dev_infiniband=("uverbs0",))[0] is Status.WARN
+    assert check("devices.uverbs", node(sysfs_tree, "no-rdma-vm"))[0] is Status.SKIP
+
+
+def limits(**changes: object) -> Limits:
+    base = Limits(
+        memlock_soft_bytes="unlimited",
+        memlock_hard_bytes="unlimited",
+        nofile_soft=1048576,
+        nofile_hard=1048576,
+        shm_bytes=8 << 30,
+    )
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_limits(sysfs_tree: Tree) -> None:
+    base = node(sysfs_tree, "cx6-ib-dgx")
+    good = dataclasses.replace(base, limits=limits())
+    for check_id in ("limits.memlock", "limits.shm", "limits.nofile"):
+        assert check(check_id, good)[0] is Status.PASS
+        assert check(check_id, base)[0] is Status.SKIP
+    bad = dataclasses.replace(
+        base, limits=limits(memlock_soft_bytes=65536, nofile_soft=1024, shm_bytes=64 << 20)
+    )
+    status, _, _, fix = check("limits.memlock", bad)
+    assert status is Status.FAIL and fix is not None and "--ulimit memlock=-1" in fix
+    assert check("limits.shm", bad)[0] is Status.WARN
+    assert check("limits.nofile", bad)[0] is Status.WARN
+    unmounted = dataclasses.replace(base, limits=limits(shm_bytes=None))
+    assert check("limits.shm", unmounted)[0] is Status.FAIL
+
+
+# ------------------------------------------------------------------ GPUDirect, ports
+
+
+def test_gpudirect(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")  # nvidia_peermem loaded in this tree
+    assert check("gpudirect.module", dgx)[0] is Status.PASS
+    none = GpuDirect(
+        nvidia_peermem=False,
+        nv_peer_mem=False,
+        kernel_release="5.4.0",
+        nvidia_module_version="535",
+        nvidia_open_kernel_module=False,
+    )
+    assert check("gpudirect.module", dataclasses.replace(dgx, gpudirect=none))[0] is Status.WARN
+    dmabuf = dataclasses.replace(none, kernel_release="6.8.0", nvidia_open_kernel_module=True)
+    assert check("gpudirect.module", dataclasses.replace(dgx, gpudirect=dmabuf))[0] is Status.PASS
+    assert check("gpudirect.locality", dgx)[0] is Status.PASS  # every GPU has a PXB NIC
+    assert check("gpudirect.acs", dgx)[0] is Status.SKIP
+    assert check("gpudirect.acs", dgx, acs={"0000:0b:00.0": False})[0] is Status.PASS
+    status, _, _, fix = check("gpudirect.acs", dgx, acs={"0000:0b:00.0": True})
+    assert (
+        status is Status.FAIL
+        and fix is not None
+        and "setpci -s 0000:0b:00.0 ECAP_ACS+0x6.w=0000" in fix
+    )
+    # only mlx5_2 usable: GPU0/GPU1 (NUMA 3) reach it across sockets, SYS
+    far = check("gpudirect.locality", dgx, {"NCCL_IB_HCA": "=mlx5_2"})
+    assert far[0] is Status.WARN and "GPU0 (0000:07:00.0): nearest usable NIC is SYS" in far[2]
+
+
+def test_ports(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    status, _, evidence, _ = check("ports.state", dgx)
+    assert status is Status.WARN and evidence == ("mlx5_3:1: DOWN (Polling)",)
+    assert check("ports.state", dgx, {"NCCL_IB_HCA": "=mlx5_3"})[0] is Status.FAIL
+    assert check("ports.state", dgx, {"NCCL_IB_HCA": "=mlx5_0"})[0] is Status.PASS
+    no_sm = inventory_from_listings([("x", listing_text("ibstat-cx6-ib-initializing-no-sm.txt"))])
+    status, _, evidence, _ = check("ports.state", no_sm)
+    assert status is Status.FAIL and "INIT, link up but no subnet manager" in evidence[0]
+    assert check("ports.mixed", dgx)[0] is Status.PASS
+    mixed = inventory_from_listings(
+        [("x", listing_text("ibv_devinfo-mlnx-8hca-mixed-ib-eth-port-down.txt"))]
+    )
+    status, summary, _, _ = check("ports.mixed", mixed)
+    assert status is Status.WARN and "mix link layers" in summary
+
+
+# ------------------------------------------------------------------ ACS parsing
+
+
+def config_with_acs(control: int) -> bytes:
+    """Config space laid out by the PCIe spec: an AER capability at 0x100 chaining to
+    ACS (ID 0x000D) at 0x148, whose Control register is at +6."""
+    space = bytearray(4096)
+    space[0x100:0x104] = (0x0001 | (1 << 16) | (0x148 << 20)).to_bytes(4, "little")
+    space[0x148:0x14C] = (0x000D | (1 << 16)).to_bytes(4, "little")
+    space[0x14E:0x150] = control.to_bytes(2, "little")
+    return bytes(space)
+
+
+@pytest.mark.parametrize(
+    ("control", "redirect"), [(0x0000, False), (0x001D, True), (0x0001, False), (0x0008, True)]
+)
+def test_acs_control_register(control: int, redirect: bool) -> None:
+    assert acs_redirect(config_with_acs(control)) is redirect
+
+
+def test_acs_unreadable_or_absent() -> None:
+    assert acs_redirect(bytes(256)) is None  # a non-root read stops at 256 bytes
+    assert acs_redirect(bytes(4096)) is False  # no extended capabilities
+
+
+def test_bridges_between_gpu_and_nic() -> None:
+    gpu = ("pci0000:00", "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0")
+    nic = ("pci0000:00", "0000:00:01.0", "0000:01:00.0", "0000:02:01.0", "0000:04:00.0")
+    assert bridges_between(gpu, nic) == ["0000:01:00.0", "0000:02:00.0", "0000:02:01.0"]
+    assert bridges_between(gpu, ("pci0000:80", "0000:80:01.0")) == []
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture(autouse=True)
+def no_nccl_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("NCCL_"):
+            monkeypatch.delenv(name)
+
+
+def statuses(out: str) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in json.loads(out)["checks"]}
+
+
+def test_e2e_erdma_with_the_pai_dlc_profile(
+    sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(
+        [
+            "doctor",
+            "--profile",
+            "pai-dlc-erdma",
+            "--sysfs-root",
+            str(sysfs_tree("erdma-alibaba")),
+            "--json",
+        ],
+        capsys,
+    )
+    found = statuses(out)
+    assert code == 0 and json.loads(out)["verdict"] == "WARN"
+    assert {
+        found[k] for k in ("vars.syntax", "vars.hca", "vars.gid", "vars.ifname", "devices.uverbs")
+    } == {"PASS"}
+    assert found["vars.debug"] == "WARN"  # the guide's NCCL_DEBUG=INFO
+
+
+def test_e2e_roce_node_where_the_profile_gid_is_wrong(capsys: pytest.CaptureFixture[str]) -> None:
+    listing = str(DATA / "listings" / "ibv_devinfo-v-roce-cx5-mixed-gids.txt")
+    code, out = run(["doctor", "--profile", "pai-lingjun", "--from", listing, "--json"], capsys)
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert code == 1
+    assert (
+        checks["vars.gid"]["status"] == "FAIL"
+        and checks["vars.gid"]["fix"] == "export NCCL_IB_GID_INDEX=5"
+    )
+
+
+def test_e2e_container_without_uverbs(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(
+        ["doctor", "--sysfs-root", str(sysfs_tree("container-no-uverbs")), "--json"], capsys
+    )
+    assert code == 1 and statuses(out)["devices.uverbs"] == "FAIL"
+
+
+def test_e2e_no_rdma_with_nccl_ib_hca_set(
+    sysfs_tree: Tree, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    env_file = tmp_path / "job.env"
+    env_file.write_text("export NCCL_IB_HCA=mlx5\nNCCL_SOCKET_IFNAME='=eth0'\n")
+    code, out = run(
+        ["doctor", "--sysfs-root", str(sysfs_tree("no-rdma-vm")), "--env-file", str(env_file)],
+        capsys,
+    )
+    assert code == 1
+    assert "FAIL  vars.hca              NCCL_IB_HCA=mlx5 matches no RDMA device here" in out
+    assert "fix: unset NCCL_IB_HCA; export NCCL_IB_DISABLE=1" in out
+
+
+def test_e2e_misspelled_variable(
+    sysfs_tree: Tree, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NCCL_SOCKET_IFNAMES", "eth0")
+    code, out = run(["doctor", "--sysfs-root", str(sysfs_tree("no-rdma-vm")), "--json"], capsys)
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert code == 0 and checks["vars.unknown"]["status"] == "WARN"
+    assert "did you mean NCCL_SOCKET_IFNAME?" in checks["vars.unknown"]["evidence"][0]
+
+
+def test_this_machine_never_crashes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(["doctor", "--json"], capsys)
+    data = json.loads(out)
+    assert code in (0, 1) and len(data["checks"]) == len(CHECKS)
+    for entry in data["checks"]:
+        assert set(entry) == {"id", "area", "status", "summary", "evidence", "fix"}
+
+
+def test_bad_env_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    env_file = tmp_path / "bad.env"
+    env_file.write_text("NCCL_IB_HCA mlx5\n")
+    code = main(["doctor", "--env-file", str(env_file)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error[parse]: not a NAME=VALUE line") and ":1" in err
