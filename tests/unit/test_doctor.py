@@ -408,3 +408,22 @@ def test_bad_env_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     code = main(["doctor", "--env-file", str(env_file)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error[parse]: not a NAME=VALUE line") and ":1" in err
+
+
+def test_net_plugin_and_net(sysfs_tree: Tree) -> None:
+    inv = node(sysfs_tree, "erdma-alibaba")
+    assert check("vars.net", inv, {})[0] is Status.SKIP
+    assert check("vars.net", inv, {"NCCL_NET_PLUGIN": "none"})[0] is Status.PASS
+    assert check("vars.net", inv, {"NCCL_NET": "IB"})[0] is Status.PASS
+    status, summary, _, _ = check(
+        "vars.net", inv, {"NCCL_NET_PLUGIN": "none", "NCCL_NET": "AWS Libfabric"}
+    )
+    assert status is Status.FAIL and "loads no plugin" in summary
+    found = ("libnccl-net-aws-ofi.so",)
+    assert (
+        check("vars.net", inv, {"NCCL_NET_PLUGIN": "aws-ofi"}, net_plugins=found)[0] is Status.PASS
+    )
+    status, _, _, fix = check("vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"}, net_plugins=found)
+    assert status is Status.WARN and fix is not None and "libnccl-net-aiacc.so" in fix
+    assert check("vars.net", inv, {"NCCL_NET": "IBext_v8"}, net_plugins=())[0] is Status.FAIL
+    assert check("vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"})[0] is Status.SKIP  # not live

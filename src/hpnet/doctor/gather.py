@@ -96,10 +96,19 @@ def diagnose(
             else (inventory.versions.nccl[0].version if inventory.versions.nccl else None)
         )
     dev_infiniband: tuple[str, ...] | None = None
+    net_plugins: tuple[str, ...] | None = None
     acs: dict[str, bool | None] = {}
     if not listings:
         fs = FsRoot(sysfs_root)
         dev_infiniband = tuple(fs.listdir("dev/infiniband"))
+        if fs.is_live:
+            from hpnet.node.versions import library_dirs  # noqa: PLC0415
+
+            net_plugins = tuple(
+                sorted(
+                    {n for d in library_dirs(fs, env) for n in fs.listdir(d, prefix="libnccl-net")}
+                )
+            )
         bridges = [
             bdf
             for gpu in inventory.gpus
@@ -115,6 +124,7 @@ def diagnose(
         nccl_version=version,
         acs=acs,
         dev_infiniband=dev_infiniband,
+        net_plugins=net_plugins,
     )
     return Report(
         node=inventory.hostname or inventory.source,

@@ -51,6 +51,8 @@ class Facts:
     acs: Mapping[str, bool | None] = dataclasses.field(default_factory=dict)
     #: entries of /dev/infiniband (None when the source cannot show them)
     dev_infiniband: tuple[str, ...] | None = None
+    #: libnccl-net*.so files the dynamic loader can find (None off the live node)
+    net_plugins: tuple[str, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

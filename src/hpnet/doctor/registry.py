@@ -17,6 +17,7 @@ CHECKS: dict[str, Check] = {
     "vars.hca": variables.check_hca,
     "vars.gid": variables.check_gid,
     "vars.ifname": variables.check_ifname,
+    "vars.net": variables.check_net,
     "vars.ib_disabled": variables.check_ib_disabled,
     "vars.debug": variables.check_debug,
     "versions.nccl": node.check_nccl_version,

@@ -15,6 +15,7 @@ __all__ = [
     "check_hca",
     "check_ib_disabled",
     "check_ifname",
+    "check_net",
     "check_syntax",
     "check_unknown",
 ]
@@ -295,3 +296,71 @@ def check_debug(facts: Facts) -> CheckResult:
             fix="export NCCL_DEBUG=WARN (use INFO only to verify the transport)",
         )
     return result("vars.debug", AREA, Status.PASS, f"NCCL_DEBUG={level or 'unset'}")
+
+
+#: NCCL's built-in network modules (src/transport/net_ib.cc, net_socket.cc)
+_INTERNAL_NETS = ("IB", "Socket")
+
+
+def check_net(facts: Facts) -> CheckResult:
+    """NCCL_NET_PLUGIN and NCCL_NET name something NCCL can load.
+
+    NCCL_NET_PLUGIN=<name> loads ``libnccl-net-<name>.so`` (a missing one is skipped
+    with 'NET/Plugin: Could not find'); ``none`` loads no plugin. NCCL_NET names the
+    network module to use: IB, Socket, or a plugin's; a name nothing provides makes
+    communicator initialisation fail.
+    """
+    plugin = facts.variables.get("NCCL_NET_PLUGIN")
+    net = facts.variables.get("NCCL_NET")
+    if plugin is None and net is None:
+        return result("vars.net", AREA, Status.SKIP, "NCCL_NET and NCCL_NET_PLUGIN are not set")
+    if net and net not in _INTERNAL_NETS and (plugin or "").lower() == "none":
+        return result(
+            "vars.net",
+            AREA,
+            Status.FAIL,
+            f"NCCL_NET={net} names a plugin's network, but NCCL_NET_PLUGIN=none "
+            "loads no plugin: NCCL init fails",
+            fix="unset NCCL_NET (or NCCL_NET_PLUGIN to load the plugin)",
+        )
+    if plugin and plugin.lower() != "none":
+        if facts.net_plugins is None:
+            return result(
+                "vars.net",
+                AREA,
+                Status.SKIP,
+                f"NCCL_NET_PLUGIN={plugin}: libraries are checked on the live node",
+            )
+        wanted = plugin if "/" in plugin or plugin.endswith(".so") else f"libnccl-net-{plugin}.so"
+        name = wanted.rsplit("/", 1)[-1]
+        if not any(found.startswith(name) for found in facts.net_plugins):
+            return result(
+                "vars.net",
+                AREA,
+                Status.WARN,
+                f"NCCL_NET_PLUGIN={plugin}: {name} is not on the library path; NCCL "
+                "will skip it and use its built-in transports",
+                f"plugins found: {', '.join(facts.net_plugins) or 'none'}",
+                fix=f"install the plugin so that {name} is on LD_LIBRARY_PATH, or "
+                "export NCCL_NET_PLUGIN=none",
+            )
+    if (
+        net
+        and net not in _INTERNAL_NETS
+        and facts.net_plugins is not None
+        and not facts.net_plugins
+    ):
+        return result(
+            "vars.net",
+            AREA,
+            Status.FAIL,
+            f"NCCL_NET={net} is not a built-in network and no NCCL net plugin is "
+            "installed: NCCL init fails",
+            fix="unset NCCL_NET (IB and Socket are built in), or install the plugin",
+        )
+    return result(
+        "vars.net",
+        AREA,
+        Status.PASS,
+        ", ".join(f"{k}={v}" for k, v in (("NCCL_NET_PLUGIN", plugin), ("NCCL_NET", net)) if v),
+    )
