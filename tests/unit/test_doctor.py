@@ -427,3 +427,12 @@ def test_net_plugin_and_net(sysfs_tree: Tree) -> None:
     assert status is Status.WARN and fix is not None and "libnccl-net-aiacc.so" in fix
     assert check("vars.net", inv, {"NCCL_NET": "IBext_v8"}, net_plugins=())[0] is Status.FAIL
     assert check("vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"})[0] is Status.SKIP  # not live
+
+
+def test_checks_that_depend_on_the_selection_skip_when_it_is_empty(sysfs_tree: Tree) -> None:
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    for check_id in ("devices.uverbs", "ports.state"):
+        status, summary, _, _ = check(check_id, dgx, {"NCCL_IB_HCA": "erdma"})
+        assert status is Status.SKIP and "see vars.hca" in summary
+    listing = inventory_from_listings([("x", listing_text("ibv_devinfo-erdma.txt"))])
+    assert check("devices.uverbs", listing)[0] is Status.SKIP

@@ -16,7 +16,7 @@ state and mixed ports. Each check says PASS, WARN, FAIL or SKIP, with evidence a
 fix to paste; exit 1 when anything FAILs.
 
   hpnet doctor                                  the environment's NCCL_* on this node
-  hpnet doctor --profile pai-dlc-erdma          the profile as resolved for this node
+  hpnet doctor --profile pai-dlc-erdma          the platform's presets, as a job there sees them
   hpnet doctor --env-file job.env --json        a job's variables
 """
 
@@ -32,7 +32,8 @@ class DoctorArgs:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="check the profile's variables, resolved for this node")
+    parser.add_argument("--profile", help="check the profile's presets as the platform sets them "
+        "(variables already in the environment win, as they would in the job)")
     parser.add_argument("--env-file", metavar="FILE", help="check NAME=VALUE lines from FILE")
     add_node_arguments(parser)
     parser.add_argument("--nccl-version", metavar="X.Y.Z", help="the NCCL the job will run")

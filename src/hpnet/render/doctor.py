@@ -36,9 +36,10 @@ def render_report(report: Report) -> str:
             lines.append(area)
         lines.append(f"  {check.status.value:<4}  {check.id:<20}  {check.summary}")
         if check.status.value in ("WARN", "FAIL"):
-            lines += [f"{'':28}{line}" for line in check.evidence]
+            # evidence and fix sit under the summary column (2 + 4 + 2 + 20 + 2)
+            lines += [f"{'':30}{line}" for line in check.evidence]
             if check.fix:
-                lines.append(f"{'':28}fix: {check.fix}")
+                lines.append(f"{'':30}fix: {check.fix}")
     failing = [c for c in report.checks if c.status.value in ("FAIL", "WARN") and c.fix]
     if failing:
         lines += ["", "Fixes, most important first:"]

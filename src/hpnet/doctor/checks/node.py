@@ -202,6 +202,20 @@ def check_uverbs(facts: Facts) -> CheckResult:
     if skipped := _skip_no_rdma(facts, "devices.uverbs", "devices"):
         return skipped
     devices = {d.name: d for d, _ in selected_ports(facts)}
+    if not devices:
+        return result(
+            "devices.uverbs", "devices", Status.SKIP, "NCCL_IB_HCA selects no device (see vars.hca)"
+        )
+    if (
+        all(d.uverbs is None for d in devices.values())
+        and "netdevs" in facts.inventory.not_collected
+    ):
+        return result(
+            "devices.uverbs",
+            "devices",
+            Status.SKIP,
+            "device nodes are not known from a saved listing",
+        )
     bad = [
         d
         for d in devices.values()
@@ -424,6 +438,10 @@ def check_port_state(facts: Facts) -> CheckResult:
     if skipped := _skip_no_rdma(facts, "ports.state", "ports"):
         return skipped
     chosen = selected_ports(facts)
+    if not chosen:
+        return result(
+            "ports.state", "ports", Status.SKIP, "NCCL_IB_HCA selects no port (see vars.hca)"
+        )
     bad: list[Port] = [(d, p) for d, p in chosen if p.state is not PortState.ACTIVE]
     lines = []
     for d, p in bad:
