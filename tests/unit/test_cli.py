@@ -23,7 +23,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_command_table_is_pinned() -> None:
     # Adding or renaming a command is a deliberate change: update this list with it.
-    assert list(COMMANDS) == ["detect", "doctor", "env", "profiles"]
+    assert list(COMMANDS) == ["detect", "doctor", "env", "profiles", "verify"]
 
 
 def test_help_imports_no_command_module_and_no_torch() -> None:

@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the NCCL environment for this node: profile + detection + overrides, with origins",
     ),
     "profiles": ("hpnet.cli.profiles", "list or show the platform profiles and their sources"),
+    "verify": (
+        "hpnet.cli.verify",
+        "read NCCL debug logs and prove which transport each connection used",
+    ),
 }
 
 INTERNAL_ERROR = 3

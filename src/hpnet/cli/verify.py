@@ -1,0 +1,156 @@
+"""``hpnet verify``: NCCL debug logs -> which transport carried each connection."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hpnet.nccl.logmodel import NcclLog
+
+DESCRIPTION = """\
+Read NCCL debug logs (NCCL_DEBUG=INFO output of any NCCL from 2.3 on, behind mpirun,
+srun or torchrun prefixes) and prove which transport every connection used: P2P,
+SHM, NET/IB (with or without GPUDirect RDMA), NET/Socket, a plugin, CollNet, NVLS;
+per host and per communicator; with known failure signatures, their causes and fixes.
+
+  hpnet verify job.log                       one log (several: repeat; - is stdin)
+  hpnet verify logs/                         a directory of per-rank logs
+  hpnet verify job.log --expect net=ib,gdr   exit 1 unless inter-node traffic used
+                                             IB with GPUDirect RDMA everywhere
+  hpnet verify --run [--fake-hosts 2]        run a short all_reduce here and verify it
+
+Exit 0: the log proves what was asked and shows no error; 1: an expectation failed
+or an error signature was found; 2: nothing to judge (no NCCL lines, bad input).
+--json: docs/verify-schema.md.
+"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class VerifyArgs:
+    paths: tuple[str, ...]
+    expect: str | None
+    jobs: int | None
+    run: bool
+    fake_hosts: int
+    nproc: int | None
+    logs: str | None
+    json: bool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files, directories, or -")
+    parser.add_argument(
+        "--expect",
+        metavar="SPEC",
+        help="net=ib|socket|<plugin name>[,gdr|no-gdr]: what inter-node traffic must use",
+    )
+    parser.add_argument(
+        "--jobs", type=int, metavar="N", help="worker processes for large logs (default: CPUs)"
+    )
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        help="run a short all_reduce over this node's GPUs with NCCL_DEBUG=INFO and verify it",
+    )
+    parser.add_argument(
+        "--fake-hosts",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --run: split the GPUs into K NCCL hosts (NCCL_HOSTID) so that NCCL "
+        "uses its network transport between them",
+    )
+    parser.add_argument("--nproc", type=int, metavar="N", help="with --run: ranks (default: GPUs)")
+    parser.add_argument("--logs", metavar="DIR", help="with --run: keep the per-rank logs in DIR")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(namespace: argparse.Namespace) -> int:
+    args = VerifyArgs(
+        paths=tuple(namespace.paths),
+        expect=namespace.expect,
+        jobs=namespace.jobs,
+        run=namespace.run,
+        fake_hosts=namespace.fake_hosts,
+        nproc=namespace.nproc,
+        logs=namespace.logs,
+        json=namespace.json,
+    )
+    from hpnet.errors import UsageError  # noqa: PLC0415
+    from hpnet.nccl.diagnose import analyse, parse_expectation  # noqa: PLC0415
+
+    expectation = None
+    if args.expect is not None:
+        try:
+            expectation = parse_expectation(args.expect)
+        except ValueError as exc:
+            raise UsageError(
+                str(exc),
+                code="bad-expect",
+                where=f"--expect {args.expect}",
+                fix="write net=ib, net=socket or net=<plugin name>, "
+                "optionally with ,gdr or ,no-gdr",
+            ) from None
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(
+            "must be 1 or more", code="usage", where=f"--jobs {args.jobs}", fix="--jobs 4"
+        )
+    if args.run:
+        if args.paths:
+            raise UsageError(
+                "--run records its own log",
+                code="usage",
+                where="hpnet verify",
+                fix="pass either --run or log paths",
+            )
+        from hpnet.verify.probe import run_probe  # noqa: PLC0415
+
+        log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts, keep_dir=args.logs)
+    else:
+        if not args.paths:
+            raise UsageError(
+                "no log given",
+                code="usage",
+                where="hpnet verify",
+                fix="hpnet verify job.log (or a directory, or - for stdin), or --run",
+            )
+        log = _read(args)
+    report = analyse(log, expectation)
+    if report.status == "UNKNOWN" and not report.ranks and not report.findings:
+        from hpnet.errors import InputError  # noqa: PLC0415
+
+        notes = "; ".join(report.unknowns[:-1]) if len(report.unknowns) > 1 else ""
+        raise InputError(
+            "no NCCL debug lines" + (f" ({notes})" if notes else ""),
+            code="no-nccl-lines",
+            where=", ".join(args.paths) or "the probe",
+            fix="run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) and pass "
+            "its output",
+        )
+    if args.json:
+        from hpnet.jsonout import dumps  # noqa: PLC0415
+
+        print(dumps({"schema_version": 1, **dataclasses.asdict(report)}))
+    else:
+        from hpnet.render.verify import render_verify  # noqa: PLC0415
+
+        print(render_verify(report), end="")
+    return 1 if report.status == "FAIL" else 0
+
+
+def _read(args: VerifyArgs) -> NcclLog:
+    from hpnet.nccl.logread import ProgressPrinter, collect_inputs, read_logs  # noqa: PLC0415
+
+    inputs, notes = collect_inputs(args.paths)
+    if not inputs:
+        from hpnet.errors import InputError  # noqa: PLC0415
+
+        raise InputError(
+            "no readable text log: " + "; ".join(notes[:3]),
+            code="no-log",
+            where=", ".join(args.paths),
+            fix="pass the NCCL debug log (text written with NCCL_DEBUG=INFO)",
+        )
+    return read_logs(inputs, jobs=args.jobs, progress=ProgressPrinter("hpnet verify"), notes=notes)

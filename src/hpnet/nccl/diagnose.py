@@ -1,0 +1,682 @@
+"""What a parsed NCCL log proves: the transport of every connection, per host and
+per communicator, the failures it shows, and a verdict.
+
+Pure functions over :class:`~hpnet.nccl.logmodel.NcclLog`.
+
+Intra- or inter-node is decided per connection. P2P, SHM and NVLS only connect ranks
+NCCL sees on one host (``src/transport/p2p.cc`` and ``shm.cc`` refuse peers whose
+``hostHash`` differs); NET usually connects hosts, but also carries traffic inside a
+machine when P2P and SHM are unusable. So a NET connection counts as inter-node
+unless the log places both ranks on the same NCCL host: the same machine (host name,
+told apart by bootstrap address when two machines share a name) and the same
+``NCCL_HOSTID``. Ranks are placed through the communicators' init lines, or, when a
+log has none, through which process printed which rank.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+
+from hpnet.nccl.findings import (
+    Finding,
+    match_signatures,
+    mixed_versions,
+    structural_findings,
+)
+from hpnet.nccl.logmodel import Connection, Membership, NcclLog, ProcessLog, TransportKind
+
+__all__ = [
+    "CommSummary",
+    "Expectation",
+    "ExpectationResult",
+    "Finding",
+    "HostRow",
+    "ProcessRow",
+    "VerifyReport",
+    "analyse",
+    "parse_expectation",
+]
+
+INTRA_KINDS = frozenset({TransportKind.P2P, TransportKind.SHM, TransportKind.NVLS})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessRow:
+    """One process: the ranks it held, what it chose, which transports it used."""
+
+    process: str
+    host: str | None  # the machine (host name, or name@address when names collide)
+    nccl_host: str | None  # NCCL_HOSTID when set
+    pid: int | None
+    ranks: tuple[str, ...]  # "rank/nranks"
+    devices: tuple[int, ...]
+    nccl_version: str | None
+    version_range: str | None
+    network: tuple[str, ...]
+    nics: tuple[str, ...]
+    bootstrap: tuple[str, ...]
+    intra_node: tuple[str, ...]
+    inter_node: tuple[str, ...]
+    #: GPUDirect RDMA on its inter-node RDMA connections: "yes", "no", "receive only",
+    #: "send only", "partial"; None without such connections
+    gdr: str | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class HostRow:
+    host: str
+    num_processes: int
+    nccl_versions: tuple[str, ...]
+    network: tuple[str, ...]
+    nics: tuple[str, ...]
+    intra_node: tuple[str, ...]
+    inter_node: tuple[str, ...]
+    gdr: str | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class CommSummary:
+    """One communicator as far as the log shows it."""
+
+    id: str  # commId / commHash, or "nranks=N #k" when the release prints none
+    nranks: int
+    ranks_seen: int
+    hosts: tuple[str, ...]
+    intra_node: tuple[str, ...]
+    inter_node: tuple[str, ...]
+    nics: tuple[str, ...]
+    gdr: str | None
+    init_complete: bool
+    aborted: bool
+    num_connections: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Expectation:
+    """``--expect net=ib,gdr``: what the inter-node traffic must have used."""
+
+    net: str | None = None
+    gdr: bool | None = None
+
+    def describe(self) -> str:
+        parts = [f"net={self.net}"] if self.net else []
+        if self.gdr is not None:
+            parts.append("gdr" if self.gdr else "no-gdr")
+        return ",".join(parts)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ExpectationResult:
+    expectation: str
+    met: bool
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class VerifyReport:
+    status: str  # PASS, WARN, FAIL, UNKNOWN
+    verdict: str
+    sources: tuple[str, ...]
+    nccl_versions: tuple[str, ...]
+    network: tuple[str, ...]
+    nics: tuple[str, ...]
+    transports: dict[str, tuple[str, ...]]  # intra_node / inter_node -> labels
+    ranks: tuple[ProcessRow, ...]
+    hosts: tuple[HostRow, ...]
+    communicators: tuple[CommSummary, ...]
+    findings: tuple[Finding, ...]
+    expectations: tuple[ExpectationResult, ...]
+    unknowns: tuple[str, ...]  # what this log cannot show, one sentence each
+    num_lines: int
+    num_nccl_lines: int
+    num_bytes: int
+
+
+def parse_expectation(text: str) -> Expectation:
+    """``net=ib,gdr`` / ``net=socket`` / ``net=AWS Libfabric,no-gdr``.
+
+    >>> parse_expectation("net=ib,gdr")
+    Expectation(net='ib', gdr=True)
+    """
+    net: str | None = None
+    gdr: bool | None = None
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if sep and key.strip().lower() == "net" and value.strip():
+            net = value.strip()
+        elif not sep and part.lower() in {"gdr", "gdrdma"}:
+            gdr = True
+        elif not sep and part.lower() in {"no-gdr", "nogdr"}:
+            gdr = False
+        else:
+            raise ValueError(f"unknown expectation {part!r}")
+    if net is None and gdr is None:
+        raise ValueError("empty expectation")
+    return Expectation(net=net, gdr=gdr)
+
+
+def net_matches(wanted: str, label: str) -> bool:
+    """Does a transport label (``NET/IBext_v8/GDRDMA``) name the network ``wanted``?
+
+    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin);
+    comparison ignores case, spaces and punctuation (``aws-libfabric``).
+
+    >>> net_matches("ib", "NET/IBext_v8/GDRDMA"), net_matches("socket", "NET/IB")
+    (True, False)
+    """
+    name = label.split("/", 1)[1] if "/" in label else label
+    name = name.removesuffix("/GDRDMA")
+
+    def simple(text: str) -> str:
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+
+    if simple(wanted) == "ib":
+        return simple(name) == "ib" or simple(name).startswith("ibext")
+    return simple(name) == simple(wanted)
+
+
+# ---------------------------------------------------------------- machines and hosts
+
+
+def _address(bootstrap: str) -> str | None:
+    """``eth0:10.0.0.5<0>`` -> ``10.0.0.5``."""
+    found = re.match(r"[^:]+:(.+?)(?:<\d+>)?(?: \(OOB\))?$", bootstrap)
+    return found.group(1) if found else None
+
+
+def _machines(processes: Sequence[ProcessLog]) -> dict[str, str]:
+    """process key -> machine label; a host name that two machines share (two
+    bootstrap addresses) is told apart by address."""
+    addresses: dict[str, set[str]] = {}
+    own: dict[str, str | None] = {}
+    for p in processes:
+        found = {a for a in (_address(b) for b in p.bootstrap) if a}
+        found |= {n.address.split("<")[0] for n in p.socket_interfaces if n.address}
+        found.discard("127.0.0.1")
+        own[p.key] = min(found) if len(found) == 1 else None
+        if p.host:
+            addresses.setdefault(p.host, set()).update(found)
+    labels = {}
+    for p in processes:
+        if p.host is None:
+            labels[p.key] = p.key
+        elif len(addresses.get(p.host, ())) > 1 and own[p.key]:
+            labels[p.key] = f"{p.host}@{own[p.key]}"
+        else:
+            labels[p.key] = p.host
+    return labels
+
+
+class _Placement:
+    """Where each rank runs: through communicator membership, else through the
+    processes that printed it."""
+
+    def __init__(
+        self,
+        processes: Sequence[ProcessLog],
+        machines: dict[str, str],
+        placements: Sequence[tuple[int, str, int, int]] = (),
+    ) -> None:
+        self.machines = machines
+        #: nccl-tests' "# Rank N ... Pid P on HOST" table: rank -> "host:pid"
+        self.tested = {rank: f"{host}:{pid}" for rank, host, pid, _ in placements}
+        self.comms: dict[str, _Comm] = {}
+        self.of_process: dict[str, list[_Comm]] = {}
+        for process in processes:
+            ordinal: dict[int, int] = {}
+            for membership in process.memberships:
+                if membership.nranks <= 0 or membership.rank < 0:
+                    continue
+                if membership.comm_id:
+                    key = membership.comm_id
+                else:
+                    nth = ordinal.get(membership.nranks, 0)
+                    ordinal[membership.nranks] = nth + 1
+                    key = f"nranks={membership.nranks} #{nth + 1}"
+                comm = self.comms.get(key)
+                if comm is None:
+                    comm = self.comms[key] = _Comm(key, membership.nranks)
+                comm.members.setdefault(membership.rank, process)
+                comm.memberships.append(membership)
+                self.of_process.setdefault(process.key, []).append(comm)
+        # without init lines: the processes that printed each rank's lines
+        self.printers: dict[int, set[str]] = {}
+        for process in processes:
+            for connection in process.connections:
+                self.printers.setdefault(connection.printing_rank, set()).add(process.key)
+        self.by_key = {p.key: p for p in processes}
+
+    def nccl_host(self, process: ProcessLog) -> str:
+        machine = self.machines[process.key]
+        return f"{machine}/{process.host_id}" if process.host_id else machine
+
+    def comms_of(self, process: ProcessLog, connection: Connection) -> list[_Comm]:
+        """The communicators a connection line of ``process`` can belong to."""
+        top = max(connection.src, connection.dst)
+        fitting = [
+            c
+            for c in self.of_process.get(process.key, [])
+            if c.members.get(connection.printing_rank) is process and c.nranks > top
+        ]
+        if len(fitting) <= 1:
+            return fitting
+        # several communicators give this process that rank: keep those where the
+        # peer sits where the transport says (P2P/SHM: the same NCCL host)
+        plausible = []
+        for comm in fitting:
+            peer = comm.members.get(_peer_rank(connection))
+            if peer is None or (connection.transport.kind in INTRA_KINDS) == (
+                self.nccl_host(peer) == self.nccl_host(process)
+            ):
+                plausible.append(comm)
+        return plausible or fitting
+
+    def peer(self, process: ProcessLog, connection: Connection) -> ProcessLog | None:
+        rank = _peer_rank(connection)
+        if rank < 0:
+            return None
+        for comm in self.comms_of(process, connection):
+            found = comm.members.get(rank)
+            if found is not None:
+                return found
+        tested = self.by_key.get(self.tested.get(rank, ""))
+        if tested is not None:
+            return tested
+        if not self.comms:
+            printers = self.printers.get(rank, set())
+            if len(printers) == 1:
+                return self.by_key[next(iter(printers))]
+        return None
+
+
+class _Comm:
+    def __init__(self, key: str, nranks: int) -> None:
+        self.key = key
+        self.nranks = nranks
+        self.members: dict[int, ProcessLog] = {}
+        self.memberships: list[Membership] = []
+        self.connections: list[tuple[ProcessLog, Connection, bool]] = []
+
+
+def _peer_rank(connection: Connection) -> int:
+    return connection.dst if connection.printing_rank == connection.src else connection.src
+
+
+# ---------------------------------------------------------------- transports
+
+
+def _label(connection: Connection, inter: bool) -> str:
+    label = connection.transport.label
+    if inter and connection.transport.gdr:
+        label += "/GDRDMA"
+    return label
+
+
+def rdma(label: str) -> bool:
+    """A network transport that can do GPUDirect RDMA (everything but TCP sockets)."""
+    return label.startswith(("NET/", "CollNet")) and not label.startswith("NET/Socket")
+
+
+def _nic_names(process: ProcessLog, connections: Iterable[Connection]) -> list[str]:
+    names: list[str] = []
+    for connection in connections:
+        nic = connection.transport.nic
+        if connection.transport.kind is not TransportKind.NET or nic is None:
+            continue
+        listed = (
+            process.socket_interfaces if connection.transport.name == "Socket" else process.nics
+        )
+        match = next((n for n in listed if n.index == nic), None)
+        if match is None:
+            name = f"NIC {nic}"
+        else:
+            name = f"{match.name}:{match.port}" if match.port else match.name
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _gdr(connections: Sequence[Connection]) -> str | None:
+    """GPUDirect RDMA over RDMA network connections, per direction (a NIC may write
+    into GPU memory but not read from it: ``GPU Direct RDMA ... read 0``)."""
+    net = [
+        c
+        for c in connections
+        if c.transport.kind in (TransportKind.NET, TransportKind.COLLNET)
+        and c.transport.name != "Socket"
+    ]
+    if not net:
+        return None
+    if all(c.transport.gdr for c in net):
+        return "yes"
+    if not any(c.transport.gdr for c in net):
+        return "no"
+    sends = [c.transport.gdr for c in net if c.direction == "send"]
+    receives = [c.transport.gdr for c in net if c.direction == "receive"]
+    if sends and receives and all(receives) and not any(sends):
+        return "receive only"
+    if sends and receives and all(sends) and not any(receives):
+        return "send only"
+    return "partial"
+
+
+def _uniq(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if v))
+
+
+def _range_text(names: Sequence[str]) -> str:
+    """``mlx5_0:1, mlx5_1:1, mlx5_2:1`` -> ``mlx5_0..2:1`` when they run in order."""
+    if len(names) < 3:
+        return ", ".join(names)
+    parts = [re.fullmatch(r"(.*?)(\d+)(:\d+)?", n) for n in names]
+    matches = [p for p in parts if p]
+    if len(matches) == len(names):
+        stems = {(p.group(1), p.group(3)) for p in matches}
+        numbers = sorted(int(p.group(2)) for p in matches)
+        if len(stems) == 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+            stem, port = stems.pop()
+            return f"{stem}{numbers[0]}..{numbers[-1]}{port or ''}"
+    return ", ".join(names)
+
+
+# ---------------------------------------------------------------- the report
+
+
+def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyReport:
+    """Judge everything :func:`hpnet.nccl.log.parse_nccl_log` found."""
+    processes = log.processes
+    machines = _machines(processes)
+    place = _Placement(processes, machines, log.placements)
+
+    rows = []
+    same_host_net: list[str] = []
+    split_by_hostid: list[str] = []
+    for process in processes:
+        intra: list[Connection] = []
+        inter: list[Connection] = []
+        for connection in process.connections:
+            kind = connection.transport.kind
+            is_inter = kind not in INTRA_KINDS
+            if kind is TransportKind.NET:
+                peer = place.peer(process, connection)
+                if peer is not None and machines[peer.key] == machines[process.key]:
+                    line = (
+                        f"{process.key} rank {connection.src} -> {connection.dst} via "
+                        f"{connection.transport.raw} (both on {machines[process.key]})"
+                    )
+                    if place.nccl_host(peer) == place.nccl_host(process):
+                        is_inter = False
+                        same_host_net.append(line)
+                    else:
+                        split_by_hostid.append(line)
+            (inter if is_inter else intra).append(connection)
+            for comm in place.comms_of(process, connection):
+                comm.connections.append((process, connection, is_inter))
+        rows.append(
+            ProcessRow(
+                process=process.key,
+                host=machines[process.key] if process.host else None,
+                nccl_host=process.host_id,
+                pid=process.pid,
+                ranks=tuple(f"{m.rank}/{m.nranks}" for m in process.memberships),
+                devices=process.devices,
+                nccl_version=process.nccl_version,
+                version_range=process.version_range,
+                network=process.networks,
+                nics=_uniq(_nic_names(process, inter)),
+                bootstrap=process.bootstrap,
+                intra_node=_uniq(
+                    [_label(c, False) for c in intra] + (["NVLS"] if process.nvls else [])
+                ),
+                inter_node=_uniq(_label(c, True) for c in inter),
+                gdr=_gdr(inter),
+            )
+        )
+
+    summaries = []
+    for comm in place.comms.values():
+        inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]
+        intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
+        nics: list[str] = []
+        for p, c in inter_c:
+            nics.extend(n for n in _nic_names(p, [c]) if n not in nics)
+        summaries.append(
+            CommSummary(
+                id=comm.key,
+                nranks=comm.nranks,
+                ranks_seen=len(comm.members),
+                hosts=_uniq(machines[p.key] for p in comm.members.values()),
+                intra_node=_uniq(_label(c, False) for _, c in intra_c),
+                inter_node=_uniq(_label(c, True) for _, c in inter_c),
+                nics=tuple(nics),
+                gdr=_gdr([c for _, c in inter_c]),
+                init_complete=all(m.completed for m in comm.memberships),
+                aborted=any(m.aborted for m in comm.memberships),
+                num_connections=len(comm.connections),
+            )
+        )
+
+    hosts: dict[str, list[ProcessRow]] = {}
+    for row in rows:
+        hosts.setdefault(row.host or "(no host prefix)", []).append(row)
+    host_rows = tuple(
+        HostRow(
+            host=host,
+            num_processes=len(members),
+            nccl_versions=_uniq(m.nccl_version or "" for m in members),
+            network=_uniq(n for m in members for n in m.network),
+            nics=_uniq(n for m in members for n in m.nics),
+            intra_node=_uniq(t for m in members for t in m.intra_node),
+            inter_node=_uniq(t for m in members for t in m.inter_node),
+            gdr=_combine_gdr([m.gdr for m in members]),
+        )
+        for host, members in hosts.items()
+    )
+
+    versions = _uniq([r.nccl_version or "" for r in rows] + list(log.bare_versions))
+    findings = match_signatures(log) + structural_findings(
+        log,
+        rows=rows,
+        comms=summaries,
+        mixed=mixed_versions(log, versions),
+        same_host_net=same_host_net,
+        split_by_hostid=split_by_hostid,
+        socket_expected=bool(
+            expectation and expectation.net and net_matches(expectation.net, "NET/Socket")
+        ),
+    )
+    findings.sort(key=lambda f: (("error", "warning", "info").index(f.severity), f.consequence))
+    intra_all = _uniq(t for r in rows for t in r.intra_node)
+    inter_all = _uniq(t for r in rows for t in r.inter_node)
+    results = _check_expectation(expectation, rows) if expectation else ()
+    status, verdict = _verdict(rows, findings, results, inter_all, intra_all)
+    return VerifyReport(
+        status=status,
+        verdict=verdict,
+        sources=log.sources,
+        nccl_versions=versions,
+        network=_uniq(n for r in rows for n in r.network),
+        nics=_uniq(n for r in rows for n in r.nics),
+        transports={"intra_node": intra_all, "inter_node": inter_all},
+        ranks=tuple(rows),
+        hosts=host_rows,
+        communicators=tuple(summaries),
+        findings=tuple(findings),
+        expectations=results,
+        unknowns=_unknowns(log, rows, summaries),
+        num_lines=log.num_lines,
+        num_nccl_lines=log.num_nccl_lines,
+        num_bytes=log.num_bytes,
+    )
+
+
+def _combine_gdr(values: Sequence[str | None]) -> str | None:
+    known = {v for v in values if v is not None}
+    if not known:
+        return None
+    return known.pop() if len(known) == 1 else "partial"
+
+
+def _unknowns(
+    log: NcclLog, rows: Sequence[ProcessRow], comms: Sequence[CommSummary]
+) -> tuple[str, ...]:
+    notes = list(log.input_notes)
+    if rows and not any(r.intra_node or r.inter_node for r in rows):
+        notes.append(
+            "no connection lines: which transport carried traffic cannot be proven "
+            "(NCCL prints them at INFO with the INIT subsystem; since 2.22 only once the "
+            "first collective runs)"
+        )
+    if rows and not any(r.network for r in rows):
+        notes.append(
+            "no 'Using network' line (NCCL < 2.6 prints none): the network module is known "
+            "only from the connection lines"
+        )
+    if any(r.inter_node for r in rows) and any(n.startswith("NIC ") for r in rows for n in r.nics):
+        notes.append(
+            "the NIC list (NET/IB : Using [0]...) is not in the log: NICs are shown by index"
+        )
+    partial = [c for c in comms if c.ranks_seen < c.nranks]
+    if partial:
+        seen = sum(c.ranks_seen for c in partial)
+        total = sum(c.nranks for c in partial)
+        notes.append(
+            f"the log holds {seen} of {total} ranks' init lines for {len(partial)} "
+            "communicator(s): what the other ranks chose is not shown"
+        )
+    if not rows and log.num_nccl_lines == 0:
+        notes.append("no NCCL debug lines: was NCCL_DEBUG=INFO set for this run?")
+    if log.num_dropped:
+        notes.append(f"{log.num_dropped} further evidence line(s) were counted but not kept")
+    if any(r.version_range and not r.nccl_version for r in rows) and not any(
+        r.nccl_version for r in rows
+    ):
+        ranges = _uniq(r.version_range or "" for r in rows)
+        notes.append(
+            "no NCCL version line per process (rank 0 printed it alone up to 2.21); "
+            f"their lines' formats say NCCL {', '.join(ranges)}"
+        )
+    return tuple(notes)
+
+
+def _check_expectation(
+    expectation: Expectation, rows: Sequence[ProcessRow]
+) -> tuple[ExpectationResult, ...]:
+    inter_rows = [r for r in rows if r.inter_node]
+    if not inter_rows:
+        return (
+            ExpectationResult(
+                expectation=expectation.describe(),
+                met=False,
+                detail="no inter-node connection in the log: nothing proves the network",
+            ),
+        )
+    results = []
+    if expectation.net:
+        wrong = [
+            f"{r.process}: {t}"
+            for r in inter_rows
+            for t in r.inter_node
+            if not net_matches(expectation.net, t)
+        ]
+        results.append(
+            ExpectationResult(
+                expectation=f"net={expectation.net}",
+                met=not wrong,
+                detail="every inter-node connection used it"
+                if not wrong
+                else f"{len(wrong)} used something else: " + "; ".join(wrong[:4]),
+            )
+        )
+    if expectation.gdr is not None:
+        rdma_rows = [r for r in inter_rows if r.gdr is not None]
+        off = [r.process for r in rdma_rows if r.gdr != "yes"]
+        on = [r.process for r in rdma_rows if r.gdr != "no"]
+        if expectation.gdr:
+            met = bool(rdma_rows) and not off
+            detail = (
+                "GPUDirect RDMA on every inter-node RDMA connection"
+                if met
+                else "no inter-node RDMA connection (sockets never use GPUDirect)"
+                if not rdma_rows
+                else f"GPUDirect RDMA not (fully) used by {len(off)} process(es): "
+                f"{', '.join(off[:4])}"
+            )
+        else:
+            met = not on
+            detail = "no GPUDirect RDMA" if met else f"GPUDirect RDMA used by {len(on)} process(es)"
+        results.append(
+            ExpectationResult(
+                expectation="gdr" if expectation.gdr else "no-gdr", met=met, detail=detail
+            )
+        )
+    return tuple(results)
+
+
+def _processes(covered: int, count: int) -> str:
+    """``all 16 processes``, ``3 of 8 processes``, ``the one process``."""
+    if count == 1:
+        return "the one process"
+    if covered == count:
+        return f"all {count} processes"
+    return f"{covered} of {count} processes"
+
+
+def _verdict(
+    rows: Sequence[ProcessRow],
+    findings: Sequence[Finding],
+    results: Sequence[ExpectationResult],
+    inter: Sequence[str],
+    intra: Sequence[str],
+) -> tuple[str, str]:
+    errors = [f for f in findings if f.severity == "error"]
+    failed = [r for r in results if not r.met]
+    if not rows:
+        if errors:
+            return "FAIL", f"{errors[0].title} (no NCCL process lines to prove the transport)"
+        return "UNKNOWN", "no NCCL debug lines found: was NCCL_DEBUG=INFO set for this run?"
+    count = len(rows)
+    if inter:
+        inter_rows = [r for r in rows if r.inter_node]
+        nets = _uniq(t.removesuffix("/GDRDMA") for t in inter)
+        sentence = f"inter-node traffic used {' and '.join(nets)}"
+        gdr = _combine_gdr([r.gdr for r in inter_rows])
+        if gdr is not None:
+            sentence += {
+                "yes": " with GPUDirect RDMA",
+                "no": " without GPUDirect RDMA",
+                "partial": " with GPUDirect RDMA on some connections only",
+            }.get(gdr, f" with GPUDirect RDMA on {gdr.replace(' only', '')} only")
+        elif any(t.startswith("NET/Socket") for t in inter):
+            sentence += " (TCP, no RDMA)"
+        nics = _uniq(n for r in inter_rows for n in r.nics)
+        if nics:
+            sentence += f" on {_range_text(list(nics))}"
+        sentence += f" on {_processes(len(inter_rows), count)}"
+        if intra:
+            sentence += f"; intra-node {', '.join(intra)}"
+    elif intra:
+        sentence = (
+            f"intra-node traffic used {', '.join(intra)} on {_processes(count, count)}; "
+            "no inter-node connection in this log"
+        )
+    else:
+        networks = _uniq(n for r in rows for n in r.network)
+        sentence = (
+            (f"NCCL chose network {'/'.join(networks)}" if networks else "NCCL started")
+            + f" on {_processes(count, count)}, but no connection line proves which "
+            "transport carried traffic"
+        )
+    if errors:
+        return "FAIL", f"{errors[0].title} — {sentence}"
+    if failed:
+        return "FAIL", f"expected {failed[0].expectation}: {failed[0].detail} — {sentence}"
+    if not inter and not intra:
+        return "UNKNOWN", sentence
+    if any(f.severity == "warning" for f in findings):
+        return "WARN", sentence
+    return "PASS", sentence

@@ -1,0 +1,393 @@
+"""One distinct NCCL log line -> one :class:`Event`.
+
+Line shapes (NCCL ``src/debug.cc``; docs/nccl-log-formats.md lists them with the
+releases that print each form)::
+
+    [launcher tags] [timestamp] host:pid:tid [cudaDev] NCCL INFO <message>
+    [launcher tags] [timestamp] host:pid:tid [cudaDev] file.cc:123 NCCL WARN <message>
+    [launcher tags] NCCL version 2.11.4+cuda11.4        (rank 0, up to 2.21)
+
+Launcher tags: Open MPI ``[1,3]<stdout>:``, srun ``-l`` ``3: ``, torchrun
+``[rank3]:`` / ``[default3]:``, and a bare ``[3] `` some wrappers print. Hosts are
+cut at the first dot by NCCL (``getHostName``), pids and tids are decimal.
+
+Messages are matched by their first words and read with the format strings of the
+NCCL releases that print them; a line this module does not know is counted as
+``other`` and, if it reads like a failure, kept as ``notable`` evidence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hpnet.nccl.logversions import VersionRange, hint_for
+
+__all__ = ["EVIDENCE_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
+
+#: kinds whose line numbers are looked up (they are shown as evidence)
+EVIDENCE_KINDS = frozenset({"warn", "signal", "notable", "bare-version"})
+
+#: (key, host, pid, launcher rank, cuda device) of the process that wrote a line
+ProcessRef = tuple[str, "str | None", "int | None", "int | None", "int | None"]
+
+
+class Event:
+    """A classified line: ``kind``, who wrote it, how often, and what it says.
+
+    ``data`` is a tuple whose shape depends on ``kind`` (see :func:`classify`);
+    ``text`` is the message (after ``NCCL INFO`` / ``NCCL WARN``) for evidence.
+    """
+
+    __slots__ = ("count", "data", "hint", "kind", "line_number", "process", "source", "text")
+
+    def __init__(
+        self,
+        kind: str,
+        process: ProcessRef | None,
+        data: tuple[object, ...] = (),
+        text: str = "",
+        source: str = "",
+    ) -> None:
+        self.kind = kind
+        self.process = process
+        self.data = data
+        self.text = text
+        self.source = source
+        self.count = 1
+        self.line_number = 0
+        #: the NCCL releases that print this line in this form (logversions)
+        self.hint: VersionRange | None = None
+
+    def __repr__(self) -> str:
+        return f"Event({self.kind!r}, {self.process!r}, {self.data!r}, count={self.count})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # picklable without __dict__, for blocks scanned in worker processes
+        return (_rebuild, (self.kind, self.process, self.data, self.text, self.source,
+                           self.count, self.line_number, self.hint))  # fmt: skip
+
+
+def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
+    kind: str,
+    process: ProcessRef | None,
+    data: tuple[object, ...],
+    text: str,
+    source: str,
+    count: int,
+    line_number: int,
+    hint: VersionRange | None,
+) -> Event:
+    event = Event(kind, process, data, text, source)
+    event.count = count
+    event.line_number = line_number
+    event.hint = hint
+    return event
+
+
+# ---------------------------------------------------------------- the line prefix
+
+#: ``host:pid:tid [dev]`` and, on WARN lines, `` file.cc:line`` (searched from the end
+#: of the text before ``NCCL INFO``/``NCCL WARN``)
+_PREFIX = re.compile(
+    r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\]"
+    r"(?: (?P<where>[\w./+-]+:\d+))?\s*$"
+)
+#: timestamps that log collectors glue in front of the host (CloudWatch, kubectl
+#: --timestamps, NCCL 2.26+'s ``[2026-11-21 23:50:29]``), removed before the host is read
+_TIMESTAMP = re.compile(r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?")
+_OMPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
+#: torchrun ``[rank3]:`` / ``[default3]:``, TorchX ``[trainer3]:`` / ``[trainer0|3]:``
+_TORCHRUN_TAG = re.compile(r"\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:")
+_SRUN_TAG = re.compile(r"^\s*(\d+): ")
+_BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
+
+
+def _launcher_rank(tags: str) -> int | None:
+    for pattern in (_OMPI_TAG, _TORCHRUN_TAG, _SRUN_TAG, _BRACKET_RANK):
+        found = pattern.search(tags)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+# ---------------------------------------------------------------- messages
+
+_NUM = r"(-?\d+)"
+#: a connection after the channel number is erased (logscan): ``Channel : 2[2] -> 3[3]
+#: [send] via NET/IB/0/GDRDMA``; 2.4-2.6 say ``Ring`` and print NET peers without
+#: brackets; some transcriptions drop the arrow
+_CONNECTION = re.compile(
+    r"^(?:Channel|Ring) : (\d+)(?:\[([0-9a-fA-Fx]+)\])?\s+(?:->\s+)?(\d+)(?:\[([0-9a-fA-Fx]+)\])?"
+    r"(?: \[(send|receive)\])? via (.+?)\s*$"
+)
+#: CollNet has no peer rank: ``CollNet 00/0 : 3 [send] via COLLNET/SHARP/0/GDRDMA``
+_COLLNET = re.compile(r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)\s*$")
+_RING_ORDER = re.compile(r"^(?:Channel|Ring) :((?:\s+-?\d+)+)\s*$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
+_DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
+_BOOTSTRAP = re.compile(r"^Bootstrap ?: Using (?:\[\d+\])?(\S+)")
+_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+)(?::(\d+))?(?:/(\w+))?(?::(\S+))?")
+_NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$")
+_NET_OLD_IFACE = re.compile(r"^NET : Using interface (\S+)")
+_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+_ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
+_PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
+_SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+_RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
+_FIELDS = re.compile(
+    r"\b(comm|rank|nranks|nRanks|cudaDev|nvmlDev|busId|commId|commHash|nNodes|localRanks)"
+    r" (0x[0-9a-fA-F]+|[0-9a-fA-F]+|-?\d+)"
+)
+_STATE = re.compile(r"- (Init|Abort|Destroy) (START|COMPLETE)")
+#: failures NCCL logs at INFO level (``misc/ibvwrap.cc``, ``NET/IB : No device found``,
+#: the ``file.cc:line -> N`` return-code trail)
+_NOTABLE = re.compile(
+    r"No device found|returned 0 devices|[Ff]ail|[Ee]rror|Could not|[Aa]bort|timed? ?out"
+    r"|Disabled|not found|Unable|unable|-> \d+\b"
+)
+#: lines from frameworks and tools around NCCL that say a collective failed
+_SIGNAL = re.compile(
+    r"NCCL error|nccl\w*Error|ncclSystemError|ncclInternalError|ncclRemoteError"
+    r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
+    r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
+    r"|unhandled system error|remote process exited or there was a network error"
+    r"|NCCL WARN|<warn>"
+)
+
+
+#: what may stand before a bare ``NCCL version`` line: launcher tags and spaces only
+_BARE_VERSION_PREFIX = re.compile(r"\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[\w+\]:?)?\s*")
+
+
+#: nccl-tests' device table: which process and host each rank runs in
+_NCCL_TESTS_RANK = re.compile(
+    r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)"
+)
+#: a line of program source in a traceback (``raise RuntimeError(f"NCCL error...")``)
+_CODE_LINE = re.compile(r"\s*(?:raise |File \"|except |if |return |\^)")
+
+
+def _fields(message: str) -> dict[str, str]:
+    return {k: v for k, v in _FIELDS.findall(message)}
+
+
+def _message_event(message: str, process: ProcessRef, source: str) -> Event:
+    """Read an INFO message (what follows ``NCCL INFO``)."""
+    head = message[:8]
+    if head.startswith(("Channel", "Ring ")):
+        found = _CONNECTION.match(message)
+        if found:
+            src, src_dev, dst, dst_dev, direction, via = found.groups()
+            return Event(
+                "connection",
+                process,
+                (int(src), src_dev or "", int(dst), dst_dev or "", direction, via),
+            )
+        ring = _RING_ORDER.match(message)
+        if ring:
+            return Event("ring", process, tuple(int(r) for r in ring.group(1).split()))
+        return Event("other", process)
+    if head.startswith(("CollNet ", "Coll ")):
+        found = _COLLNET.match(message)
+        if found:
+            rank, direction, via = found.groups()
+            return Event("connection", process, (int(rank), "", -1, "", direction, via))
+    if head.startswith("NCCL ver"):
+        found = _VERSION.search(message)
+        if found:
+            return Event("version", process, found.groups())
+    if head.startswith("cudaDriv"):
+        found = _DRIVER.match(message)
+        if found:
+            number = int(found.group(1))
+            return Event("cuda-driver", process, (f"{number // 1000}.{number % 1000 // 10}",))
+    if head.startswith("Bootstra"):
+        found = _BOOTSTRAP.match(message)
+        if found:
+            return Event("bootstrap", process, (found.group(1),))
+    if head.startswith("NET"):
+        return _net_event(message, process)
+    if head.startswith("Failed t") and "libibverbs" in message:
+        return Event("ib-no-device", process, (), message)  # 2.11.4-2.29.7 INFO form
+    if head.startswith("Net/IB: ") and "returned 0 devices" in message:
+        return Event("ib-no-device", process, (), message)  # 2.3: call to devices() returned 0
+    if head.startswith("Using ne"):
+        found = _NETWORK.match(message)
+        if found:
+            return Event("network", process, (found.group(1),))
+    if head.startswith("Assigned"):  # 2.27.3+: "Assigned NET plugin IB to comm"
+        found = _ASSIGNED.match(message)
+        if found:
+            return Event("network", process, (found.group(1),))
+    if head.startswith(("Initiali", "Failed t", "Successf", "Disablin")) and "plugin" in message:
+        failed = _PLUGIN_FAILED.match(message)
+        if failed and failed.group(1) == "IB":
+            return Event("ib-failed", process, (), message)  # 2.28.3+: IB found no device
+        return Event("plugin", process, (), message)
+    if head.startswith("NCCL_"):
+        found = _ENV.match(message)
+        if found:
+            return Event("env", process, found.groups())
+    if (
+        "Init START" in message
+        or "Init COMPLETE" in message
+        or "- Abort" in message
+        or ("- Destroy" in message)
+    ):
+        state = _STATE.search(message)
+        fields = _fields(message)
+        if state and "rank" in fields:
+            return Event("comm", process, (state.group(1), state.group(2), fields))
+    if head.startswith("comm 0x") and ("nRanks" in message or "nranks" in message):
+        fields = _fields(message)
+        if "rank" in fields:
+            return Event("comm", process, ("Info", "", fields))
+    if head.startswith("rank ") and "nranks" in message:  # 2.3: "rank 0 nranks 4"
+        fields = _fields(message)
+        return Event("comm", process, ("Info", "", fields))
+    if head.startswith(("NVLS com", "Connected NVLS")):
+        return Event("nvls", process)
+    if head.startswith("Connecte"):
+        found = _RING_GDR.match(message)
+        if found and found.group(2) is not None:
+            return Event("ring-gdr", process, (int(found.group(2)),))
+        return Event("connected", process)
+    if "GPU Direct RDMA" in message:
+        return Event("gdr", process, (), message)
+    if _NOTABLE.search(message):
+        return Event("notable", process, (), message, source)
+    return Event("other", process)
+
+
+def _net_event(message: str, process: ProcessRef) -> Event:
+    if message.startswith("NET/Plugin") or message.startswith("NET/Plugin:"):
+        return Event("plugin", process, (), message)
+    if "No device found" in message:
+        return Event("ib-no-device", process, (), message)
+    if "GPU Direct RDMA" in message:
+        return Event("gdr", process, (), message)
+    old = _NET_OLD_IFACE.match(message)
+    if old:  # 2.3: "NET : Using interface eth0:10.0.0.1<0>", one line per interface
+        name, _, address = old.group(1).partition(":")
+        return Event("net-iface", process, (name, address or None))
+    found = _NET_LIST.match(message)
+    if found:
+        network, listing, oob = found.groups()
+        nics: tuple[tuple[int, str, int | None, str | None, str | None], ...]
+        if network == "Socket":  # [0]eth0:10.0.0.1<0>: an interface and its address
+            nics = tuple(
+                (int(i), name, None, None, address)
+                for i, name, address in _SOCKET_NIC.findall(listing)
+            )
+        else:
+            nics = tuple(
+                (int(i), name, int(port) if port else None, link, address)
+                for i, name, port, link, address in _NIC.findall(listing)
+            )
+        if nics or network in {"IB", "Socket"}:
+            return Event("net-list", process, (network, nics, oob))
+    if _NOTABLE.search(message):
+        return Event("notable", process, (), message)
+    return Event("other", process)
+
+
+#: where a second NCCL line starts inside a message (`` | host:pid:tid [d] NCCL INFO``)
+_GLUED = re.compile(r"(?:\s\|\s*|\s)\S*:\d+:\d+ \[-?\d+\](?: \S+:\d+)? NCCL (?:INFO|WARN) ")
+
+
+def _first_line(message: str) -> str:
+    """The message without another process's line glued to its end."""
+    if "NCCL INFO " in message or "NCCL WARN " in message:
+        glued = _GLUED.search(message)
+        if glued:
+            return message[: glued.start()].rstrip(" |")
+    return message
+
+
+class Classifier:
+    """Classifies lines, remembering what each distinct prefix says."""
+
+    __slots__ = ("_prefixes",)
+
+    def __init__(self) -> None:
+        self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
+
+    def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
+        """The process a prefix names and, on WARN lines, the ``file.cc:line``."""
+        cached = self._prefixes.get((prefix, source))
+        if cached is not None:
+            return cached
+        text = prefix.decode("utf-8", "replace")
+        if text[:1].isdigit() or "-" in text[:12] or "[" in text[:2]:
+            text = _TIMESTAMP.sub(" ", text)
+        found = _PREFIX.search(text)
+        if found:
+            tags = text[: found.start()]
+            rank = _launcher_rank(tags) if tags.strip() else None
+            host = found.group("host") or None
+            pid = int(found.group("pid"))
+            ref: ProcessRef = (
+                f"{host or '?'}:{pid}",
+                host,
+                pid,
+                rank,
+                int(found.group("dev")),
+            )
+            value: tuple[ProcessRef | None, str | None] = (ref, found.group("where"))
+        else:
+            rank = _launcher_rank(text)
+            key = source if rank is None else f"{source}[rank {rank}]"
+            value = ((key, None, None, rank, None), None)
+        if len(self._prefixes) < 100_000:
+            self._prefixes[(prefix, source)] = value
+        return value
+
+    def __call__(self, line: bytes, source: str) -> Event | None:
+        at = line.find(b"NCCL INFO ")
+        if at >= 0:
+            process, _ = self.process(line[:at], source)
+            if process is None:  # every prefix names a process, if only an anonymous one
+                return None
+            message = _first_line(line[at + 10 :].decode("utf-8", "replace").rstrip("\r"))
+            event = _message_event(message, process, source)
+            event.source = source
+            if event.kind == "notable":
+                event.text = message
+            if event.kind != "other":
+                event.hint = hint_for(event.kind, message)
+            return event
+        at = line.find(b"NCCL WARN ")
+        if at >= 0:
+            process, where = self.process(line[:at], source)
+            message = _first_line(line[at + 10 :].decode("utf-8", "replace").rstrip("\r"))
+            event = Event("warn", process, (where,), message, source)
+            event.hint = hint_for("warn", message)
+            return event
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        at = text.find("NCCL version ")
+        if at >= 0 and _BARE_VERSION_PREFIX.fullmatch(text[:at]):
+            version = _VERSION.match(text, at)
+            if version:
+                process, _ = self.process(line[: line.find(b"NCCL version")], source)
+                return Event("bare-version", process, version.groups(), text.strip(), source)
+        placement = _NCCL_TESTS_RANK.search(text)
+        if placement:  # nccl-tests' "#  Rank  3 Group  0 Pid  4711 on  node1 device  3 [...]"
+            rank, pid, host, device = placement.groups()
+            return Event("placement", None, (int(rank), host, int(pid), int(device)), "", source)
+        if _SIGNAL.search(text) and not _CODE_LINE.match(text):
+            version = _VERSION.search(text)
+            return Event("signal", None, version.groups() if version else (), text.strip(), source)
+        return None
+
+
+def classify(line: bytes, source: str) -> Event | None:
+    """Classify one line with a fresh :class:`Classifier` (tests and one-offs).
+
+    >>> classify(b"vm:3177:3177 [0] NCCL INFO Using network Socket", "x").data
+    ('Socket',)
+    >>> e = classify(b"[1,2]<stdout>:gpu1:41:41 [2] NCCL INFO NET/IB : No device found.", "x")
+    >>> e.kind, e.process
+    ('ib-no-device', ('gpu1:41', 'gpu1', 41, 2, 2))
+    """
+    return Classifier()(line, source)

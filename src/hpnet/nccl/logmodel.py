@@ -1,0 +1,255 @@
+"""What an NCCL debug log says, per process: the values :mod:`hpnet.nccl.log` builds.
+
+A *process* is one ``host:pid`` in the line prefix NCCL writes
+(``host:pid:tid [cudaDev] NCCL INFO ...``, ``src/debug.cc``); lines without that
+prefix belong to an anonymous process of their input (and launcher tag, when one
+says which rank wrote them). Everything here is plain frozen data: the analysis in
+:mod:`hpnet.nccl.diagnose` reads it, ``--json`` prints it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+__all__ = [
+    "Connection",
+    "LogLine",
+    "Membership",
+    "NcclLog",
+    "Nic",
+    "ProcessLog",
+    "Transport",
+    "TransportKind",
+    "parse_transport",
+]
+
+
+class TransportKind(str, enum.Enum):
+    """The transport families NCCL names after ``via`` in a connection line."""
+
+    P2P = "P2P"  # GPU to GPU over NVLink or PCIe (P2P/IPC, P2P/CUMEM, P2P/direct pointer)
+    SHM = "SHM"  # through host shared memory
+    NET = "NET"  # the network module: IB (RDMA), Socket (TCP) or a plugin
+    COLLNET = "CollNet"  # in-network reduction (SHARP) through a CollNet plugin
+    NVLS = "NVLS"  # NVLink SHARP
+    OTHER = "other"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Transport:
+    """One ``via ...`` value, split into its parts.
+
+    ``NET/IB/0/GDRDMA`` is kind NET, network ``IB``, NIC index 0 (an index into the
+    process's ``NET/IB : Using [0]...`` list), GPUDirect RDMA on. ``NET/IB/1(3)/GDRDMA``
+    names a proxy rank 3 (PXN: another GPU's NIC). ``P2P/CUMEM/read`` is kind P2P,
+    mechanism ``CUMEM``, flag ``read``.
+    """
+
+    raw: str
+    kind: TransportKind
+    #: P2P/SHM mechanism (``IPC``, ``CUMEM``, ``direct pointer``, ``direct/direct``)
+    #: or the network's name (``IB``, ``Socket``, ``AWS Libfabric``, ``IBext_v8``)
+    name: str
+    nic: int | None = None
+    proxy_rank: int | None = None
+    gdr: bool = False
+
+    @property
+    def label(self) -> str:
+        """The family and name without NIC and flags: ``NET/IB``, ``P2P/CUMEM``."""
+        if self.kind is TransportKind.OTHER:
+            return self.raw
+        return f"{self.kind.value}/{self.name}" if self.name else self.kind.value
+
+
+def parse_transport(text: str) -> Transport:
+    """Split what follows ``via`` in a connection line.
+
+    >>> t = parse_transport("NET/IB/1(3)/GDRDMA")
+    >>> (t.label, t.nic, t.proxy_rank, t.gdr)
+    ('NET/IB', 1, 3, True)
+    >>> parse_transport("NET/AWS Libfabric/0/GDRDMA").name
+    'AWS Libfabric'
+    >>> parse_transport("P2P/CUMEM/read").label
+    'P2P/CUMEM'
+    >>> parse_transport("SHM/direct/direct").label
+    'SHM/direct/direct'
+    >>> parse_transport("direct shared memory").label
+    'SHM/direct shared memory'
+    """
+    raw = text.strip()
+    if raw == "direct shared memory":  # SHM up to 2.12 (transport/shm.cc)
+        return Transport(raw=raw, kind=TransportKind.SHM, name="direct shared memory")
+    head, _, rest = raw.partition("/")
+    if head == "COLLNET":  # "CollNet 00/0 : 3 [send] via COLLNET/SHARP/0/GDRDMA"
+        parts = rest.split("/")
+        return Transport(
+            raw=raw,
+            kind=TransportKind.COLLNET,
+            name=parts[0] if parts else "",
+            nic=int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None,
+            gdr=any(p.startswith("GDRDMA") for p in parts[2:]),
+        )
+    if head == "NET":
+        # NET/<name>/<dev>[(<proxy>)][/GDRDMA[(PCI)]][/Shared]: the name may hold
+        # spaces or slashes of its own, so read the parts from the right
+        parts = rest.split("/")
+        gdr = False
+        flags = []
+        while parts and not _nic_part(parts[-1]):
+            flags.append(parts.pop())
+        gdr = any(f.startswith("GDRDMA") for f in flags)
+        nic = proxy = None
+        if parts and _nic_part(parts[-1]):
+            nic, proxy = _nic_numbers(parts.pop())
+        return Transport(
+            raw=raw,
+            kind=TransportKind.NET,
+            name="/".join(parts),
+            nic=nic,
+            proxy_rank=proxy,
+            gdr=gdr,
+        )
+    if head == "P2P":
+        name, _, _flags = rest.partition("/")
+        for spelled in ("direct pointer", "common device"):
+            if rest.startswith(spelled):
+                name = spelled
+        return Transport(raw=raw, kind=TransportKind.P2P, name=name)
+    if head == "SHM":
+        return Transport(raw=raw, kind=TransportKind.SHM, name=rest)
+    if head.startswith("CollNet") or raw.startswith("CollNet"):
+        return Transport(raw=raw, kind=TransportKind.COLLNET, name=rest)
+    if head.startswith("NVLS") or raw.startswith("NVLS"):
+        return Transport(raw=raw, kind=TransportKind.NVLS, name=rest)
+    return Transport(raw=raw, kind=TransportKind.OTHER, name="")
+
+
+def _nic_part(part: str) -> bool:
+    digits = part.split("(", 1)[0]
+    return digits.isdigit()
+
+
+def _nic_numbers(part: str) -> tuple[int, int | None]:
+    number, _, proxy = part.partition("(")
+    proxy = proxy.rstrip(")")
+    return int(number), int(proxy) if proxy.isdigit() else None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Nic:
+    """One entry of ``NET/IB : Using [0]mlx5_0:1/RoCE ...`` (or the Socket list)."""
+
+    index: int
+    name: str
+    port: int | None = None
+    #: ``IB``, ``RoCE`` for the IB module; None for sockets and plugins that do not say
+    link: str | None = None
+    address: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Membership:
+    """The process's place in one communicator, from its init lines."""
+
+    comm: str  # the communicator's address in this process (``0x55d0c1e0``)
+    rank: int
+    nranks: int
+    comm_id: str | None = None  # commId / commHash: the same on every member (2.19+)
+    cuda_dev: int | None = None
+    bus_id: str | None = None
+    nnodes: int | None = None
+    local_ranks: int | None = None
+    completed: bool = False
+    aborted: bool = False
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Connection:
+    """One peer connection, counted over the channels that print it.
+
+    ``printing_rank`` is the rank whose process wrote the line: the sender, or the
+    receiver for ``[receive]`` lines (``transport/net.cc``). ``devices`` hold what NCCL
+    prints in brackets: the GPU's bus id in hex up to 2.17, its device index from 2.18.
+    """
+
+    printing_rank: int
+    src: int
+    dst: int
+    src_device: str
+    dst_device: str
+    direction: str | None  # "send", "receive" or None (P2P and SHM print one line)
+    transport: Transport
+    channels: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class LogLine:
+    """A line kept as evidence: where it came from and what it said."""
+
+    source: str
+    line_number: int  # of the first occurrence; 0 when not known
+    text: str
+    count: int = 1  # how often the log says it (the same process, the same text)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessLog:
+    """Everything one process's lines say."""
+
+    key: str  # "host:pid", or "<source>" / "<source>[rank N]" without a prefix
+    host: str | None
+    pid: int | None
+    sources: tuple[str, ...]
+    #: the rank a launcher's tag names ([1,N]<stdout>:, N:, [rankN]:), if any
+    launcher_rank: int | None
+    devices: tuple[int, ...]
+    nccl_version: str | None
+    #: the releases whose line formats match this process's lines (``2.17.1-2.18.6``,
+    #: ``>= 2.24.3``); None when its lines pin nothing (logversions)
+    version_range: str | None
+    #: the formats contradict each other (lines of two NCCLs under one host:pid)
+    version_conflict: bool
+    cuda_version: str | None  # the CUDA NCCL was built for (``+cuda12.2``)
+    cuda_driver: str | None  # ``cudaDriverVersion 12040`` as 12.4
+    host_id: str | None  # NCCL_HOSTID, when the log shows it
+    bootstrap: tuple[str, ...]  # ``eth0:10.0.0.5<0>``
+    networks: tuple[str, ...]  # ``Using network IB`` / ``Socket`` / a plugin's name
+    nics: tuple[Nic, ...]  # the NET/IB (or plugin) device list
+    socket_interfaces: tuple[Nic, ...]  # the NET/Socket list
+    ib_no_device: (
+        bool  # ``NET/IB : No device found.`` (or 2.28+ "Failed to initialize NET plugin IB")
+    )
+    plugin_notes: tuple[str, ...]  # NET/Plugin lines, as written
+    env: tuple[tuple[str, str], ...]  # ``NCCL_X set by environment to Y``
+    gdr_notes: tuple[str, ...]  # ``GPU Direct RDMA Enabled/Disabled ...`` lines
+    #: ``Connected all rings, use ring PXN p GDR g``: the GDR value(s) printed
+    ring_gdr: tuple[int, ...]
+    #: NVLink SHARP in use (``NVLS comm ... headRank``, ``Connected NVLS tree``)
+    nvls: bool
+    memberships: tuple[Membership, ...]
+    connections: tuple[Connection, ...]
+    warnings: tuple[LogLine, ...]
+    num_lines: int  # NCCL lines attributed to this process
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class NcclLog:
+    """One or more inputs, parsed together."""
+
+    sources: tuple[str, ...]
+    processes: tuple[ProcessLog, ...]
+    #: lines that are not NCCL's but matter (a framework's NCCL error, a watchdog timeout)
+    signals: tuple[LogLine, ...]
+    num_lines: int
+    num_nccl_lines: int
+    num_bytes: int
+    #: evidence lines not kept once the caps were reached (the counts still are)
+    num_dropped: int
+    #: problems with the input itself (binary data, over-long lines), one sentence each
+    input_notes: tuple[str, ...]
+    #: bare ``NCCL version X`` lines (rank 0 up to 2.21, without a prefix)
+    bare_versions: tuple[str, ...]
+    #: nccl-tests' device table: rank -> (host, pid, device)
+    placements: tuple[tuple[int, str, int, int], ...] = ()

@@ -1,0 +1,152 @@
+"""Stage one of the log parser: a block of log text -> counted, classified events.
+
+A block is a run of whole lines (bytes). :func:`scan_block` needs nothing from the
+blocks before it, so blocks can be scanned in any order, in other processes, and
+folded afterwards in order (:class:`hpnet.nccl.log.LogFolder`).
+
+Why it is shaped this way: an NCCL log is mostly connection lines
+(``Channel 03/0 : 2[2] -> 3[3] via P2P/CUMEM``), one per channel, and the channel
+number is the only thing that differs between them. The scanner erases channel
+numbers in one ``re.sub`` over the block, splits it into lines and counts equal
+lines with :class:`collections.Counter`, all in C; Python then looks once at each
+distinct line. Lines without ``NCCL``/``nccl`` in them (a program's own output)
+are dropped at a glance. See ``benchmarks/README.md`` ("hpnet verify") for what
+this buys over a line-by-line loop.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from collections.abc import Iterator
+
+from hpnet.nccl import logline
+from hpnet.nccl.logline import Event
+
+__all__ = ["BlockResult", "scan_block"]
+
+#: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
+#: of one connection on every channel become one line. The ring-order lines
+#: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
+_CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
+_RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
+_LAST_ERROR = re.compile(rb"Last error:[ \t]*\r?\n([^\n]*)")
+
+
+class BlockResult:
+    """The events of one block, in the order of their first line, and its counts."""
+
+    __slots__ = ("events", "num_bytes", "num_lines", "num_nccl_lines", "source", "start_line")
+
+    def __init__(self, source: str, start_line: int) -> None:
+        self.source = source
+        self.start_line = start_line
+        self.events: list[Event] = []
+        self.num_lines = 0
+        self.num_nccl_lines = 0
+        self.num_bytes = 0
+
+
+def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
+    """Classify every distinct NCCL line of ``data`` (whole lines, ``\\n``-separated).
+
+    ``start_line`` is the 1-based number of the block's first line in ``source``;
+    events that are kept as evidence carry their own line number.
+
+    >>> block = b"vm:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\\n" * 2
+    >>> result = scan_block(block, source="x.log", start_line=1)
+    >>> [(e.kind, e.count) for e in result.events]
+    [('connection', 2)]
+    """
+    result = BlockResult(source, start_line)
+    result.num_bytes = len(data)
+    if not data:
+        return result
+    text = _CHANNEL_NUMBER.sub(b"Channel :", data) if b"Channel " in data else data
+    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
+        text = _RING_NUMBER.sub(b"INFO Ring :", text)
+    lines = text.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    result.num_lines = len(lines)
+    counts = collections.Counter(lines)
+    locate = _Locator(text, start_line)
+    classify = logline.Classifier()
+    events = result.events
+    nccl_lines = 0
+    for line, count in counts.items():
+        if (
+            b"NCCL" not in line
+            and b"nccl" not in line
+            and b"<warn>" not in line
+            and b" Pid " not in line  # nccl-tests' rank table
+        ):
+            continue
+        event = classify(line, source)
+        if event is None:
+            continue
+        if event.kind != "signal":
+            nccl_lines += count
+        event.count = count
+        if event.kind in logline.EVIDENCE_KINDS:
+            event.line_number = locate(line)
+        events.append(event)
+    if b"Last error:" in text:
+        # PyTorch prints NCCL's last error on the line after "Last error:", without
+        # any prefix ("Bootstrap : no socket interface found")
+        for found in _LAST_ERROR.finditer(text):
+            message = found.group(1).decode("utf-8", "replace").strip()
+            if message:
+                event = logline.Event("signal", None, (), f"Last error: {message}", source)
+                event.line_number = start_line + text.count(b"\n", 0, found.start(1))
+                events.append(event)
+    result.num_nccl_lines = nccl_lines
+    return result
+
+
+class _Locator:
+    """Line numbers of first occurrences, asked for in increasing order.
+
+    ``Counter`` keeps lines in the order of their first occurrence, so each line asked
+    for lies after the previous one: newlines are counted once over the block.
+    """
+
+    __slots__ = ("_at", "_line", "_text")
+
+    def __init__(self, text: bytes, start_line: int) -> None:
+        self._text = text
+        self._at = 0
+        self._line = start_line
+
+    def __call__(self, line: bytes) -> int:
+        text = self._text
+        at = self._at
+        while True:
+            found = text.find(line, at)
+            if found < 0:
+                return 0
+            if (found == 0 or text[found - 1] == 0x0A) and (
+                found + len(line) == len(text) or text[found + len(line)] == 0x0A
+            ):
+                break
+            at = found + 1
+        self._line += text.count(b"\n", self._at, found)
+        self._at = found
+        return self._line
+
+
+def iter_blocks(data: bytes, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Split ``data`` into blocks of whole lines of about ``block_bytes``, with the
+    1-based number of each block's first line."""
+    start = 0
+    line = 1
+    size = len(data)
+    while start < size:
+        end = min(size, start + block_bytes)
+        if end < size:
+            cut = data.rfind(b"\n", start, end)
+            end = cut + 1 if cut >= start else end
+        block = data[start:end]
+        yield block, line
+        line += block.count(b"\n")
+        start = end

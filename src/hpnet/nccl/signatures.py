@@ -1,0 +1,414 @@
+"""Known failure signatures in NCCL logs: data, each with its cause and fix.
+
+A signature is a regular expression over the text of WARN lines, INFO lines that
+report a failure, and framework lines around NCCL (PyTorch's watchdog, nccl-tests'
+"Test NCCL failure"). Every pattern is written against the format string in NCCL's
+source that prints it (file named in ``source``) and tested on real logs under
+``tests/data/nccl-logs/``. The order matters only for ``exclusive`` signatures,
+which stop a line from also matching the generic ones after them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+__all__ = ["SIGNATURES", "Signature"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Signature:
+    id: str
+    severity: str  # "error", "warning" or "info"
+    title: str
+    pattern: re.Pattern[str]
+    cause: str
+    fix: str
+    source: str  # the NCCL (or framework) source that prints it
+    #: a line matched by this signature matches no later one
+    exclusive: bool = False
+    #: a generic consequence (an abort, a timeout, "unhandled system error"): shown
+    #: after the specific causes found in the same log
+    consequence: bool = False
+
+
+def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
+    id: str,
+    severity: str,
+    title: str,
+    pattern: str,
+    cause: str,
+    fix: str,
+    source: str,
+    *,
+    exclusive: bool = False,
+    consequence: bool = False,
+) -> Signature:
+    return Signature(
+        id=id,
+        severity=severity,
+        title=title,
+        pattern=re.compile(pattern),
+        cause=cause,
+        fix=fix,
+        source=source,
+        exclusive=exclusive,
+        consequence=consequence,
+    )
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    _sig(
+        "libibverbs-missing",
+        "warning",  # an error only when traffic then went over sockets (socket-fallback)
+        "libibverbs cannot be loaded: NCCL cannot use RDMA at all",
+        r"Failed to open libibverbs|libibverbs\.so[.\d]*: cannot open shared object",
+        "the RDMA user-space library (rdma-core's libibverbs) is not installed in this "
+        "image, so the IB transport is off and NCCL falls back to sockets",
+        "install rdma-core's libibverbs and the verbs provider for the NIC "
+        "(`hpnet image dockerfile --profile <yours>`; Debian/Ubuntu: libibverbs1 "
+        "ibverbs-providers)",
+        'src/misc/ibvsymbols.cc ("Failed to open libibverbs.so[.1]")',
+        exclusive=True,
+    ),
+    _sig(
+        "bootstrap-no-interface",
+        "error",
+        "no network interface for NCCL's bootstrap",
+        r"Bootstrap ?: no socket interface found|NET/Socket ?: no interface found"
+        r"|no usable interface found|Unable to find (?:any )?interface"
+        r"|connecting to address\s+with family \d+ is neither AF_INET",
+        "NCCL_SOCKET_IFNAME matches no interface that is up with an address in this "
+        "network namespace (a typo, an interface of another node, or a container without "
+        "host networking)",
+        "set NCCL_SOCKET_IFNAME to an interface `ip -br addr` shows up with an address "
+        "(`hpnet env` picks one), or unset it",
+        "src/bootstrap.cc, src/transport/net_socket.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "no-net-plugin",
+        "error",
+        "no network module could be initialised",
+        r"Failed to initialize any NET plugin",
+        "NCCL_NET names a module that is not there (a plugin's name without its "
+        "libnccl-net-*.so, or IB on a node without RDMA devices), so even the Socket "
+        "fallback was not allowed",
+        "unset NCCL_NET, or install the plugin it names; on a node without RDMA use "
+        "NCCL_NET=Socket",
+        'src/plugin/net.cc ("Failed to initialize any NET plugin")',
+        exclusive=True,
+    ),
+    _sig(
+        "net-plugin-load-failed",
+        "warning",
+        "a network plugin was found but could not be loaded",
+        r"NET/Plugin ?: (?:Plugin load (?:\([^)]*\) )?returned \d+ : (?!\S+: cannot open shared "
+        r"object file: No such file)|Failed to find ncclNetPlugin symbol \(>= v\d+\)"
+        r"|.*undefined symbol|Failed to (?:load|initialize))"
+        r"|Failed to initialize NET plugin (?!IB\b)",
+        "the plugin was built for another NCCL (its ncclNetPlugin_vN symbols do not match "
+        "this NCCL) or misses a library it links against, so NCCL used its internal "
+        "modules instead (AIACC supports NCCL 2.8-2.16 only)",
+        "install the plugin build that matches this NCCL, or set NCCL_NET_PLUGIN=none to "
+        "stop loading it",
+        "src/plugin/plugin_open.cc, src/plugin/net.cc",
+    ),
+    _sig(
+        "modify-qp-enodev",
+        "error",
+        "RDMA connection setup failed: No such device (the GID's netdev is not here)",
+        r"ibv_modify_qp failed with (?:19\b|error )?\s*No such device",
+        "the GID NCCL uses belongs to a netdev that is not in this network namespace "
+        "(a RoCE GID of another container's macvlan/SR-IOV interface), or the index "
+        "points at an empty or RoCE v1 entry",
+        "choose a RoCE v2 IPv4 GID whose netdev is in this namespace: `hpnet env` "
+        "computes NCCL_IB_GID_INDEX; on NCCL >= 2.21.5 unset it to let NCCL choose",
+        'src/misc/ibvwrap.cc ("Call to ibv_modify_qp failed with %d %s")',
+        exclusive=True,
+    ),
+    _sig(
+        "modify-qp-etimedout",
+        "error",
+        "RDMA connection setup timed out (ibv_modify_qp: Connection timed out)",
+        r"ibv_modify_qp failed with (?:110\b|error )?\s*Connection timed out",
+        "the two NICs could not reach each other at the RDMA level: different GID "
+        "index or address family on the two nodes, no route between their subnets, or "
+        "a fabric / switch (PFC, VLAN) problem",
+        "make NCCL_IB_GID_INDEX select the same kind of GID on every node (`hpnet env` "
+        "on each), check RoCE routing between the subnets (ib_write_bw between the "
+        "two hosts)",
+        "src/misc/ibvwrap.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "modify-qp-enetunreach",
+        "error",
+        "RDMA connection setup failed: Network is unreachable",
+        r"ibv_modify_qp failed with (?:101\b|error )?\s*Network is unreachable",
+        "the RoCE GID's IP address has no route to the peer's (link-local GID across "
+        "subnets, or a GID of an interface without a route)",
+        "use an IPv4-mapped RoCE v2 GID on a routed interface (`hpnet env` sets "
+        "NCCL_IB_GID_INDEX); check `ip route` to the peer",
+        "src/misc/ibvwrap.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "modify-qp-failed",
+        "error",
+        "RDMA connection setup failed (ibv_modify_qp)",
+        r"ibv_modify_qp failed",
+        "the queue pair could not be moved to a connected state: GID index, MTU, "
+        "traffic class or port state do not agree between the two sides",
+        "run `hpnet doctor` on both nodes (vars.gid, ports.state) and compare "
+        "`hpnet env` output between them",
+        "src/misc/ibvwrap.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "completion-retry-exceeded",
+        "error",
+        "RDMA transfers failed: retry count exceeded (status 12, vendor error 129)",
+        r"with error 12\b|status=(?:[^(\s]*\()?12\)?[\s,]|status=12\b|vendor[_ ]err[= ]?129\b"
+        r"|RETRY_EXC",
+        "the peer stopped acknowledging: it died, its NIC or link went down, or the "
+        "fabric drops packets (RoCE without lossless PFC/ECN, a bad cable or switch "
+        "port); a raised NCCL_IB_TIMEOUT only delays the error",
+        "check the peer named in the line (did its process die first?), the link "
+        "counters (`ethtool -S`, `perfquery`) and the fabric's PFC/ECN configuration",
+        'src/transport/net_ib.cc ("Got completion from peer ... status")',
+        exclusive=True,
+    ),
+    _sig(
+        "completion-local-protection",
+        "error",
+        "RDMA transfers failed: local protection error (status 4, vendor error 81)",
+        r"with error 4\b|status=(?:[^(\s]*\()?4\)?[\s,]|status=4\b|vendor[_ ]err[= ]?81\b"
+        r"|LOC_PROT_ERR",
+        "the NIC could not access the registered memory: GPUDirect RDMA through a "
+        "broken path (nvidia_peermem or dma-buf with ACS / IOMMU in the way), or memory "
+        "freed or re-registered under a transfer",
+        "disable PCIe ACS on the switches between GPU and NIC (`hpnet doctor` "
+        "gpudirect.acs), check nvidia_peermem matches the driver; to confirm, retry "
+        "with NCCL_NET_GDR_LEVEL=LOC (no GPUDirect)",
+        "src/transport/net_ib.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "memlock",
+        "error",
+        "RDMA memory could not be registered or pinned (memlock limit)",
+        r"ibv_reg_mr\w* failed|ibv_create_cq failed|ibv_reg_dmabuf_mr failed"
+        r"|(?:ibv_\w+|register).*Cannot allocate memory",
+        "the locked-memory limit (ulimit -l) is too low for RDMA registration: "
+        "containers default to 64 KiB / 8 MiB",
+        "docker run --ulimit memlock=-1; Kubernetes: the IPC_LOCK capability and a "
+        "memlock limit; hosts: `* - memlock unlimited` in /etc/security/limits.conf",
+        'src/misc/ibvwrap.cc ("Call to ibv_reg_mr failed")',
+        exclusive=True,
+    ),
+    _sig(
+        "gdr-disabled-hca",
+        "warning",
+        "GPUDirect RDMA is not supported on an HCA: traffic is staged through host memory",
+        # the Socket transport never does GPUDirect: its "Disabled" line is no problem
+        r"(?<!Socket : )GPU Direct RDMA Disabled for HCA",
+        "neither nvidia_peermem (nv_peer_mem) is loaded nor dma-buf is available, so the "
+        "NIC cannot read GPU memory directly",
+        "modprobe nvidia_peermem (or use the open GPU kernel module on Linux >= 5.12 for "
+        "dma-buf); then the connection lines end in /GDRDMA",
+        "src/graph/topo.cc, src/transport/net_ib.cc",
+    ),
+    _sig(
+        "ib-hca-matched-nothing",
+        "error",
+        "NCCL_IB_HCA matched no device",
+        r"NCCL_IB_HCA.*(?:did not match|no device|matches no)|No matching IB device",
+        "the device names or ports in NCCL_IB_HCA do not exist here (udev may have "
+        "renamed mlx5_N to rocepXsY)",
+        "list the devices (`hpnet detect`) and set NCCL_IB_HCA from them (`hpnet env`)",
+        "src/transport/net_ib.cc",
+    ),
+    _sig(
+        "duplicate-gpu",
+        "error",
+        "two ranks use the same GPU",
+        r"Duplicate GPU detected",
+        "the launcher started more ranks than GPUs, or every rank kept device 0 "
+        "(LOCAL_RANK not used to pick the device)",
+        "call torch.cuda.set_device(LOCAL_RANK) before init, or launch one rank per GPU",
+        'src/init.cc ("Duplicate GPU detected")',
+        exclusive=True,
+    ),
+    _sig(
+        "connection-refused",
+        "error",
+        "a socket connection was refused or reset",
+        r"Connection refused|Connection reset by peer|Connection closed by remote peer"
+        r"|Call to connect returned",
+        "the peer process was not listening (it had exited or not started), a firewall "
+        "blocks the ports, or NCCL_SOCKET_IFNAME picked an address the peer cannot reach",
+        "look for the first error on the peer's host; open the ports between the nodes; "
+        "make NCCL_SOCKET_IFNAME name the same network on every node",
+        "src/misc/socket.cc",
+        exclusive=True,
+        consequence=True,
+    ),
+    _sig(
+        "collective-timeout",
+        "error",
+        "a collective timed out",
+        r"Watchdog caught collective operation timeout|collective operation timeout"
+        r"|Timed out|timed out waiting|NCCL timeout",
+        "a rank stopped participating (it crashed, hangs, or waits on another "
+        "collective) or the network stalled; the timeout is the symptom, the first error "
+        "on another rank is the cause",
+        "find the first failing rank in the per-rank logs; rerun with NCCL_DEBUG=INFO and "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+        "PyTorch ProcessGroupNCCL watchdog",
+        exclusive=True,
+        consequence=True,
+    ),
+    _sig(
+        "remote-error",
+        "error",
+        "a remote process exited or the network failed",
+        r"remote process exited or there was a network error|ncclRemoteError",
+        "NCCL's code for a peer that disappeared or a network error (it follows an RDMA "
+        "completion error, a socket error or a crash of another rank)",
+        "read the WARN lines before it and the other ranks' logs for the first failure",
+        "src/init.cc (ncclGetErrorString)",
+        consequence=True,
+    ),
+    _sig(
+        "system-error",
+        "error",
+        "NCCL reported an unhandled system error",
+        r"unhandled system error|ncclSystemError",
+        "a system call or library call failed (socket, RDMA verbs, memory): the "
+        "specific reason is in the WARN lines that precede it",
+        "read the WARN lines before it; rerun with NCCL_DEBUG=INFO "
+        "NCCL_DEBUG_SUBSYS=INIT,NET if there are none",
+        "src/init.cc (ncclGetErrorString)",
+        consequence=True,
+    ),
+    _sig(
+        "libcuda-missing",
+        "warning",
+        "NCCL could not find the CUDA driver library (libcuda.so)",
+        r"Failed to find CUDA library|libcuda\.so.*(?:cannot open|not found)",
+        "the container does not have the NVIDIA driver's user-space libraries (started without "
+        "the NVIDIA runtime / --gpus), or they are outside the library path",
+        "start the container with the NVIDIA runtime (docker --gpus all); or point "
+        "NCCL_CUDA_PATH at the directory holding libcuda.so",
+        "src/misc/cudawrap.cc",
+    ),
+    _sig(
+        "proxy-connect-failed",
+        "error",
+        "a connection could not be set up by the proxy thread",
+        r"Failed to execute operation Connect|Socket recv failed while polling",
+        "the peer's proxy failed to connect (the RDMA or socket error before it says why) "
+        "and closed the socket",
+        "fix the error logged before it",
+        "src/proxy.cc",
+        consequence=True,
+    ),
+    _sig(
+        "invalid-usage",
+        "error",
+        "NCCL reported invalid usage",
+        r"invalid usage|ncclInvalidUsage",
+        "a setting or call NCCL rejects (an NCCL_* value, NCCL_SOCKET_IFNAME matching "
+        "nothing since 2.24, two ranks on one GPU): the WARN before it names it",
+        "read the WARN lines before it",
+        "src/init.cc (ncclGetErrorString)",
+        consequence=True,
+    ),
+    _sig(
+        "peer-exited",
+        "error",
+        "a rank lost its connection to the job's rendezvous (another rank exited)",
+        r"store->get\(.*got error|Connection was likely closed|Did the remote server shutdown",
+        "rank 0 (or the rendezvous store) went away, usually because it failed first",
+        "look at rank 0's log for the first error",
+        "PyTorch c10d TCPStore",
+        consequence=True,
+    ),
+    _sig(
+        "ofi-plugin-error",
+        "error",
+        "the AWS OFI (libfabric) network plugin failed",
+        r"NET/OFI .*(?:Couldn't|[Ff]ailed|ERROR|RC: -\d+|[Uu]nable)",
+        "aws-ofi-nccl could not set up libfabric (address vector, endpoint or memory "
+        "registration): wrong provider, EFA not usable in this container, or a plugin / "
+        "libfabric version mismatch",
+        "check `fi_info -p efa` in the container, the plugin and libfabric versions, and "
+        "that /dev/infiniband is passed in",
+        "aws-ofi-nccl (NET/OFI messages)",
+    ),
+    _sig(
+        "efa-no-device",
+        "error",
+        "libfabric found no EFA device: the AWS OFI plugin cannot use EFA",
+        r"provider efa output empty list|fi_getinfo.*efa.*(?:empty|not found)|"
+        r"No NICs? (?:info|found) for (?:the )?EFA",
+        "no EFA adapter is attached to the instance, or the container lacks /dev/infiniband "
+        "and the EFA driver, so aws-ofi-nccl has no provider (NCCL then fails or falls back "
+        "to sockets)",
+        "attach EFA to the instance (or request vpc.amazonaws.com/efa in Kubernetes) and "
+        "pass /dev/infiniband into the container",
+        "libfabric fi_getinfo, aws-ofi-nccl",
+    ),
+    _sig(
+        "internal-error",
+        "error",
+        "NCCL reported an internal error",
+        r"internal error|ncclInternalError|Internal check failed",
+        "NCCL hit a condition it checks for (often a bootstrap or topology problem): the "
+        "reason is in the WARN lines or PyTorch's 'Last error:' text",
+        "read the WARN / Last error lines; rerun with NCCL_DEBUG=INFO if there are none",
+        "src/init.cc (ncclGetErrorString)",
+        consequence=True,
+    ),
+    _sig(
+        "comm-aborted",
+        "error",
+        "a communicator was aborted",
+        r"NCCL communicator was aborted|communicator .*aborted|ncclCommAbort",
+        "an error or a timeout made the framework abort the communicator",
+        "the cause is the first error before it",
+        "PyTorch ProcessGroupNCCL, src/init.cc",
+        consequence=True,
+    ),
+    _sig(
+        "cuda-failure",
+        "error",
+        "a CUDA call failed inside NCCL",
+        r"Cuda failure|CUDA failure|cudaError|unhandled cuda error",
+        "a GPU fault, an out-of-memory, a driver / runtime mismatch or an earlier "
+        "kernel error surfaced inside NCCL",
+        "check `nvidia-smi`, dmesg (Xid errors) and the CUDA error text in the line",
+        "src/include/checks.h (CUDACHECK)",
+        consequence=True,
+    ),
+    _sig(
+        "nccl-tests-failure",
+        "error",
+        "nccl-tests reported a failure",
+        r"Test NCCL failure|Test CUDA failure|Test failure",
+        "the collective returned an error; the NCCL error text follows in the line",
+        "read the WARN lines before it",
+        "nccl-tests src/common.cu",
+        consequence=True,
+    ),
+    _sig(
+        "net-socket-error",
+        "warning",
+        "a socket transport error",
+        r"NET/Socket.*(?:failed|error)|socketProgress",
+        "a TCP connection between ranks broke (a peer exited or the network dropped it)",
+        "look for the first error on the peer named in the line",
+        "src/misc/socket.cc, src/transport/net_socket.cc",
+    ),
+)

@@ -1,0 +1,83 @@
+"""Human rendering of a :class:`~hpnet.nccl.diagnose.VerifyReport`: the verdict
+first, then the per-host transport table, communicators, findings, unknowns."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpnet.render.table import format_table
+
+if TYPE_CHECKING:
+    from hpnet.nccl.diagnose import VerifyReport
+
+__all__ = ["render_verify"]
+
+MAX_ROWS = 40
+
+
+def _gdr(value: str | None) -> str:
+    return value or "-"
+
+
+def render_verify(report: VerifyReport) -> str:
+    """The report as text for a terminal or an issue."""
+    lines = [f"hpnet verify: {report.status} — {report.verdict}"]
+    sources = report.sources
+    shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    lines.append(f"read {report.num_lines} lines ({report.num_nccl_lines} from NCCL) of {shown}")
+    if report.nccl_versions:
+        lines.append(f"NCCL {', '.join(report.nccl_versions)}")
+    for result in report.expectations:
+        mark = "met" if result.met else "NOT MET"
+        lines.append(f"expect {result.expectation}: {mark} — {result.detail}")
+    if report.hosts:
+        lines += ["", f"Hosts ({len(report.hosts)})"]
+        rows = [
+            [
+                h.host,
+                h.num_processes,
+                ", ".join(h.network),
+                ", ".join(h.inter_node),
+                ", ".join(h.intra_node),
+                ", ".join(h.nics),
+                _gdr(h.gdr),
+            ]
+            for h in report.hosts[:MAX_ROWS]
+        ]
+        lines.append(
+            format_table(
+                ["host", "procs", "network", "inter-node", "intra-node", "NICs", "GDR"], rows
+            )
+        )
+        if len(report.hosts) > MAX_ROWS:
+            lines.append(f"  ... {len(report.hosts) - MAX_ROWS} more hosts (--json has all)")
+    if report.communicators:
+        lines += ["", f"Communicators ({len(report.communicators)})"]
+        rows = [
+            [
+                c.id,
+                f"{c.ranks_seen}/{c.nranks}",
+                len(c.hosts),
+                ", ".join(c.inter_node) or "-",
+                ", ".join(c.intra_node) or "-",
+                "complete" if c.init_complete else ("aborted" if c.aborted else "incomplete"),
+            ]
+            for c in report.communicators[:MAX_ROWS]
+        ]
+        lines.append(
+            format_table(["comm", "ranks seen", "hosts", "inter-node", "intra-node", "init"], rows)
+        )
+        if len(report.communicators) > MAX_ROWS:
+            lines.append(f"  ... {len(report.communicators) - MAX_ROWS} more (--json has all)")
+    if report.findings:
+        lines += ["", "Findings"]
+        for finding in report.findings:
+            times = f" (x{finding.count})" if finding.count > 1 else ""
+            lines.append(f"  {finding.severity.upper():<7}  [{finding.id}] {finding.title}{times}")
+            lines += [f"           {e}" for e in finding.evidence]
+            lines.append(f"           cause: {finding.cause}")
+            lines.append(f"           fix: {finding.fix}")
+    if report.unknowns:
+        lines += ["", "Not shown by this log"]
+        lines += [f"  - {u}" for u in report.unknowns]
+    return "\n".join(lines) + "\n"

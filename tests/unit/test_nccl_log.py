@@ -1,0 +1,233 @@
+"""The NCCL debug-log parser: line shapes of every era, prefixes, streaming, bad input."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from hpnet.nccl.diagnose import analyse, parse_expectation
+from hpnet.nccl.log import parse_nccl_log, parse_nccl_text
+from hpnet.nccl.logline import classify
+from hpnet.nccl.logmodel import TransportKind, parse_transport
+from hpnet.nccl.logread import collect_inputs, read_logs
+from hpnet.nccl.logversions import format_range, hint_for
+from tests.conftest import DATA
+
+LOGS = DATA / "nccl-logs"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "label", "nic", "proxy", "gdr"),
+    [
+        ("NET/IB/0/GDRDMA", TransportKind.NET, "NET/IB", 0, None, True),
+        ("NET/IB/1(3)/GDRDMA", TransportKind.NET, "NET/IB", 1, 3, True),
+        ("NET/IB/0/GDRDMA/Shared", TransportKind.NET, "NET/IB", 0, None, True),
+        ("NET/IB/1/GDRDMA(PCI)/Shared", TransportKind.NET, "NET/IB", 1, None, True),
+        ("NET/Socket/0", TransportKind.NET, "NET/Socket", 0, None, False),
+        ("NET/AWS Libfabric/1/GDRDMA", TransportKind.NET, "NET/AWS Libfabric", 1, None, True),
+        ("NET/IBext_v8/3", TransportKind.NET, "NET/IBext_v8", 3, None, False),
+        ("P2P/CUMEM/read", TransportKind.P2P, "P2P/CUMEM", None, None, False),
+        ("P2P/direct pointer/read", TransportKind.P2P, "P2P/direct pointer", None, None, False),
+        ("P2P/IPC/read/CE", TransportKind.P2P, "P2P/IPC", None, None, False),
+        ("SHM/direct/direct", TransportKind.SHM, "SHM/direct/direct", None, None, False),
+        ("direct shared memory", TransportKind.SHM, "SHM/direct shared memory", None, None, False),
+        ("COLLNET/SHARP/0/GDRDMA", TransportKind.COLLNET, "CollNet/SHARP", 0, None, True),
+    ],
+)
+def test_transport_strings_of_every_release(  # noqa: PLR0917 - the parametrized columns
+    text: str, kind: TransportKind, label: str, nic: int | None, proxy: int | None, gdr: bool
+) -> None:
+    t = parse_transport(text)
+    assert (t.kind, t.label, t.nic, t.proxy_rank, t.gdr) == (kind, label, nic, proxy, gdr)
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "launcher_rank"),
+    [
+        ("vm:3177:3177 [0] NCCL INFO Using network Socket", "vm:3177", None),
+        ("[1,3]<stdout>:gpu1:41:41 [3] NCCL INFO Using network IB", "gpu1:41", 3),
+        ("3: node7:901:901 [3] NCCL INFO Using network IB", "node7:901", 3),
+        ("[rank5]:node7:901:901 [5] NCCL INFO Using network IB", "node7:901", 5),
+        (
+            "[trainer0|0]:twshared1016:1958:1958 [0] NCCL INFO Using network IB",
+            "twshared1016:1958",
+            0,
+        ),
+        ("[155] crow-19:5330:5499 [3] NCCL INFO Using network IB", "crow-19:5330", 155),
+        (
+            "  | 2025-05-16T16:39:51.208-07:00ip-10-36-29-253:79:79 [0] NCCL INFO Using network IB",
+            "ip-10-36-29-253:79",
+            None,
+        ),
+        (
+            "10.0.87.143: 10.0.87.143: ip-10-0-87-143:14:14 [5] NCCL INFO Using network IB",
+            "ip-10-0-87-143:14",
+            None,
+        ),
+        ("<cluster_name>:924:924 [0] NCCL INFO Using network IB", "<cluster_name>:924", None),
+    ],
+)
+def test_launcher_prefixes_and_timestamps_are_read_through(
+    line: str, key: str, launcher_rank: int | None
+) -> None:
+    event = classify(line.encode(), "x.log")
+    assert event is not None and event.process is not None
+    assert event.process[0] == key
+    assert event.process[3] == launcher_rank
+    assert event.data in {("IB",), ("Socket",)}
+
+
+def test_warn_lines_with_timestamp_and_file_line() -> None:
+    line = (
+        b"[2026-11-21 23:50:29] vm:3416:3416 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no "
+        b"socket interface found"
+    )
+    event = classify(line, "x")
+    assert event is not None and event.kind == "warn"
+    assert event.process is not None and event.process[0] == "vm:3416"
+    assert event.data == ("bootstrap.cc:114",)
+    assert event.text == "Bootstrap : no socket interface found"
+
+
+@pytest.mark.parametrize(
+    ("message", "src", "dst", "direction", "via"),
+    [
+        ("Channel : 2[2] -> 0[0] [send] via NET/Socket/0", 2, 0, "send", "NET/Socket/0"),
+        (
+            "Channel : 0[0] -> 2[2] [receive] via NET/IB/0/GDRDMA",
+            0,
+            2,
+            "receive",
+            "NET/IB/0/GDRDMA",
+        ),
+        ("Ring : 3 -> 6 [receive] via NET/IB/0", 3, 6, "receive", "NET/IB/0"),  # 2.4: no brackets
+        ("Ring : 155[3d000] -> 157[b2000] via P2P/IPC", 155, 157, None, "P2P/IPC"),
+        ("Channel : 0[9000] 1[9000] via NET/IB/0", 0, 1, None, "NET/IB/0"),  # a guide's copy
+    ],
+)
+def test_connection_lines(
+    message: str, src: int, dst: int, direction: str | None, via: str
+) -> None:
+    event = classify(f"h:1:1 [0] NCCL INFO {message}".encode(), "x")
+    assert event is not None and event.kind == "connection"
+    got_src, _, got_dst, _, got_direction, got_via = event.data
+    assert (got_src, got_dst, got_direction, got_via) == (src, dst, direction, via)
+
+
+def test_ring_order_lines_are_not_connections() -> None:
+    event = classify(b"h:1:1 [0] NCCL INFO Channel :    0   1   2   3", "x")
+    assert event is not None and event.kind == "ring" and event.data == (0, 1, 2, 3)
+
+
+def test_version_fingerprints() -> None:
+    assert hint_for("bootstrap", "Bootstrap : Using eth0:10.0.0.1<0>") == ((2, 8, 3), (2, 23, 4))
+    assert hint_for("plugin", "NET/Plugin: Could not find: libnccl-net.so") == ((2, 28, 3), None)
+    assert hint_for("other", "anything") is None
+    assert format_range(((2, 17, 1), (2, 18, 6))) == "2.17.1-2.18.6"
+    log = parse_nccl_log(
+        [
+            "a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+            "a:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : x",
+        ]
+    )
+    assert log.processes[0].version_range == "2.17.1-2.18.6"
+
+
+def test_the_channel_number_does_not_make_connections_distinct() -> None:
+    lines = [
+        f"h:1:1 [0] NCCL INFO Channel {c:02d}/0 : 0[0] -> 1[1] via P2P/CUMEM" for c in range(32)
+    ]
+    (connection,) = parse_nccl_log(lines).processes[0].connections
+    assert connection.channels == 32 and connection.transport.label == "P2P/CUMEM"
+
+
+def test_parsing_in_parallel_gives_the_same_answer(tmp_path: Path) -> None:
+    """Byte ranges scanned by worker processes, folded in order, equal one pass."""
+    from hpnet.nccl import logread
+
+    # every log once (an exact repeat would re-init communicators at the same address
+    # with the same commId, which NCCL never does), cut into ~90 ranges of 4 KiB
+    parts = [p.read_bytes() for p in sorted(LOGS.glob("*.log"))]
+    big = tmp_path / "all.log"
+    big.write_bytes(b"\n".join(parts))
+    inputs, _ = collect_inputs([str(big)])
+    one = analyse(read_logs(inputs, jobs=1))
+    saved = logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES
+    logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES = 4096, 0
+    try:
+        many = analyse(read_logs(inputs, jobs=2))
+    finally:
+        logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES = saved
+    assert many == one
+    # evidence keeps the line numbers of the whole file across ranges
+    warn = next(f for f in one.findings if f.id == "completion-local-protection")
+    number = int(warn.evidence[0].split(":")[1])
+    assert b"vendor err 81" in big.read_bytes().splitlines()[number - 1]
+
+
+def test_lines_and_text_give_the_same_answer() -> None:
+    data = (LOGS / "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log").read_bytes()
+    from_text = parse_nccl_text(data, source="x")
+    from_lines = parse_nccl_log(data.decode().splitlines(), source="x")
+    assert from_text.processes == from_lines.processes
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"", "empty"),
+        (b"\x00\x01\x02ELF" * 1000, "binary"),
+        (b"just some text\nwithout any NCCL line at all\n" * 50, "garbage"),
+    ],
+)
+def test_inputs_without_nccl_lines(tmp_path: Path, content: bytes, why: str) -> None:
+    path = tmp_path / f"{why}.log"
+    path.write_bytes(content)
+    inputs, notes = collect_inputs([str(path)])
+    if why == "binary":
+        assert not inputs and "binary" in notes[0]
+        return
+    report = analyse(read_logs(inputs, jobs=1))
+    assert report.status == "UNKNOWN" and not report.ranks
+
+
+def test_a_truncated_log_and_invalid_utf8_are_read(tmp_path: Path) -> None:
+    data = (LOGS / "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log").read_bytes()
+    cut = data[: len(data) // 2] + b"\xff\xfe half a line without its end"
+    path = tmp_path / "cut.log"
+    path.write_bytes(cut)
+    inputs, _ = collect_inputs([str(path)])
+    report = analyse(read_logs(inputs, jobs=1))
+    assert report.ranks  # what is there is read
+    assert report.status in {"PASS", "WARN", "UNKNOWN"}
+
+
+def test_a_huge_line_is_cut_not_held(tmp_path: Path) -> None:
+    path = tmp_path / "long.log.gz"
+    with gzip.open(path, "wb") as handle:  # streamed (gzip): the stream path
+        handle.write(b"x" * (9 << 20))  # longer than a block: no newline to cut at
+        handle.write(b"\nvm:1:1 [0] NCCL INFO Using network IB\n")
+    inputs, _ = collect_inputs([str(path)])
+    log = read_logs(inputs, jobs=1)
+    assert log.processes[0].networks == ("IB",)
+    assert any("longer than" in n for n in log.input_notes)
+
+
+def test_expectations() -> None:
+    assert parse_expectation("net=socket").net == "socket"
+    with pytest.raises(ValueError, match="unknown"):
+        parse_expectation("speed=fast")
+    inputs, _ = collect_inputs(
+        [str(LOGS / "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log")]
+    )
+    log = read_logs(inputs, jobs=1)
+    assert all(r.met for r in analyse(log, parse_expectation("net=ib,gdr")).expectations)
+    failed = analyse(log, parse_expectation("net=socket"))
+    assert failed.status == "FAIL" and not failed.expectations[0].met
+    inputs, _ = collect_inputs([str(LOGS / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9")])
+    sockets = analyse(read_logs(inputs, jobs=1), parse_expectation("net=socket"))
+    # sockets were asked for: the fallback is no longer an error
+    assert all(f.severity != "error" for f in sockets.findings)
+    assert sockets.expectations[0].met

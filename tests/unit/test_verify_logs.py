@@ -1,0 +1,592 @@
+"""`hpnet verify` on every real NCCL log under tests/data/nccl-logs.
+
+Each expectation below is what the log's `.source.txt` says a maintainer concludes:
+the transports that carried intra- and inter-node traffic, the findings (failure
+signatures and structural conclusions), the NCCL versions, and how many hosts and
+processes the log shows. A log that cannot prove something must not claim it: the
+`status` is UNKNOWN where no connection line exists and nothing failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hpnet.nccl.diagnose import VerifyReport, analyse
+from hpnet.nccl.logread import collect_inputs, read_logs
+from tests.conftest import DATA
+
+LOGS = DATA / "nccl-logs"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class C:
+    status: str
+    inter: set[str]
+    intra: set[str]
+    findings: set[str]
+    versions: set[str]
+    hosts: int
+    processes: int
+    #: findings that must NOT be reported (a wrong conclusion a naive tool would draw)
+    not_findings: frozenset[str] = frozenset()
+    #: words the verdict sentence must contain
+    verdict_has: tuple[str, ...] = ()
+    gdr: str | None = None  # the hosts' GDR state, where the log proves it
+
+
+CASES: dict[str, C] = {
+    "aws-libfabric-efa-forced-net-intranode-p2p-shm-disabled-nccl2.23.4.log": C(
+        # one process drives both GPUs (nccl-tests' rank table): NET is not inter-node here
+        status="WARN",
+        inter=set(),
+        intra={"NET/AWS Libfabric"},
+        findings={"net-inside-node"},
+        versions={"2.23.4"},
+        hosts=1,
+        processes=1,
+    ),
+    "azure-ib-gdr-recv-only-ring-long-busid-nccl2.5.log": C(
+        status="WARN",
+        inter={"NET/IB/GDRDMA", "NET/IB"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+        gdr="receive only",
+    ),
+    "bootstrap-connection-refused-remote-process-exited-sglang-nccl2.29.3.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"remote-error", "connection-refused"},
+        versions=set(),
+        hosts=1,
+        processes=7,
+        not_findings=frozenset({"other-warnings"}),
+    ),
+    "bootstrap-no-socket-interface-found-torch-error-nccl2.14.3.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "bootstrap-no-interface"},
+        versions={"2.14.3"},
+        hosts=0,
+        processes=0,
+        verdict_has=("no network interface",),
+    ),
+    "cloudwatch-doubled-lines-ofi-efa-provider-empty-nccl2.21.5.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"efa-no-device"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "cloudwatch-prefix-aws-libfabric-gdrdma-p2p-cumem-read-nccl2.18.3-or-later.log": C(
+        status="PASS",
+        inter={"NET/AWS Libfabric/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+        gdr="yes",
+    ),
+    "double-spaced-paste-libibverbs-warn-socket-single-node-nccl2.4.8.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "libibverbs-missing"},
+        versions={"2.4.8"},
+        hosts=1,
+        processes=1,
+    ),
+    "gcp-old-net-plugin-v4-unsupported-no-ib-socket-nccl2.19.3.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"net-plugin-load-failed", "no-rdma-device"},
+        versions={"2.19.3"},
+        hosts=1,
+        processes=1,
+    ),
+    "h200x4-nccl-tests-g4-one-process-p2p-direct-pointer-nccl2.28.3.log": C(
+        status="WARN",
+        inter=set(),
+        intra={"P2P/direct pointer"},
+        findings={"no-rdma-device"},
+        versions={"2.28.3"},
+        hosts=1,
+        processes=1,
+    ),
+    "ib-2nic-gdrdma-shared-p2p-channels-same-host-nccl2.18.3-or-later.log": C(
+        # both ends on lambda-server-1: NET between them is not inter-node traffic
+        status="WARN",
+        inter=set(),
+        intra={"NET/IB"},
+        findings={"net-inside-node"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "ib-4hca-plugin-load-returned-17-nccl2.11.4.log": C(
+        status="PASS",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions={"2.11.4"},
+        hosts=2,
+        processes=7,
+        gdr="yes",
+        not_findings=frozenset({"net-plugin-load-failed"}),  # "returned 17: cannot open" is normal
+    ),
+    "ib-5nic-mixed-roce-rank-prefix-p2p-ipc-busid-nccl2.5.6.log": C(
+        status="PASS",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("no inter-node connection",),
+    ),
+    "ib-8nic-gdrdma-completion-error4-vendor81-unhandled-system-error-nccl2.7.6.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"NET/IB"},
+        findings={
+            "system-error",
+            "nccl-tests-failure",
+            "net-inside-node",
+            "completion-local-protection",
+        },
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("local protection",),
+    ),
+    "ib-linklocal-gid-completion-error4-vendor81-send-5hosts-nccl2.18.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-local-protection"},
+        versions=set(),
+        hosts=3,
+        processes=3,
+    ),
+    "ib-mlx5-no-gdr-ring-p2p-ipc-2nodes-nccl2.4.7.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra={"P2P/IPC"},
+        findings={"gdr-off"},
+        versions={"2.4.7"},
+        hosts=2,
+        processes=8,
+        gdr="no",
+        not_findings=frozenset({"socket-fallback", "no-rdma-device"}),  # 2.4 lists NET/Socket too
+    ),
+    "ib-no-gdr-p2p-direct-pointer-read-single-process-nccl2.18.3-or-later.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra={"P2P/direct pointer"},
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        gdr="no",
+    ),
+    "ibext-plugin-no-ib-device-socket-fallback-p2p-ipc-read-nccl2.18.3-or-later.log": C(
+        # the silent socket fallback although an IB plugin is installed
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/IPC"},
+        findings={"socket-fallback"},
+        versions=set(),
+        hosts=1,
+        processes=8,
+        not_findings=frozenset({"gdr-off"}),  # sockets never do GPUDirect: no GDR complaint
+    ),
+    "ibext-sharp-collnet-plugin-loaded-4hca-nccl2.22-2.23.log": C(
+        # the SHARP plugin loaded does not mean CollNet carried anything
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=2,
+        processes=5,
+    ),
+    "ibext-v8-roce-bond-nvls-no-gdr-nccl2.20.log": C(
+        status="WARN",
+        inter={"NET/IBext_v8"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=1,
+        processes=7,
+        gdr="no",
+    ),
+    "libibverbs-missing-socket-same-hostname-two-nodes-nccl2.18.3.log": C(
+        # two machines both called "ubuntu": told apart by their addresses
+        status="WARN",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"no-rdma-device", "libcuda-missing", "libibverbs-missing"},
+        versions={"2.18.3"},
+        hosts=2,
+        processes=2,
+    ),
+    "mpirun-tags-aws-libfabric-ring-couldnt-open-av-nccl2.4.log": C(
+        status="FAIL",
+        inter={"NET/AWS Libfabric"},
+        intra={"P2P/IPC"},
+        findings={"gdr-off", "ofi-plugin-error"},
+        versions=set(),
+        hosts=4,
+        processes=10,
+    ),
+    "mpirun-tags-no-ib-socket-lo-nccl2.5.6.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "socket-local-interfaces"},
+        versions={"2.5.6"},
+        hosts=1,
+        processes=4,
+    ),
+    "net-socket-forced-ifname-prefix-en-nccl2.11.4.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"socket-ifname-prefix"},
+        versions={"2.11.4"},
+        hosts=2,
+        processes=2,
+        not_findings=frozenset({"no-rdma-device", "socket-fallback"}),  # IB was not even probed
+    ),
+    "no-ib-devices-socket-3-interfaces-nccl2.3.7.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"socket-local-interfaces", "no-rdma-device"},
+        versions={"2.3.7"},
+        hosts=1,
+        processes=2,
+    ),
+    "nvls-socket-network-split-comm-timeout-nccl2.19-2.20.log": C(
+        # network "Socket" is chosen, but a one-node communicator makes no NET connection
+        status="PASS",
+        inter=set(),
+        intra={"NVLS"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"socket-fallback"}),
+    ),
+    "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log": C(
+        # the OFI plugin loaded but IB was assigned: the network is IB, not AWS Libfabric
+        status="PASS",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions={"2.27.5"},
+        hosts=1,
+        processes=8,
+        gdr="yes",
+        verdict_has=("mlx5_",),
+    ),
+    "ofi-register-memory-enomem-pdsh-double-prefix-nccl2.10.3.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"memlock"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-2nic-gdr-disabled-for-hca-nccl2.19-2.20.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"gdr-disabled-hca"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-9nic-ib-hca-prefix-match-gdrdma-gin-nccl2.29.3.log": C(
+        status="WARN",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings={"ib-hca-prefix"},
+        versions={"2.29.3"},
+        hosts=1,
+        processes=8,
+        gdr="yes",
+        verdict_has=("mlx5_0..7:1",),
+    ),
+    "roce-completion-error12-vendor129-oneline-nccl2.8.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-completion-error4-vendor81-mlx5-cqe-dump-nccl2.4.2.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-local-protection"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "roce-completion-status12-vendor129-recv-hca-nccl2.24.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-create-cq-failed-2nodes-no-gdr-nccl2.7.8.log": C(
+        status="FAIL",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-off", "memlock"},
+        versions={"2.7.8"},
+        hosts=1,
+        processes=1,
+        gdr="no",
+    ),
+    "roce-dgxh100-mixed-versions-nccl2.18-and-2.19.3.log": C(
+        # only rank 0 printed a version; the other host's lines are 2.17-2.18 formats
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"mixed-nccl-versions"},
+        versions={"2.19.3"},
+        hosts=2,
+        processes=2,
+    ),
+    "roce-modify-qp-enetunreach-proxy-connect-fail-nccl2.18.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"proxy-connect-failed", "modify-qp-enetunreach", "connection-refused"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("unreachable",),
+        not_findings=frozenset({"other-warnings"}),
+    ),
+    "roce-modify-qp-enodev-no-such-device-nccl2.7.8.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"modify-qp-enodev"},
+        versions={"2.7.8"},
+        hosts=1,
+        processes=1,
+    ),
+    "roce-modify-qp-etimedout-timestamped-warn-nccl2.27.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"modify-qp-etimedout"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-single-hca-gid3-two-nodes-nccl2.10.3.log": C(
+        status="PASS",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/direct pointer"},
+        findings=set(),
+        versions={"2.10.3"},
+        hosts=2,
+        processes=2,
+        gdr="yes",
+    ),
+    "roce-single-hca-pxn-gdrdma-ofi-plugin-loaded-nccl2.27.5.log": C(
+        status="PASS",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions={"2.27.5"},
+        hosts=1,
+        processes=8,
+        gdr="yes",
+    ),
+    "shm-direct-shared-memory-cuda-failure-ib-no-gdr-nccl2.4.8.log": C(
+        status="FAIL",
+        inter={"NET/IB"},
+        intra={"P2P/IPC", "SHM/direct shared memory"},
+        findings={"cuda-failure", "gdr-off"},
+        versions=set(),
+        hosts=1,
+        processes=6,
+    ),
+    "socket-ifname-missing-trainer-prefix-family-garbage-nccl2.27.7.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "bootstrap-no-interface"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("bootstrap",),
+    ),
+    "tensorflow-bundled-libibverbs-warn-unexpanded-cuda-version-nccl2.5.7.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "libibverbs-missing"},
+        versions={"2.5.7"},
+        hosts=1,
+        processes=1,
+    ),
+    "torch-watchdog-timeout-allreduce-viewer-line-numbers-ncclunknown.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"collective-timeout"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "torchrun-ibext-v8-roce-8nic-p2p-cumem-nccl2.22.3.log": C(
+        status="PASS",
+        inter=set(),
+        intra={"P2P/CUMEM"},
+        findings=set(),
+        versions={"2.22.3"},
+        hosts=1,
+        processes=7,
+    ),
+    "torchrun-rank-prefix-p2p-cumem-libfabric-gdrdma-nccl2.24-or-later.log": C(
+        status="PASS",
+        inter={"NET/Libfabric/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+        gdr="yes",
+    ),
+    "wsl-libibverbs-missing-socket-single-rank-nccl2.21.5.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "libibverbs-missing"},
+        versions={"2.21.5"},
+        hosts=1,
+        processes=1,
+    ),
+    # recorded with `hpnet verify --run` on the 4x H200 machine (per-rank files)
+    "h200x4-bad-socket-ifname-nccl2.28.9": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"invalid-usage", "peer-exited", "bootstrap-no-interface"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+        verdict_has=("bootstrap",),
+    ),
+    "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/CUMEM"},
+        findings={"socket-fallback", "fake-hosts"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"net-inside-node", "gdr-off"}),
+        verdict_has=("TCP", "eth0"),
+    ),
+    "h200x4-nccl-net-ib-forced-no-device-nccl2.28.9": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"invalid-usage", "no-rdma-device", "no-net-plugin"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+    ),
+    "h200x4-net-socket-inside-node-p2p-shm-disabled-nccl2.28.9": C(
+        status="WARN",
+        inter=set(),
+        intra={"NET/Socket"},
+        findings={"no-rdma-device", "net-inside-node"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"fake-hosts", "socket-fallback"}),
+    ),
+    "h200x4-p2p-cumem-nccl2.28.9": C(
+        status="WARN",
+        inter=set(),
+        intra={"P2P/CUMEM"},
+        findings={"no-rdma-device"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"gdr-disabled-hca", "net-plugin-load-failed"}),
+    ),
+    "h200x4-shm-p2p-disabled-nccl2.28.9": C(
+        status="WARN",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"no-rdma-device"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+    ),
+}
+
+
+def _report(name: str) -> VerifyReport:
+    inputs, notes = collect_inputs([str(LOGS / name)])
+    return analyse(read_logs(inputs, jobs=1, notes=notes))
+
+
+def test_every_log_has_an_expectation() -> None:
+    present = {p.name for p in LOGS.iterdir() if p.suffix == ".log" or p.is_dir()}
+    assert present == set(CASES), "add the new log to CASES (or remove a stale entry)"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_verdict_matches_what_a_maintainer_concludes(name: str) -> None:
+    expected = CASES[name]
+    report = _report(name)
+    got = {f.id for f in report.findings}
+    assert report.status == expected.status, report.verdict
+    assert set(report.transports["inter_node"]) == expected.inter
+    assert set(report.transports["intra_node"]) == expected.intra
+    assert expected.findings <= got, f"missing {expected.findings - got}"
+    assert not (expected.not_findings & got), f"wrong {expected.not_findings & got}"
+    assert set(report.nccl_versions) == expected.versions
+    assert len(report.hosts) == expected.hosts
+    assert len(report.ranks) == expected.processes
+    for word in expected.verdict_has:
+        assert word in report.verdict
+    if expected.gdr is not None:
+        states = {h.gdr for h in report.hosts if h.gdr}
+        # "yes" must hold everywhere; a partial state is shown by some host
+        assert states == {"yes"} if expected.gdr == "yes" else expected.gdr in states
+    # every finding says what to do, and errors carry evidence
+    for finding in report.findings:
+        assert finding.cause and finding.fix
+        if finding.severity == "error" and finding.id != "mixed-nccl-versions":
+            assert finding.evidence, finding.id
+    # an excerpt without connection lines says so instead of guessing
+    if not report.transports["inter_node"] and not report.transports["intra_node"] and report.ranks:
+        assert any("no connection lines" in u for u in report.unknowns)
