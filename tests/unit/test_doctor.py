@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -51,8 +53,26 @@ def check(
     found = CHECKS[check_id](facts)
     assert found.id == check_id
     if found.status in (Status.WARN, Status.FAIL):
-        assert found.fix, f"{check_id} {found.status} without a fix"
+        assert found.fix or found.fix_note, f"{check_id} {found.status} without a fix"
+    assert_pasteable(found.fix)
     return found.status, found.summary, found.evidence, found.fix
+
+
+BASH = shutil.which("bash")
+
+
+def assert_pasteable(fix: str | None) -> None:
+    """A fix is shell commands and nothing else: bash parses it (no prose, no
+    parenthetical notes, no unbalanced quotes)."""
+    if fix is None:
+        return
+    assert fix.strip() == fix and "\n\n" not in fix, repr(fix)
+    assert " (" not in fix.replace("$(", ""), f"prose in a fix: {fix!r}"
+    if BASH is not None:
+        done = subprocess.run(
+            [BASH, "-n", "-c", fix], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert done.returncode == 0, (fix, done.stderr)
 
 
 # ------------------------------------------------------------------ variables
@@ -73,7 +93,8 @@ def test_unknown_names(sysfs_tree: Tree) -> None:
     inv = node(sysfs_tree, "no-rdma-vm")
     status, _, evidence, fix = check("vars.unknown", inv, {"NCCL_IB_TIMEOUTS": "22"})
     assert status is Status.WARN and "did you mean NCCL_IB_TIMEOUT?" in evidence[0]
-    assert fix == 'export NCCL_IB_TIMEOUT="$NCCL_IB_TIMEOUTS"; unset NCCL_IB_TIMEOUTS'
+    # the literal value: the old variable may not be in the shell (an --env-file)
+    assert fix == "export NCCL_IB_TIMEOUT=22\nunset NCCL_IB_TIMEOUTS"
     assert check("vars.unknown", inv, {"NCCL_DEBUG": "WARN"})[0] is Status.PASS
 
 
@@ -107,7 +128,7 @@ def test_gid(sysfs_tree: Tree) -> None:
     assert fix == "export NCCL_IB_GID_INDEX=3"
     status, _, evidence, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "3"})  # all ports
     assert status is Status.FAIL and "mlx4_0:1 GID 3 is empty" in evidence
-    assert fix == "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 chooses per port)"
+    assert fix == "unset NCCL_IB_GID_INDEX"
     assert (
         check("vars.gid", node(sysfs_tree, "cx6-ib-dgx"), {"NCCL_IB_GID_INDEX": "3"})[0]
         is Status.SKIP
@@ -117,10 +138,12 @@ def test_gid(sysfs_tree: Tree) -> None:
 def test_ifname(sysfs_tree: Tree) -> None:
     inv = node(sysfs_tree, "erdma-alibaba")
     status, summary, _, _ = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "eth"})
-    assert status is Status.PASS and summary.endswith("matches eth0, eth1, eth2")
+    assert status is Status.PASS and "matches eth0, eth1, eth2" in summary
+    assert summary.endswith("(addresses are not recorded: not checked)")  # a recorded tree
     status, _, _, fix = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "ib0"})
     assert status is Status.FAIL and fix == "export NCCL_SOCKET_IFNAME='=eth0'"
-    assert check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "e"})[0] is Status.FAIL
+    # one character: NCCL ignores it and picks the interface itself
+    assert check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "e"})[0] is Status.WARN
 
 
 def test_ib_disabled_and_debug(sysfs_tree: Tree) -> None:
@@ -182,7 +205,9 @@ def test_userspace(sysfs_tree: Tree) -> None:
             libibverbs=missing, librdmacm=missing, providers=(LibraryInfo(name="erdma", path=None),)
         ),
     )
-    status, _, _, fix = check("userspace.libibverbs", bare, profile=get_profile("pai-dlc-erdma"))
+    status, _, _, fix = check(
+        "userspace.libibverbs", bare, profile=get_profile("pai-dlc-erdma"), distro="ubuntu22.04"
+    )
     assert status is Status.FAIL and fix is not None and "libibverbs1 ibverbs-providers" in fix
     assert check("userspace.providers", bare)[0] is Status.FAIL
     assert check("userspace.librdmacm", bare)[0] is Status.WARN
@@ -194,9 +219,13 @@ def test_userspace(sysfs_tree: Tree) -> None:
 def test_devices(sysfs_tree: Tree) -> None:
     dgx = node(sysfs_tree, "cx6-ib-dgx")
     assert check("devices.uverbs", dgx)[0] is Status.PASS
-    status, _, evidence, fix = check("devices.uverbs", node(sysfs_tree, "container-no-uverbs"))
-    assert status is Status.FAIL and len(evidence) == 4
-    assert fix is not None and "--device=/dev/infiniband/uverbs0" in fix
+    pod = node(sysfs_tree, "container-no-uverbs")
+    found = CHECKS["devices.uverbs"](
+        Facts(inventory=pod, variables={}, variables_source="t", profile=None, nccl_version=None)
+    )
+    assert found.status is Status.FAIL and len(found.evidence) == 4
+    assert found.fix is None  # restarting the container is no command to paste here
+    assert found.fix_note is not None and "--device=/dev/infiniband/uverbs0" in found.fix_note
     assert check("devices.rdma_cm", dgx, dev_infiniband=("rdma_cm", "uverbs0"))[0] is Status.PASS
     assert check("devices.rdma_cm", dgx, dev_infiniband=("uverbs0",))[0] is Status.WARN
     assert check("devices.uverbs", node(sysfs_tree, "no-rdma-vm"))[0] is Status.SKIP
@@ -222,8 +251,8 @@ def test_limits(sysfs_tree: Tree) -> None:
     bad = dataclasses.replace(
         base, limits=limits(memlock_soft_bytes=65536, nofile_soft=1024, shm_bytes=64 << 20)
     )
-    status, _, _, fix = check("limits.memlock", bad)
-    assert status is Status.FAIL and fix is not None and "--ulimit memlock=-1" in fix
+    status, _, _, fix = check("limits.memlock", bad)  # the hard limit is unlimited
+    assert status is Status.FAIL and fix == "ulimit -l unlimited"
     assert check("limits.shm", bad)[0] is Status.WARN
     assert check("limits.nofile", bad)[0] is Status.WARN
     unmounted = dataclasses.replace(base, limits=limits(shm_bytes=None))
@@ -381,7 +410,7 @@ def test_e2e_no_rdma_with_nccl_ib_hca_set(
     )
     assert code == 1
     assert "FAIL  vars.hca              NCCL_IB_HCA=mlx5 matches no RDMA device here" in out
-    assert "fix: unset NCCL_IB_HCA; export NCCL_IB_DISABLE=1" in out
+    assert "fix:  unset NCCL_IB_HCA\n" in out and "      export NCCL_IB_DISABLE=1\n" in out
 
 
 def test_e2e_misspelled_variable(
@@ -399,7 +428,8 @@ def test_this_machine_never_crashes(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(out)
     assert code in (0, 1) and len(data["checks"]) == len(CHECKS)
     for entry in data["checks"]:
-        assert set(entry) == {"id", "area", "status", "summary", "evidence", "fix"}
+        assert set(entry) == {"id", "area", "status", "summary", "evidence", "fix", "fix_note"}
+        assert_pasteable(entry["fix"])
 
 
 def test_bad_env_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -423,8 +453,11 @@ def test_net_plugin_and_net(sysfs_tree: Tree) -> None:
     assert (
         check("vars.net", inv, {"NCCL_NET_PLUGIN": "aws-ofi"}, net_plugins=found)[0] is Status.PASS
     )
-    status, _, _, fix = check("vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"}, net_plugins=found)
-    assert status is Status.WARN and fix is not None and "libnccl-net-aiacc.so" in fix
+    status, summary, _, fix = check(
+        "vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"}, net_plugins=found
+    )
+    assert status is Status.WARN and "libnccl-net-aiacc.so" in summary
+    assert fix == "export NCCL_NET_PLUGIN=none"
     assert check("vars.net", inv, {"NCCL_NET": "IBext_v8"}, net_plugins=())[0] is Status.FAIL
     assert check("vars.net", inv, {"NCCL_NET_PLUGIN": "aiacc"})[0] is Status.SKIP  # not live
 

@@ -6,6 +6,7 @@ Each case here crashed, hung or escaped before it was fixed (review of issue 2).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -184,3 +185,140 @@ def test_garbage_sysfs_state_is_reported(sysfs_tree: Tree) -> None:
     )
     assert inv.rdma_devices[0].ports[0].state is PortState.UNKNOWN
     assert any(p.code == "sysfs-bad-value" and "banana" in p.what for p in inv.problems)
+
+
+# ------------------------------------------------------------------ hostile NCCL values
+
+#: values no variable should crash on: digits Python's isdigit() takes and int() or C
+#: does not, numbers out of every range, list markers with nothing after them, white
+#: space, shell syntax, control characters and very long text
+WEIRD_VALUES = (
+    "", " ", "\t", "\n", "1\n2", "²", "٣", "--5", "+-1", "0x", "0x3", "08", "1e3",
+    "99999999999999999999999", "-99999999999999999999999", "9223372036854775808",
+    "-1", "-0", "^", "^=", "=", "==", ":", ":1", ":::", ",", ",,", "^,", "=,", "mlx5_0:1:2:3:4",
+    "mlx5_0:x", "mlx5_0:-1", " mlx5_0", "lo", "^lo", "10.0.0.0/33", "10.0.0.0/-1", "::/200",
+    "garbage/8", "AF_INET ", "af_inet6", " INFO", "trace", "$(id)", "`id`", "'", '"', "\\",
+    "%s%n", "\u2603", "\x7f", "a" * 4000,
+)  # fmt: skip
+#: trees that exercise every branch: RoCE with mixed GIDs, eRDMA, InfiniBand, nothing
+HOSTILE_TREES = ("cx-roce-mixed-gids", "erdma-alibaba", "cx6-ib-dgx", "no-rdma-vm")
+
+
+def _run_everything(inventory: object, variables: dict[str, str]) -> None:
+    """Doctor's checks and renderers, and env's resolution in every format: errors
+    hpnet raises on purpose are fine, anything else is a bug."""
+    from hpnet.doctor.model import Facts, Report
+    from hpnet.doctor.registry import run_checks
+    from hpnet.errors import HpnetError
+    from hpnet.jsonout import dumps
+    from hpnet.nccl.env import resolve_env
+    from hpnet.nccl.formats import FORMATS, explain, render
+    from hpnet.profiles import get_profile
+    from hpnet.render.doctor import render_report
+
+    for profile, version in ((None, None), ("roce", "2.18.3"), ("pai-lingjun", "2.30.7")):
+        facts = Facts(
+            inventory=inventory,  # type: ignore[arg-type]
+            variables=variables,
+            variables_source="test",
+            profile=get_profile(profile) if profile else None,
+            nccl_version=version,
+        )
+        report = Report(node="n", profile=profile, variables_source="t", checks=run_checks(facts))
+        render_report(report)
+        dumps(report)
+    for profile in ("auto", "pai-lingjun"):
+        resolution = resolve_env(
+            get_profile(profile),
+            inventory,  # type: ignore[arg-type]
+            environment=variables,
+            nccl_version="2.21.5",
+        )
+        explain(resolution)
+        for fmt in FORMATS:
+            # a newline in a value is a clear error, by design
+            with contextlib.suppress(HpnetError):
+                render(resolution, fmt)
+
+
+def _inventory(sysfs_tree: Tree, name: str) -> object:
+    return detect(
+        DetectOptions(sysfs_root=str(sysfs_tree(name))),
+        runner=RecordedRunner({}),
+        env={},
+        python_path=[],
+    )
+
+
+def _read_by_name() -> list[str]:
+    """The NCCL_* names hpnet's env and doctor code reads by name: each has code of
+    its own, so each is also run alone (set together, one can hide another: an
+    NCCL_IB_HCA that selects nothing skips the GID logic)."""
+    import re
+
+    src = Path(__file__).parents[2] / "src" / "hpnet"
+    files = [
+        src / "nccl" / "fill.py",
+        src / "nccl" / "env.py",
+        *sorted((src / "doctor").rglob("*.py")),
+    ]
+    found = {m for f in files for m in re.findall(r'"(NCCL_[A-Z0-9_]+)"', f.read_text())}
+    return sorted(found)
+
+
+def test_every_catalog_value_is_judged_without_crashing() -> None:
+    from hpnet.nccl.catalog import FOREIGN, catalog, suggest, validate
+
+    for name in catalog():
+        for value in WEIRD_VALUES:
+            validate(name, value)
+    for name in (*FOREIGN, "NCCL_IB_TIMEOUTS", "NCCL_X$(id)", "NCCL_\u00b2"):
+        suggest(name)
+
+
+def test_variables_read_by_name_survive_every_weird_value(sysfs_tree: Tree) -> None:
+    names = _read_by_name()
+    assert {"NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_RANGE", "NCCL_NET"} <= set(names)
+    names += ["NCCL_VERSION", "NCCL_IB_TIMEOUTS", "NCCL_X$(id)", "NCCL_IB_TIMEOUTS;touch x"]
+    inventory = _inventory(sysfs_tree, "cx-roce-mixed-gids")
+    for name in names:
+        for value in WEIRD_VALUES:
+            try:
+                _run_everything(inventory, {name: value})
+            except Exception as exc:  # report which input broke it
+                raise AssertionError(f"{name}={value!r}: {exc!r}") from exc
+
+
+@pytest.mark.parametrize("tree", HOSTILE_TREES)
+def test_every_catalog_variable_at_once_survives_every_weird_value(
+    sysfs_tree: Tree, tree: str
+) -> None:
+    """All of NCCL's variables set to the same value at once, through doctor and env."""
+    from hpnet.nccl.catalog import catalog
+
+    inventory = _inventory(sysfs_tree, tree)
+    for value in WEIRD_VALUES:
+        try:
+            _run_everything(inventory, dict.fromkeys(catalog(), value))
+        except Exception as exc:  # report which input broke it
+            raise AssertionError(f"every variable = {value!r}: {exc!r}") from exc
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [("²", "NCCL_IB_GID_INDEX"), ("--5", "NCCL_IB_GID_INDEX"), ("²", "NCCL_IB_ROCE_VERSION_NUM"),
+     ("garbage", "NCCL_IB_ADDR_RANGE"), ("10.0.0.0/33", "NCCL_IB_ADDR_RANGE")],
+)  # fmt: skip
+def test_review_crashes_exit_cleanly(
+    sysfs_tree: Tree,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    name: str,
+) -> None:
+    """Each of these exited 3 (internal error) from doctor or env on this tree."""
+    root = str(sysfs_tree("cx-roce-mixed-gids"))
+    monkeypatch.setenv(name, value)
+    assert main(["doctor", "--sysfs-root", root, "--json"]) in (0, 1)
+    assert main(["env", "--profile", "roce", "--sysfs-root", root]) == 0
+    assert "error[internal]" not in capsys.readouterr().err

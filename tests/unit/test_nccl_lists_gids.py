@@ -51,9 +51,11 @@ def test_hca_lists(value: str, selected: list[tuple[str, int]]) -> None:
     assert parse_list(value).select_ports(HCAS) == selected
 
 
-def test_bad_port_is_an_error() -> None:
-    with pytest.raises(ValueError, match="port 'x'"):
-        parse_list("mlx5_0:x")
+def test_bad_port_is_read_as_atoi_reads_it() -> None:
+    """parseStringList reads ports with atoi: 'x' is 0, which matches no port."""
+    parsed = parse_list("mlx5_0:x")
+    assert parsed.entries[0].port == 0 and "port 'x'" in parsed.problems[0]
+    assert not parsed.matches("mlx5_0", 1)
 
 
 def test_exact_list_round_trips() -> None:

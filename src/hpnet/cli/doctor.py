@@ -32,8 +32,11 @@ class DoctorArgs:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="check the profile's presets as the platform sets them "
-        "(variables already in the environment win, as they would in the job)")
+    parser.add_argument(
+        "--profile",
+        help="check the profile's presets as the platform sets them "
+        "(variables already in the environment win, as they would in the job)",
+    )
     parser.add_argument("--env-file", metavar="FILE", help="check NAME=VALUE lines from FILE")
     add_node_arguments(parser)
     parser.add_argument("--nccl-version", metavar="X.Y.Z", help="the NCCL the job will run")
@@ -46,7 +49,7 @@ def run(namespace: argparse.Namespace) -> int:
         env_file=namespace.env_file,
         sysfs_root=namespace.sysfs_root,
         listings=tuple(namespace.listings),
-        nccl_version=namespace.nccl_version,
+        nccl_version=_nccl_version(namespace.nccl_version),
         json=namespace.json,
     )
     from hpnet.doctor.gather import diagnose  # noqa: PLC0415
@@ -96,3 +99,9 @@ def _read_env_file(path: str) -> tuple[str, str]:
             fix="pass a file of NAME=VALUE lines",
         )
     return path, data.decode("utf-8", errors="replace")
+
+
+def _nccl_version(text: str | None) -> str | None:
+    from hpnet.nccl.config import check_nccl_version  # noqa: PLC0415
+
+    return check_nccl_version(text)

@@ -83,7 +83,7 @@ def run(namespace: argparse.Namespace) -> int:
         override_env=namespace.override_env,
         fmt="json" if namespace.json else namespace.fmt,
         explain=namespace.explain,
-        nccl_version=namespace.nccl_version,
+        nccl_version=_nccl_version(namespace.nccl_version),
     )
     from hpnet.api import resolve_env  # noqa: PLC0415 - `hpnet env --help` needs none of it
     from hpnet.nccl.config import parse_sets  # noqa: PLC0415
@@ -156,3 +156,9 @@ def _config(path: str | None) -> tuple[str | None, dict[str, str]]:
             fix="save the config as UTF-8 TOML",
         ) from None
     return load_config(text, source=path)
+
+
+def _nccl_version(text: str | None) -> str | None:
+    from hpnet.nccl.config import check_nccl_version  # noqa: PLC0415
+
+    return check_nccl_version(text)

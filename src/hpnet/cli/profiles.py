@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+#: of `hpnet profiles --json` and `hpnet profiles show NAME --json` (docs/profiles-schema.md)
+SCHEMA_VERSION = 1
+
 DESCRIPTION = """\
 List the platform profiles, or show one: its NCCL variables with the guide each
 comes from, image requirements, packages, container flags, launch and instance facts.
@@ -42,9 +45,17 @@ def run(namespace: argparse.Namespace) -> int:
     else:
         profiles = list_profiles()
     if namespace.json:
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, to_data  # noqa: PLC0415
 
-        data = profiles[0] if namespace.action == "show" else {"profiles": profiles}
+        # docs/profiles-schema.md; the version changes when a key changes meaning
+        if namespace.action == "show":
+            shown = to_data(profiles[0])
+            data: object = {
+                "schema_version": SCHEMA_VERSION,
+                **(shown if isinstance(shown, dict) else {}),
+            }
+        else:
+            data = {"schema_version": SCHEMA_VERSION, "profiles": profiles}
         print(dumps(data))
         return 0
     from hpnet.render.profiles import render_list, render_profile  # noqa: PLC0415

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -11,6 +12,10 @@ from hpnet.doctor.model import Facts, Report
 from hpnet.errors import ParseError
 
 __all__ = ["diagnose", "parse_env_file"]
+
+#: a shell variable name: a line naming anything else is refused, so that no name can
+#: carry shell syntax into a fix
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse_env_file(text: str, *, source: str) -> dict[str, str]:
@@ -43,6 +48,13 @@ def parse_env_file(text: str, *, source: str) -> dict[str, str]:
                 fix="write NAME=VALUE or export NAME=VALUE",
             )
         name, _, value = words[0].partition("=")
+        if not _NAME.fullmatch(name):
+            raise ParseError(
+                f"{name[:60]!r} is not a variable name",
+                source=source,
+                line_number=number,
+                fix="names are letters, digits and underscores, not starting with a digit",
+            )
         result[name] = value
     return result
 
@@ -98,8 +110,13 @@ def diagnose(
     dev_infiniband: tuple[str, ...] | None = None
     net_plugins: tuple[str, ...] | None = None
     acs: dict[str, bool | None] = {}
+    distro: str | None = None
     if not listings:
         fs = FsRoot(sysfs_root)
+        from hpnet.doctor.packages import distro_from_os_release  # noqa: PLC0415
+
+        # os-release names the distribution (recorded trees usually lack it: unknown)
+        distro = distro_from_os_release(fs.read("etc/os-release") or fs.read("usr/lib/os-release"))
         dev_infiniband = tuple(fs.listdir("dev/infiniband"))
         if fs.is_live:
             from hpnet.node.versions import library_dirs  # noqa: PLC0415
@@ -125,6 +142,8 @@ def diagnose(
         acs=acs,
         dev_infiniband=dev_infiniband,
         net_plugins=net_plugins,
+        env_file=env_file[0] if env_file is not None else None,
+        distro=distro,
     )
     return Report(
         node=inventory.hostname or inventory.source,

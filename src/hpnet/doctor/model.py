@@ -23,7 +23,10 @@ class Status(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class CheckResult:
-    """One judgement. ``fix`` is what to paste or do, for WARN and FAIL."""
+    """One judgement. For WARN and FAIL, ``fix`` holds shell commands to paste, one per
+    line and nothing else (values quoted with ``shlex.quote``), and ``fix_note`` what a
+    command cannot say: why, where it applies, the alternatives. A fix that no command
+    can express (restart the container with a flag) is a ``fix_note`` alone."""
 
     id: str
     area: str
@@ -31,6 +34,7 @@ class CheckResult:
     summary: str
     evidence: tuple[str, ...] = ()
     fix: str | None = None
+    fix_note: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,6 +57,10 @@ class Facts:
     dev_infiniband: tuple[str, ...] | None = None
     #: libnccl-net*.so files the dynamic loader can find (None off the live node)
     net_plugins: tuple[str, ...] | None = None
+    #: the --env-file the variables come from (None: the environment or a profile)
+    env_file: str | None = None
+    #: the distribution, ``ID`` + ``VERSION_ID`` of os-release (``ubuntu22.04``), if known
+    distro: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

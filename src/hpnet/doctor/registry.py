@@ -19,6 +19,7 @@ CHECKS: dict[str, Check] = {
     "vars.ifname": variables.check_ifname,
     "vars.net": variables.check_net,
     "vars.ib_disabled": variables.check_ib_disabled,
+    "vars.transport": variables.check_transport,
     "vars.debug": variables.check_debug,
     "versions.nccl": node.check_nccl_version,
     "versions.cuda": node.check_cuda_version,

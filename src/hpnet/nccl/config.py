@@ -17,12 +17,14 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from hpnet.errors import InputError, UsageError
-from hpnet.nccl.catalog import lookup, suggest, validate
+from hpnet.nccl.catalog import foreign, lookup, suggest, validate
 from hpnet.nccl.model import Kind
 
-__all__ = ["Overrides", "load_config", "parse_sets"]
+__all__ = ["Overrides", "check_nccl_version", "load_config", "parse_sets"]
 
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+#: an NCCL release as users write it: 2.21, 2.21.5, 2.21.5-1, 2.21.5+cuda12.4
+_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?([-+][A-Za-z0-9._+-]*)?")
 _TOP_KEYS = frozenset({"profile", "env"})
 
 Overrides = dict[str, str]
@@ -37,13 +39,23 @@ def check_name(name: str, where: str) -> None:
             where=where,
             fix="use upper-case letters, digits and underscores",
         )
+    who = foreign(name)
+    if who is not None:
+        raise InputError(
+            f"{name} is not an NCCL setting: {who}",
+            code="not-an-nccl-variable",
+            where=where,
+            fix="set it outside hpnet, where the tool that reads it expects it",
+        )
     if name.startswith("NCCL_") and lookup(name) is None:
         close = suggest(name)
         raise InputError(
             f"{name} is not an NCCL variable: NCCL would silently ignore it",
             code="unknown-variable",
             where=where,
-            fix=f"did you mean {close}?" if close else "see NCCL's environment variable list",
+            fix=f"did you mean {close}? If so, write {close}"
+            if close
+            else "see NCCL's environment variable list",
         )
 
 
@@ -58,6 +70,25 @@ def check_value(name: str, value: str, where: str) -> None:
             where=where,
             fix=f"see {var.doc}" if var else "fix the value",
         )
+
+
+def check_nccl_version(text: str | None, where: str = "--nccl-version") -> str | None:
+    """``text`` when it names an NCCL release (``2.21.5``), else a usage error: a
+    version hpnet cannot read would silently turn every version-dependent check off.
+
+    >>> check_nccl_version("2.21.5+cuda12.4")
+    '2.21.5+cuda12.4'
+    """
+    if text is None:
+        return None
+    if not _VERSION.fullmatch(text):
+        raise UsageError(
+            f"{text!r} is not an NCCL version",
+            code="usage",
+            where=where,
+            fix="write X.Y or X.Y.Z, e.g. --nccl-version 2.21.5",
+        )
+    return text
 
 
 def parse_sets(items: Iterable[str]) -> Overrides:

@@ -9,6 +9,11 @@ Layers, lowest first (PRODUCT.md, ``hpnet env``):
 5. variables already set in the environment: kept, and reported when they disagree
    with what the layers below would give; ``override_env`` lets the layers win.
 
+``NCCL_*`` names NCCL does not read but images and frameworks set (``NCCL_VERSION``
+from NVIDIA's CUDA images, PyTorch's deprecated ``NCCL_ASYNC_ERROR_HANDLING``: see
+:data:`hpnet.nccl.catalog.FOREIGN`) are not NCCL settings: they stay in the job's
+environment as they are, are not copied into the output, and get an ``info`` finding.
+
 :func:`resolve_env` is pure: the inventory, the overrides and the environment are
 passed in.
 """
@@ -21,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.catalog import lookup, suggest, validate
+from hpnet.nccl.catalog import foreign, lookup, suggest, validate
 from hpnet.nccl.fill import Finding, choose_transport, detected_values
 
 if TYPE_CHECKING:
@@ -110,13 +115,32 @@ def resolve_env(
     """
     user = dict(user or {})
     named = {s.name for s in profile.settings}
-    environment = {
-        k: v
-        for k, v in (environment or {}).items()
-        if _NAME.match(k) and (k.startswith("NCCL_") or k in named)
-    }
-    version = nccl_version or _node_nccl(inventory)
     findings: list[Finding] = []
+    taken: dict[str, str] = {}
+    for k, v in (environment or {}).items():
+        if not (k.startswith("NCCL_") or k in named):
+            continue
+        if not _NAME.match(k):
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="bad-variable-name",
+                    message=f"{k!r} in the environment is not a shell variable name: ignored",
+                )
+            )
+        elif (who := foreign(k)) is not None and k not in named:
+            findings.append(
+                Finding(
+                    severity="info",
+                    code="not-an-nccl-variable",
+                    message=f"{k}={v} is in the environment but is not an NCCL setting: "
+                    f"{who}; left as it is, not exported",
+                )
+            )
+        else:
+            taken[k] = v
+    environment = taken
+    version = nccl_version or _node_nccl(inventory)
     layers: dict[str, list[Layer]] = {}
 
     def add(name: str, layer: Layer) -> None:
@@ -276,14 +300,14 @@ def _resolve(
                     message=f"{name}={winner.value}: {judged.message}",
                 )
             )
-    if var is None and name.startswith("NCCL_"):
+    if var is None and name.startswith("NCCL_") and foreign(name) is None:
         close = suggest(name)
         findings.append(
             Finding(
                 severity="warn",
                 code="unknown-variable",
                 message=f"{name} is not an NCCL variable, so NCCL ignores it"
-                + (f"; did you mean {close}?" if close else ""),
+                + (f"; did you mean {close}? If so, rename {name} to {close}" if close else ""),
             )
         )
     return ResolvedVar(

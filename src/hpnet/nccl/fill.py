@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.nccl.catalog import nccl_int
 from hpnet.nccl.gid_select import AUTO_GID_SINCE, nccl_auto_gid_index
 from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.node.netdevs import Netdev, NetKind
@@ -29,10 +30,13 @@ __all__ = [
     "Current",
     "Detected",
     "Finding",
+    "auto_gid_choices",
     "choose_transport",
     "detected_values",
+    "gid_index",
     "gid_problem",
     "interface_candidates",
+    "nccl_family",
     "port_kind",
     "usable_ports",
     "version_tuple",
@@ -79,15 +83,37 @@ class Detected:
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
-    """``"2.21.5+cuda12.4"`` -> ``(2, 21, 5)``."""
+    """``"2.21.5+cuda12.4"`` -> ``(2, 21, 5)``; ``"2.21.5-1"`` (a package) too.
+
+    >>> version_tuple("2.21.5-1+cuda12.4"), version_tuple("garbage")
+    ((2, 21, 5), None)
+    """
     if not version:
         return None
     parts = []
-    for piece in version.split("+", 1)[0].split("."):
-        if not piece.isdigit():
+    for piece in version.split("+", 1)[0].split("-", 1)[0].split("."):
+        if not (piece.isascii() and piece.isdigit()) or len(piece) > 6:
             break
         parts.append(int(piece))
     return tuple(parts) or None
+
+
+def nccl_family(value: str | None) -> str:
+    """The family NCCL's GID choice uses for ``NCCL_IB_ADDR_FAMILY``: strcmp against
+    AF_INET / AF_INET6, anything else is AF_INET (connect.cc ``envIbAddrFamily``)."""
+    return value if value in ("AF_INET", "AF_INET6") else "AF_INET"
+
+
+def gid_index(value: str | None, version: tuple[int, ...] | None) -> int:
+    """The index NCCL reads from ``NCCL_IB_GID_INDEX`` (``ncclParamIbGidIndex``:
+    strtoll, ``0x3`` is 3; unset, empty or out of range: the default, -1 from 2.21.5,
+    0 before). A negative result means "choose automatically" from 2.21.5 on.
+
+    >>> gid_index("0x3", None), gid_index(None, (2, 21, 5)), gid_index("", (2, 18, 3))
+    (3, -1, 0)
+    """
+    default = 0 if version is not None and version < AUTO_GID_SINCE else -1
+    return nccl_int(value, default)
 
 
 def _usable_ports(device: RdmaDevice) -> list[RdmaPort]:
@@ -157,11 +183,13 @@ def detected_values(
         return entry[0] if entry else None
 
     ib_family = value("NCCL_IB_ADDR_FAMILY")
-    roce = value("NCCL_IB_ROCE_VERSION_NUM") or "2"
+    socket_family = value("NCCL_SOCKET_FAMILY")
+    families = ("AF_INET", "AF_INET6")
     gids = _Gids(
-        family=ib_family or value("NCCL_SOCKET_FAMILY") or "AF_INET",
-        nccl_family=ib_family or "AF_INET",
-        roce_version=int(roce) if roce.strip().isdigit() else 2,
+        family=next((f for f in (ib_family, socket_family) if f in families), "AF_INET"),
+        nccl_family=nccl_family(ib_family),
+        # ncclParamIbRoceVersionNum: strtoll, default 2 (connect.cc)
+        roce_version=nccl_int(value("NCCL_IB_ROCE_VERSION_NUM"), 2),
         address_range=value("NCCL_IB_ADDR_RANGE"),
     )
     if transport == "socket":
@@ -415,34 +443,36 @@ def _gid(
         for _, p in known
     ]
     common = sorted(set.intersection(*good))
-    auto = {
-        (d.name, p.number): nccl_auto_gid_index(
-            p.gids,
-            family=gids.nccl_family,
-            roce_version=gids.roce_version,
-            address_range=gids.address_range,
-        )
-        for d, p in known
-    }
+    choices = _auto_choices(known, gids)
+    auto = {(d.name, p.number): choice for (d, p), choice in choices}
+    auto_bad = auto_gid_problems(choices, gids.nccl_family, visible)
     if now is not None:
         value, origin = now
-        index = int(value) if value.strip().lstrip("-").isdigit() else None
-        if index is not None and index < 0:
-            note = "unset (-1): NCCL chooses per port" + _auto_choice(auto, version)
-            detected.append(
-                Detected(name="NCCL_IB_GID_INDEX", value=value, reason=note, confirmation=True)
+        index = gid_index(value, version)
+        if index < 0 and (version is None or version >= AUTO_GID_SINCE):
+            # ncclIbGetGidIndex: 'if (*gidIndex >= 0) return' - any negative is automatic
+            note = f"{value} is negative: NCCL chooses per port" + _auto_choice(auto, version)
+            if not auto_bad:
+                detected.append(
+                    Detected(name="NCCL_IB_GID_INDEX", value=value, reason=note, confirmation=True)
+                )
+                return
+            better = f"; GID {common[0]} works on every selected port" if common else ""
+            findings.append(
+                Finding(
+                    severity="warn",
+                    code="auto-gid-unroutable",
+                    message=f"NCCL_IB_GID_INDEX={value} ({origin}) lets NCCL choose, and its "
+                    f"choice does not route: {'; '.join(auto_bad)}{better}",
+                )
             )
             return
         problems = [
             f"{d.name}:{p.number} {problem}"
             for d, p in known
-            if (
-                problem := _gid_problem(p, index, family, visible)
-                if index is not None
-                else "is not a number"
-            )
+            if (problem := _gid_problem(p, index, family, visible))
         ]
-        if not problems and index is not None:
+        if not problems:
             note = f"GID {index} is RoCE v2 {_family_word(family)} on every selected port"
             detected.append(
                 Detected(
@@ -487,7 +517,7 @@ def _gid(
                 )
             )
             return
-        findings.append(_no_common_gid(known, good, version, f"({facts})"))
+        findings.append(_no_common_gid(known, good, version, f"({facts})", auto_bad))
         detected.append(_unset_gid(version, f"the profile's {value} does not work here ({facts})"))
         return
     if common:
@@ -502,8 +532,53 @@ def _gid(
             )
         )
         return
-    findings.append(_no_common_gid(known, good, version, ""))
+    findings.append(_no_common_gid(known, good, version, "", auto_bad))
     detected.append(_unset_gid(version, "no single GID index works on every selected port"))
+
+
+def _auto_choices(ports: Sequence[Port], gids: _Gids) -> list[tuple[Port, int | None]]:
+    return [
+        (
+            (device, port),
+            nccl_auto_gid_index(
+                port.gids,
+                family=gids.nccl_family,
+                roce_version=gids.roce_version,
+                address_range=gids.address_range,
+            ),
+        )
+        for device, port in ports
+    ]
+
+
+def auto_gid_choices(
+    ports: Sequence[Port], variables: Mapping[str, str]
+) -> list[tuple[Port, int | None]]:
+    """The GID NCCL >= 2.21.5 picks on each RoCE port when ``NCCL_IB_GID_INDEX`` is
+    negative or unset, read with the NCCL_IB_ADDR_FAMILY / NCCL_IB_ROCE_VERSION_NUM /
+    NCCL_IB_ADDR_RANGE in ``variables`` as NCCL reads them."""
+    gids = _Gids(
+        family="AF_INET",
+        nccl_family=nccl_family(variables.get("NCCL_IB_ADDR_FAMILY")),
+        roce_version=nccl_int(variables.get("NCCL_IB_ROCE_VERSION_NUM"), 2),
+        address_range=variables.get("NCCL_IB_ADDR_RANGE"),
+    )
+    return _auto_choices(ports, gids)
+
+
+def auto_gid_problems(
+    choices: Sequence[tuple[Port, int | None]], family: str, visible: set[str] | None
+) -> list[str]:
+    """What is wrong with NCCL's automatic picks (a RoCE v1 GID, a link-local or
+    empty one, one of a netdev outside this namespace), one line per bad port."""
+    found = []
+    for (device, port), choice in choices:
+        if choice is None:
+            continue
+        problem = _gid_problem(port, choice, family, visible)
+        if problem:
+            found.append(f"{device.name}:{port.number}: {problem}")
+    return found
 
 
 def _family_word(family: str) -> str:
@@ -546,7 +621,11 @@ def _auto_note(
 
 
 def _no_common_gid(
-    selected: list[Port], good: list[set[int]], version: tuple[int, ...] | None, facts: str
+    selected: list[Port],
+    good: list[set[int]],
+    version: tuple[int, ...] | None,
+    facts: str,
+    auto_bad: Sequence[str] = (),
 ) -> Finding:
     per_port = ", ".join(
         f"{d.name}:{p.number}->{sorted(g) or 'none'}"
@@ -563,7 +642,8 @@ def _no_common_gid(
             "NCCL_IB_GID_INDEX is left unset so that NCCL chooses per port"
             if auto
             else "with NCCL older than 2.21.5 select fewer HCAs or fix the GID tables"
-        ),
+        )
+        + (f"; NCCL's own choice is wrong on {'; '.join(auto_bad)}" if auto and auto_bad else ""),
     )
 
 
@@ -609,17 +689,32 @@ def _ifname(
 ) -> None:
     if "netdevs" in inventory.not_collected:
         return  # a listing says nothing of interfaces
-    family = socket_family or "AF_INET"
+    family = socket_family if socket_family in ("AF_INET", "AF_INET6") else "AF_INET"
     addresses_known = "addresses" not in inventory.not_collected
     candidates = sorted(
         (n for n in inventory.netdevs if _candidate(n, family, addresses_known)), key=_rank
     )
+    if now is not None and len(now[0]) <= 1:
+        # ncclFindInterfaces: 'if (env && strlen(env) > 1)', else the automatic choice
+        value, origin = now
+        findings.append(
+            Finding(
+                severity="warn",
+                code="ifname-ignored",
+                message=f"NCCL_SOCKET_IFNAME={value!r} ({origin}) is one character or less: "
+                "NCCL ignores it and picks the interface itself",
+            )
+        )
+        if origin != "profile":
+            return
+        now = None
     if not candidates:
+        up = "up with an address" if addresses_known else "up (addresses are not recorded)"
         findings.append(
             Finding(
                 severity="warn",
                 code="no-socket-interface",
-                message="no interface is up with an address: NCCL cannot bootstrap "
+                message=f"no interface is {up}: NCCL cannot bootstrap "
                 "('Bootstrap : no socket interface found')",
             )
         )
@@ -639,8 +734,40 @@ def _ifname(
     value, origin = now
     spec = parse_list(value)
     matched = [n for n in candidates if spec.matches(n.name)]
+    loopback = [
+        n.name
+        for n in inventory.netdevs
+        if n.kind is NetKind.LOOPBACK and n.is_up and spec.matches(n.name)
+    ]
+    if matched and loopback:
+        # the bootstrap takes the first match in getifaddrs order (bootstrap.cc asks
+        # ncclFindInterfaces for one interface), and lo comes first there
+        findings.append(
+            Finding(
+                severity="warn",
+                code="ifname-loopback",
+                message=f"NCCL_SOCKET_IFNAME={value} ({origin}) also selects "
+                f"{', '.join(loopback)}, which NCCL's bootstrap may take first; "
+                f"={matched[0].name} names one interface",
+            )
+        )
+    if not matched and loopback:
+        # ncclOsFindInterfaces takes any running interface the list names, lo included
+        findings.append(
+            Finding(
+                severity="warn",
+                code="ifname-loopback",
+                message=f"NCCL_SOCKET_IFNAME={value} ({origin}) selects only {', '.join(loopback)}"
+                f": NCCL uses it, but other nodes cannot reach this one there; ={best.name} would",
+            )
+        )
+        return
     if not matched:
-        problem = "matches no interface that is up with an address here"
+        problem = (
+            "matches no interface that is up with an address here"
+            if addresses_known
+            else "matches no interface that is up here (addresses are not recorded)"
+        )
         if origin != "profile":
             findings.append(
                 Finding(
@@ -655,8 +782,8 @@ def _ifname(
                 name="NCCL_SOCKET_IFNAME",
                 value=f"={best.name}",
                 replaces_profile=True,
-                reason=f"the profile's {value!r} {problem}; {best.name} is "
-                f"({_netdev_word(best)}){unknown}",
+                reason=f"the profile's {value!r} {problem}; {best.name} is up "
+                f"({_netdev_word(best)})",
             )
         )
         findings.append(

@@ -16,15 +16,25 @@ index 0 and walks the table once; a candidate replaces the current choice when
 InfiniBand ports are routed by LID and never use the GID index (``ncclIbRtrQp``
 sets a GID only on Ethernet ports). hpnet uses this walk to say when leaving the
 variable unset gives the same GID as the value it would set.
+
+``NCCL_IB_ADDR_RANGE`` is read by ``envIbAddrRange`` (connect.cc, v2.30.7-1): no
+``/``, an address ``inet_pton`` rejects for the family, or a mask above 32 (IPv4) /
+128 (IPv6) and NCCL ignores the whole range; the mask is ``strtol(.., 10)``, and a
+mask of 0 or less matches every GID (``matchGidAddrPrefix``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from hpnet.rdma.model import GID_TYPE_ROCE_V1, GID_TYPE_ROCE_V2, Gid
 
-__all__ = ["AUTO_GID_SINCE", "nccl_auto_gid_index"]
+__all__ = ["AUTO_GID_SINCE", "AddrRange", "nccl_auto_gid_index", "parse_addr_range"]
+
+#: ``(address as an int, prefix length)`` of an NCCL_IB_ADDR_RANGE NCCL accepts
+AddrRange = tuple[int, int]
+_STRTOL10 = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 #: NCCL release from which NCCL_IB_GID_INDEX defaults to automatic (-1)
 AUTO_GID_SINCE = (2, 21, 5)
@@ -58,17 +68,57 @@ def _version(gid: Gid) -> int | None:
     return None  # unreadable type (an empty slot): NCCL leaves the number unset
 
 
-def _in_range(gid: Gid, family: str, address_range: str | None) -> bool:
-    if not address_range:
-        return True
+def parse_addr_range(value: str | None, family: str) -> AddrRange | None:
+    """What ``envIbAddrRange`` makes of ``value`` for ``family``: None when NCCL
+    ignores it (no range), else ``(address, prefix length)``; a length of 0 or less
+    matches everything.
+
+    >>> parse_addr_range("10.0.0.0/8", "AF_INET")
+    (167772160, 8)
+    >>> parse_addr_range("10.0.0.0/33", "AF_INET") is None
+    True
+    >>> parse_addr_range("garbage", "AF_INET") is None
+    True
+    """
+    if not value:
+        return None
     import ipaddress  # noqa: PLC0415 - only NCCL_IB_ADDR_RANGE needs it
 
-    network = ipaddress.ip_network(address_range, strict=False)
-    address = ipaddress.IPv6Address(_value(gid))
+    text = value[:127]  # snprintf(addrString, 128, ...)
+    address_text, slash, mask_text = text.partition("/")
+    if not slash:
+        return None
+    try:
+        # inet_pton takes dotted-quad IPv4 only, and IPv6 without a zone or mask
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = (
+            ipaddress.IPv4Address(address_text)
+            if family == "AF_INET"
+            else ipaddress.IPv6Address(address_text)
+        )
+    except ValueError:
+        return None
+    if "%" in address_text:
+        return None
+    match = _STRTOL10.match(mask_text)
+    mask = int(match.group(1)) if match else 0
+    if mask > (32 if family == "AF_INET" else 128):
+        return None
+    return int(address), mask
+
+
+def _in_range(gid: Gid, family: str, address_range: AddrRange | None) -> bool:
+    """``matchGidAddrPrefix``: IPv4 compares the GID's last 32 bits."""
+    if address_range is None:
+        return True
+    base, bits = address_range
+    if bits <= 0:
+        return True
+    value = _value(gid)
+    width = 32 if family == "AF_INET" else 128
     if family == "AF_INET":
-        mapped = address.ipv4_mapped
-        return mapped is not None and mapped in network
-    return address in network
+        value &= 0xFFFFFFFF
+    shift = width - min(bits, width)
+    return (base >> shift) == (value >> shift)
 
 
 def nccl_auto_gid_index(
@@ -91,6 +141,7 @@ def nccl_auto_gid_index(
     """
     if not gids:
         return None
+    parsed_range = parse_addr_range(address_range, family)
     by_index = {g.index: g for g in gids}
     current = by_index.get(0)
     if current is None:
@@ -102,7 +153,7 @@ def nccl_auto_gid_index(
             continue
         current = by_index[chosen]
         candidate_family = _family(candidate)
-        in_range = _in_range(candidate, family, address_range)
+        in_range = _in_range(candidate, family, parsed_range)
         if candidate_family != _family(current) and candidate_family == family and in_range:
             chosen = index
             continue

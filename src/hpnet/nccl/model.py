@@ -20,7 +20,7 @@ class Kind(str, enum.Enum):
 
     INT = "int"  # a decimal integer within [minimum, maximum] when given
     BOOL = "bool"  # 0 or 1
-    ENUM = "enum"  # one of `choices` (case-insensitive unless noted)
+    ENUM = "enum"  # one of `choices` (case-insensitive unless ``exact_case``)
     #: comma list of `choices`, optional leading ^ (NCCL_ALGO, NCCL_PROTO, NCCL_DEBUG_SUBSYS)
     ENUM_LIST = "enum-list"
     IFACE_LIST = "iface-list"  # NCCL_SOCKET_IFNAME syntax: prefixes, leading ^ excludes, = exact
@@ -59,3 +59,13 @@ class NcclVar:
     renamed: str | None = None
     #: version notes a user needs (default changes, ignored cases), one line each
     notes: tuple[str, ...] = ()
+    #: the only integers NCCL accepts, when the docs list them (NCCL_NTHREADS: 64..512)
+    allowed: tuple[int, ...] = ()
+    #: NCCL compares an ENUM value case-sensitively (strcmp / strncmp, not strcasecmp)
+    exact_case: bool = False
+
+    @property
+    def documented(self) -> bool:
+        """Whether NCCL's environment-variable page has a section on it; the others
+        are read by NCCL's source but not described (their facts come from the source)."""
+        return self.doc != DOC_URL

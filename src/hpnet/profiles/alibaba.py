@@ -1,6 +1,6 @@
-"""Alibaba Cloud: PAI Lingjun (seed 000), ECS eRDMA with AIACC (seed 002), PAI-DLC
-eRDMA (seed 004). Every value below is taken from the guide its ``Source`` names;
-the seeds are the copies under ``shared/seeds/``."""
+"""Alibaba Cloud: PAI Lingjun (seed 000 and the English page, see below), ECS eRDMA
+with AIACC (seed 002), PAI-DLC eRDMA (seed 004). Every value below is taken from the
+guide its ``Source`` names; the seeds are the copies under ``shared/seeds/``."""
 
 from __future__ import annotations
 
@@ -23,12 +23,16 @@ LINGJUN = Source(
     seed="000_834719b22dbb6842.txt",
     section="PAI default settings / NCCL environment variables",
 )
-# The seed (Japanese) lost the cells of its per-specification table; the values and the
-# specification names are the English page's, as recorded in the product guide.
+# The seed (Japanese) lost every cell of its per-specification table: it names neither
+# NCCL_IB_SL nor NCCL_NET_PLUGIN, nor the specifications. Those values are the ones
+# shared/guide/PRODUCT.md records from the English version of the Lingjun page (its
+# profile table: "the English page lists specs ..."). hpnet holds no copy of that page,
+# so this source cites PRODUCT.md's record of it, not the seed.
 LINGJUN_TABLE = Source(
-    title="PAI Lingjun default NCCL settings per specification (English page)",
-    seed="000_834719b22dbb6842.txt",
-    section="PAI default settings (table), values as in shared/guide/PRODUCT.md",
+    title="PAI Lingjun default NCCL settings per specification: the English Lingjun page, "
+    "as recorded in shared/guide/PRODUCT.md (profile table, row pai-lingjun; the seed's copy "
+    "of the table is empty)",
+    section="PAI default settings (table)",
 )
 LINGJUN_IMAGE = Source(title=LINGJUN.title, seed=LINGJUN.seed, section="Custom images")
 
@@ -81,6 +85,12 @@ PAI_LINGJUN = Profile(
                 "udev",
                 "dmidecode",
                 "ethtool",
+            ),
+            # the guide's `apt-get install -y --allow-downgrades ...` (seed 000, Custom images)
+            install_flags=(
+                "--allow-downgrades",
+                "--allow-change-held-packages",
+                "--no-install-recommends",
             ),
             installer="http://pythonrun.oss-cn-zhangjiakou.aliyuncs.com/rdma/"
             "nic-libs-mellanox-rdma-5.2-2/nic-lib-rdma-core-installer-ubuntu.tar.gz",
@@ -149,8 +159,9 @@ ECS_ERDMA = Profile(
             packages=("libibverbs", "rdma-core", "librdmacm", "libibverbs-utils"),
             repository="https://mirrors.aliyun.com/erdma/yum/redhat/$releasever/erdma/x86_64",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
+            repo_name="erdma",
             # the AIACC NCCL plugin the profile relies on: rpm -i after download
-            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            plugin_package="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
             "nccl-plugin/rpm/aiacc-nccl-plugin-1.0.2.rpm",
             source=ECS_CONTAINER,
         ),
@@ -161,7 +172,8 @@ ECS_ERDMA = Profile(
             repository="deb [ arch=amd64 ] https://mirrors.aliyun.com/erdma/apt/ubuntu "
             "focal/erdma main",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
-            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            repo_name="erdma",
+            plugin_package="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
             "nccl-plugin/deb/aiacc-nccl-plugin-1.0.2.deb",
             source=ECS_CONTAINER,
         ),
@@ -172,7 +184,8 @@ ECS_ERDMA = Profile(
             repository="deb [ arch=amd64 ] https://mirrors.aliyun.com/erdma/apt/ubuntu "
             "bionic/erdma main",
             gpg_key="https://mirrors.aliyun.com/erdma/GPGKEY",
-            installer="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
+            repo_name="erdma",
+            plugin_package="https://ali-perseus-release.oss-cn-huhehaote.aliyuncs.com/ACSpeed/"
             "nccl-plugin/deb/aiacc-nccl-plugin-1.0.2.deb",
             source=ECS_CONTAINER,
         ),
@@ -277,6 +290,7 @@ PAI_DLC_ERDMA = Profile(
             packages=("libibverbs1", "ibverbs-providers", "ibverbs-utils", "librdmacm1"),
             repository="deb [ ] http://mirrors.aliyun.com/erdma/apt/ubuntu jammy/erdma main",
             gpg_key="http://mirrors.aliyun.com/erdma/GPGKEY",
+            repo_name="erdma",
             # "If the RDMA library is already installed in the image, uninstall it first."
             remove_first=(
                 "libibverbs1",

@@ -77,7 +77,14 @@ class PackageSet:
     repository: str | None = None  # an apt line or a yum repo baseurl
     gpg_key: str | None = None
     remove_first: tuple[str, ...] = ()  # e.g. Mellanox OFED's verbs packages
-    installer: str | None = None  # a vendor installer URL (Lingjun's rdma-core)
+    installer: str | None = None  # a vendor rdma-core installer (Lingjun's tar.gz)
+    #: the name the guide gives the repository's files (``erdma`` -> erdma.list, erdma.gpg)
+    repo_name: str = "vendor"
+    #: flags the guide passes to the install command (Lingjun's apt-get:
+    #: --allow-downgrades --allow-change-held-packages --no-install-recommends)
+    install_flags: tuple[str, ...] = ()
+    #: a vendor NCCL net plugin package the guide installs (AIACC's rpm / deb)
+    plugin_package: str | None = None
     source: Source | None = None
 
 

@@ -28,21 +28,39 @@ def verdict_line(report: Report) -> str:
 
 
 def render_report(report: Report) -> str:
+    """The report as text: checks by area; under a WARN or FAIL its evidence, the
+    commands to paste (``fix:``, one per line) and what they cannot say (``note:``)."""
     lines = [verdict_line(report), f"variables checked: {report.variables_source}", ""]
     area = None
+    pad = " " * 30  # under the summary column (2 + 4 + 2 + 20 + 2)
     for check in report.checks:
         if check.area != area:
             area = check.area
             lines.append(area)
         lines.append(f"  {check.status.value:<4}  {check.id:<20}  {check.summary}")
         if check.status.value in ("WARN", "FAIL"):
-            # evidence and fix sit under the summary column (2 + 4 + 2 + 20 + 2)
-            lines += [f"{'':30}{line}" for line in check.evidence]
-            if check.fix:
-                lines.append(f"{'':30}fix: {check.fix}")
-    failing = [c for c in report.checks if c.status.value in ("FAIL", "WARN") and c.fix]
+            lines += [f"{pad}{line}" for line in check.evidence]
+            lines += _block(pad, "fix:  ", check.fix)
+            lines += _block(pad, "note: ", check.fix_note)
+    failing = [
+        c for c in report.checks if c.status.value in ("FAIL", "WARN") and (c.fix or c.fix_note)
+    ]
     if failing:
         lines += ["", "Fixes, most important first:"]
         order = sorted(failing, key=lambda c: c.status.value != "FAIL")
-        lines += [f"  {i}. [{c.id}] {c.fix}" for i, c in enumerate(order, start=1)]
+        for number, check in enumerate(order, start=1):
+            head = f"  {number}. [{check.id}] "
+            indent = " " * len(head)
+            body = (check.fix or "").splitlines()
+            if check.fix_note:
+                body.append(f"# {check.fix_note}")
+            lines.append(head + body[0])
+            lines += [indent + line for line in body[1:]]
     return "\n".join(lines) + "\n"
+
+
+def _block(pad: str, label: str, text: str | None) -> list[str]:
+    if not text:
+        return []
+    first, *rest = text.splitlines()
+    return [f"{pad}{label}{first}", *(f"{pad}{' ' * len(label)}{line}" for line in rest)]

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Sequence
 
 from hpnet.profiles.model import Profile
 from hpnet.render.table import format_pairs, format_table
 
-__all__ = ["render_list", "render_profile"]
+__all__ = ["render_list", "render_profile", "shell_word"]
+
+#: characters a shell word may hold unquoted; ``$`` and braces too, so that the
+#: platform's ${VARIABLES} stay expandable
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./${}^-]+")
+
+
+def shell_word(arg: str) -> str:
+    """One argument as a guide writes it in a shell command: as is when plain, in
+    double quotes when it holds spaces but should still expand ``${VAR}`` (the
+    ModelArts guide's ``-mca plm_rsh_args "-p ${SSHD_PORT}"``), else single-quoted.
+
+    >>> shell_word("-p ${SSHD_PORT}"), shell_word("^openib")
+    ('"-p ${SSHD_PORT}"', '^openib')
+    """
+    if _PLAIN.fullmatch(arg):
+        return arg
+    if not any(c in arg for c in '"\\`') and "$(" not in arg:
+        return f'"{arg}"'
+    return shlex.quote(arg)
 
 
 def render_list(profiles: Sequence[Profile]) -> str:
@@ -46,12 +67,16 @@ def render_profile(profile: Profile) -> str:
     for package in profile.packages:
         lines += ["", f"Packages ({', '.join(package.distros)}, {package.manager})"]
         detail: list[tuple[str, object]] = [("install", " ".join(package.packages))]
+        if package.install_flags:
+            detail.append(("install flags", " ".join(package.install_flags)))
         if package.remove_first:
             detail.append(("remove first", " ".join(package.remove_first)))
         if package.repository:
             detail.append(("repository", package.repository))
         if package.installer:
             detail.append(("installer", package.installer))
+        if package.plugin_package:
+            detail.append(("NCCL plugin", package.plugin_package))
         lines.append(format_pairs(detail))
     if profile.container_flags:
         lines += ["", "Container flags", "  " + " ".join(profile.container_flags)]
@@ -59,7 +84,7 @@ def render_profile(profile: Profile) -> str:
         launch = profile.launch
         lines += ["", f"Launch ({', '.join(launch.engines)})"]
         if launch.mpirun_args:
-            lines.append("  mpirun " + " ".join(launch.mpirun_args))
+            lines.append("  mpirun " + " ".join(shell_word(a) for a in launch.mpirun_args))
         if launch.forwarded_prefixes:
             lines.append("  forwarded from worker-0: " + ", ".join(launch.forwarded_prefixes))
         lines += [f"  {note}" for note in launch.notes]

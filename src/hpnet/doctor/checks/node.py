@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from hpnet.doctor.checks._util import Port, kind_word, result, selected_ports, usable
+import shlex
+
+from hpnet.doctor.checks._util import Port, fix_lines, kind_word, result, selected_ports, usable
 from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.packages import install_fix
 from hpnet.nccl.fill import version_tuple
 from hpnet.node.topology import PcieRelation
 from hpnet.rdma.model import PortState
@@ -30,7 +33,12 @@ GIB = 1 << 30
 #: /dev/shm below this is too small for NCCL's SHM transport and data loaders (Docker's
 #: default is 64 MiB; the ECS eRDMA guide starts containers with --shm-size=8g)
 SHM_MIN_BYTES = 1 * GIB
-NOFILE_MIN = 65536
+#: NCCL's troubleshooting guide ("File Descriptors", runtime_and_mpi_issues.rst, v2.30.7):
+#: "a 144-rank job using 16 GIN contexts may require over 32K file descriptors per
+#: process"; its example limit is 131072. Below 32K a large job may run out, a small one
+#: will not: a WARN that says so, never a FAIL.
+NOFILE_MIN = 32768
+NOFILE_SUGGESTED = 131072
 
 
 def _skip_no_rdma(facts: Facts, check_id: str, area: str) -> CheckResult | None:
@@ -39,16 +47,11 @@ def _skip_no_rdma(facts: Facts, check_id: str, area: str) -> CheckResult | None:
     return None
 
 
-def _install_fix(facts: Facts, what: str) -> str:
-    profile = facts.profile
-    if profile and profile.packages:
-        package = profile.packages[0]
-        command = "apt-get install -y" if package.manager == "apt" else "yum install -y"
-        return f"{command} {' '.join(package.packages)} (the {profile.name} guide's packages)"
-    return (
-        f"install rdma-core's {what} (Debian/Ubuntu: apt-get install -y libibverbs1 "
-        "ibverbs-providers librdmacm1; RHEL: yum install -y rdma-core libibverbs librdmacm)"
-    )
+def _missing(facts: Facts, check_id: str, status: Status, summary: str) -> CheckResult:
+    """A missing RDMA library, fixed by the profile's guide steps for this distribution,
+    else rdma-core's packages (:mod:`hpnet.doctor.packages`)."""
+    found = install_fix(facts.profile, facts.distro)
+    return result(check_id, "userspace", status, summary, fix=found.commands, fix_note=found.note)
 
 
 # ---------------------------------------------------------------- versions
@@ -73,7 +76,7 @@ def check_nccl_version(facts: Facts) -> CheckResult:
             "versions",
             Status.FAIL,
             f"NCCL {facts.nccl_version} is older than {req.nccl_min}",
-            fix=f"install NCCL {req.nccl_min} or later",
+            fix_note=f"install NCCL {req.nccl_min} or later (or use an image that has it)",
         )
     if req.nccl_max and have[:2] > (version_tuple(req.nccl_max) or ())[:2]:
         return result(
@@ -82,7 +85,7 @@ def check_nccl_version(facts: Facts) -> CheckResult:
             Status.FAIL,
             f"NCCL {facts.nccl_version} is newer than the {req.nccl_max}.x the "
             f"{facts.profile.name if facts.profile else ''} setup supports",
-            fix=f"use NCCL {req.nccl_min}-{req.nccl_max}.x with this plugin",
+            fix_note=f"use NCCL {req.nccl_min} to {req.nccl_max}.x with this plugin",
         )
     return result(
         "versions.nccl", "versions", Status.PASS, f"NCCL {facts.nccl_version} within {wanted}"
@@ -104,7 +107,7 @@ def check_cuda_version(facts: Facts) -> CheckResult:
             Status.FAIL,
             f"the driver supports CUDA {versions.cuda_driver if versions else ''}, "
             f"below the {req.cuda_min} required",
-            fix=f"upgrade the NVIDIA driver to one supporting CUDA {req.cuda_min}",
+            fix_note=f"upgrade the NVIDIA driver to one supporting CUDA {req.cuda_min}",
         )
     return result(
         "versions.cuda",
@@ -129,13 +132,12 @@ def check_libibverbs(facts: Facts) -> CheckResult:
             "libraries are only checked on the live node",
         )
     if versions.libibverbs.path is None:
-        return result(
+        return _missing(
+            facts,
             "userspace.libibverbs",
-            "userspace",
             Status.FAIL,
             "libibverbs is not installed: NCCL cannot use RDMA "
             "('NET/IB : Failed to open libibverbs.so')",
-            fix=_install_fix(facts, "libibverbs"),
         )
     return result(
         "userspace.libibverbs",
@@ -158,13 +160,12 @@ def check_providers(facts: Facts) -> CheckResult:
         )
     missing = [p.name for p in versions.providers if p.path is None]
     if missing:
-        return result(
+        return _missing(
+            facts,
             "userspace.providers",
-            "userspace",
             Status.FAIL,
             f"no verbs provider for {', '.join(missing)}: libibverbs will list no "
             "device ('NET/IB : No device found')",
-            fix=_install_fix(facts, "providers (ibverbs-providers)"),
         )
     found = ", ".join(f"{p.name} ({p.path})" for p in versions.providers)
     return result("userspace.providers", "userspace", Status.PASS, f"providers: {found}")
@@ -182,13 +183,12 @@ def check_librdmacm(facts: Facts) -> CheckResult:
             "libraries are only checked on the live node",
         )
     if versions.librdmacm.path is None:
-        return result(
+        return _missing(
+            facts,
             "userspace.librdmacm",
-            "userspace",
             Status.WARN,
             "librdmacm is not installed (the vendor guides install it; RDMA CM "
             "tools and some plugins need it)",
-            fix=_install_fix(facts, "librdmacm"),
         )
     return result(
         "userspace.librdmacm", "userspace", Status.PASS, f"librdmacm at {versions.librdmacm.path}"
@@ -230,9 +230,8 @@ def check_uverbs(facts: Facts) -> CheckResult:
             Status.PASS,
             f"uverbs nodes present for {', '.join(devices)}{note}",
         )
-    flags = " ".join(
-        f"--device=/dev/infiniband/{d.uverbs.name}" for d in bad if d.uverbs is not None
-    )
+    missing = [d for d in bad if d.uverbs is not None and not d.uverbs.present]
+    denied = [d for d in bad if d.uverbs is not None and d.uverbs.present]
     lines = []
     for d in bad:
         if d.uverbs is None:
@@ -241,16 +240,28 @@ def check_uverbs(facts: Facts) -> CheckResult:
             lines.append(f"{d.name}: {d.uverbs.path} missing in this container")
         else:
             lines.append(f"{d.name}: {d.uverbs.path} cannot be opened by this user")
+    notes = []
+    if missing:
+        flags = " ".join(f"--device={d.uverbs.path}" for d in missing if d.uverbs is not None)
+        notes.append(
+            f"start the container with {flags} --device=/dev/infiniband/rdma_cm (docker run "
+            "flags, as the ECS eRDMA guide does); in Kubernetes request the RDMA device "
+            "plugin's resource"
+        )
+    if denied:
+        notes.append(
+            "give this user read and write access to the device nodes (the rdma group or a "
+            "udev rule), or run the job as a user that has it"
+        )
     return result(
         "devices.uverbs",
         "devices",
         Status.FAIL,
         f"{len(bad)} RDMA device(s) cannot be opened here: NCCL will not see them",
         *lines,
-        fix=f"docker run {flags} --device=/dev/infiniband/rdma_cm ...; in Kubernetes "
-        "request the RDMA device plugin's resource"
-        if flags
-        else "modprobe ib_uverbs",
+        # no uverbs device at all: the kernel module that creates them is not loaded
+        fix="modprobe ib_uverbs" if any(d.uverbs is None for d in bad) else None,
+        fix_note="; ".join(notes) or None,
     )
 
 
@@ -266,29 +277,84 @@ def check_rdma_cm(facts: Facts) -> CheckResult:
         "devices",
         Status.WARN,
         "/dev/infiniband/rdma_cm is missing (the vendor guides pass it to containers)",
-        fix="docker run --device=/dev/infiniband/rdma_cm ...",
+        fix_note="start the container with --device=/dev/infiniband/rdma_cm; on a host, "
+        "modprobe rdma_ucm creates it",
     )
 
 
 # ---------------------------------------------------------------- limits
 
 
+def _context(facts: Facts) -> str:
+    """host, container or kubernetes."""
+    context = facts.inventory.context
+    if context is None or not context.in_container:
+        return "kubernetes" if context is not None and context.kubernetes else "host"
+    return "kubernetes" if context.kubernetes else "container"
+
+
 def check_memlock(facts: Facts) -> CheckResult:
+    """RDMA registration pins memory against RLIMIT_MEMLOCK ('Call to ibv_reg_mr
+    failed', NCCL's networking troubleshooting guide); without RDMA it does not matter."""
     limits = facts.inventory.limits
     if limits is None:
         return result("limits.memlock", "limits", Status.SKIP, "process limits are live-only")
     if limits.memlock_unlimited:
         return result("limits.memlock", "limits", Status.PASS, "memlock is unlimited")
     soft = limits.memlock_soft_bytes
-    severity = Status.FAIL if facts.inventory.rdma_devices else Status.WARN
+    if not facts.inventory.rdma_devices:
+        return result(
+            "limits.memlock",
+            "limits",
+            Status.SKIP,
+            f"memlock is {soft} bytes; it matters only for RDMA memory registration, and "
+            "this node has no RDMA device",
+        )
+    summary = (
+        f"memlock is {soft} bytes: RDMA registration pins memory and fails "
+        "('NCCL WARN Call to ibv_reg_mr failed' / 'Cannot allocate memory')"
+    )
+    where = _context(facts)
+    if limits.memlock_hard_bytes == "unlimited":
+        return result(
+            "limits.memlock",
+            "limits",
+            Status.FAIL,
+            summary,
+            f"the hard limit is unlimited: the soft one can be raised ({where})",
+            fix="ulimit -l unlimited",
+            fix_note="in the shell (or job script) that starts the ranks",
+        )
+    if where == "kubernetes":
+        return result(
+            "limits.memlock",
+            "limits",
+            Status.FAIL,
+            summary,
+            fix_note="give the container the IPC_LOCK capability (securityContext: "
+            "capabilities: add: [IPC_LOCK]): the kernel then lets it register memory "
+            "beyond the memlock limit",
+        )
+    if where == "container":
+        return result(
+            "limits.memlock",
+            "limits",
+            Status.FAIL,
+            summary,
+            fix_note="start the container with --ulimit memlock=-1 (docker run flag, as the "
+            "ECS eRDMA guide does)",
+        )
     return result(
         "limits.memlock",
         "limits",
-        severity,
-        f"memlock is {soft} bytes: RDMA registration pins memory and fails "
-        "('ibv_reg_mr failed' / 'Cannot allocate memory')",
-        fix="docker run --ulimit memlock=-1 ...; on a host: ulimit -l unlimited "
-        "(/etc/security/limits.conf: * - memlock unlimited); Kubernetes: IPC_LOCK",
+        Status.FAIL,
+        summary,
+        # NCCL's networking troubleshooting guide: '* soft memlock unlimited' and
+        # '* hard memlock unlimited' in /etc/security/limits.conf or equivalent
+        fix="printf '* soft memlock unlimited\\n* hard memlock unlimited\\n' | "
+        "sudo tee /etc/security/limits.d/99-memlock.conf",
+        fix_note="then log in again (for Slurm, restart slurmd so that jobs inherit it) and "
+        "check with ulimit -l",
     )
 
 
@@ -296,13 +362,21 @@ def check_shm(facts: Facts) -> CheckResult:
     limits = facts.inventory.limits
     if limits is None:
         return result("limits.shm", "limits", Status.SKIP, "/dev/shm is checked on the live node")
+    where = _context(facts)
+    notes = {
+        "container": "start the container with --ipc=host or --shm-size=8g (docker run "
+        "flags, as the ECS eRDMA guide does)",
+        "kubernetes": "mount an emptyDir with medium: Memory on /dev/shm",
+        "host": "as root; add it to /etc/fstab to keep it after a reboot",
+    }
     if limits.shm_bytes is None:
         return result(
             "limits.shm",
             "limits",
             Status.FAIL,
             "/dev/shm is not mounted",
-            fix="docker run --ipc=host (or --shm-size=8g) ...",
+            fix="mount -t tmpfs -o size=8g tmpfs /dev/shm" if where == "host" else None,
+            fix_note=notes[where],
         )
     if limits.shm_bytes < SHM_MIN_BYTES:
         return result(
@@ -311,8 +385,8 @@ def check_shm(facts: Facts) -> CheckResult:
             Status.WARN,
             f"/dev/shm is {limits.shm_bytes >> 20} MiB: NCCL's SHM transport and data "
             "loaders run out (Docker's default is 64 MiB)",
-            fix="docker run --ipc=host or --shm-size=8g ...; Kubernetes: an emptyDir "
-            "with medium: Memory on /dev/shm",
+            fix="mount -o remount,size=8g /dev/shm" if where == "host" else None,
+            fix_note=notes[where],
         )
     return result(
         "limits.shm", "limits", Status.PASS, f"/dev/shm is {limits.shm_bytes / GIB:.1f} GiB"
@@ -320,19 +394,31 @@ def check_shm(facts: Facts) -> CheckResult:
 
 
 def check_nofile(facts: Facts) -> CheckResult:
+    """Open files: NCCL's troubleshooting guide says large jobs need tens of thousands
+    per process (see :data:`NOFILE_MIN`)."""
     limits = facts.inventory.limits
     if limits is None:
         return result("limits.nofile", "limits", Status.SKIP, "process limits are live-only")
-    soft = limits.nofile_soft
+    soft, hard = limits.nofile_soft, limits.nofile_hard
     if soft == "unlimited" or (isinstance(soft, int) and soft >= NOFILE_MIN):
         return result("limits.nofile", "limits", Status.PASS, f"open files: {soft}")
+    # raising the soft limit up to the hard one needs no privilege
+    target = NOFILE_SUGGESTED if hard == "unlimited" or not isinstance(hard, int) else hard
+    target = min(target, NOFILE_SUGGESTED)
+    room = hard == "unlimited" or (isinstance(hard, int) and hard >= NOFILE_MIN)
     return result(
         "limits.nofile",
         "limits",
         Status.WARN,
-        f"open files limited to {soft}: NCCL's sockets and proxies, and many ranks "
-        "per node, need more",
-        fix="ulimit -n 1048576 (docker: --ulimit nofile=1048576)",
+        f"open files limited to {soft}: enough for small jobs, but NCCL's troubleshooting "
+        "guide says a 144-rank job with 16 GIN contexts may need over 32K per process",
+        f"hard limit: {hard}",
+        fix=f"ulimit -n {target}" if room else None,
+        fix_note="in the shell that starts the ranks"
+        if room
+        else f"the hard limit is {hard}: raise it in /etc/security/limits.d/ "
+        f"('* - nofile {NOFILE_SUGGESTED}', as NCCL's guide shows) or start the container "
+        f"with --ulimit nofile={NOFILE_SUGGESTED}",
     )
 
 
@@ -362,8 +448,8 @@ def check_gpudirect(facts: Facts) -> CheckResult:
         "gpudirect",
         Status.WARN,
         "GPUDirect RDMA is not available: NCCL stages through host memory (no /GDRDMA in the log)",
-        fix="modprobe nvidia_peermem (or use the open GPU "
-        "kernel module on Linux >= 5.12 for dma-buf)",
+        fix="modprobe nvidia_peermem",
+        fix_note="or use the open GPU kernel module on Linux >= 5.12, which gives dma-buf",
     )
 
 
@@ -386,8 +472,8 @@ def check_acs(facts: Facts) -> CheckResult:
             f"ACS redirects peer-to-peer traffic on {len(on)} bridge(s) between GPUs "
             "and NICs: GPUDirect goes through the root complex (slow, can hang)",
             *on,
-            fix="; ".join(f"setpci -s {bdf} ECAP_ACS+0x6.w=0000" for bdf in on)
-            + " (or disable ACS in the BIOS)",
+            fix=fix_lines(*(f"setpci -s {shlex.quote(bdf)} ECAP_ACS+0x6.w=0000" for bdf in on)),
+            fix_note="as root; lost at reboot (or disable ACS in the BIOS)",
         )
     return result(
         "gpudirect.acs",
@@ -423,7 +509,7 @@ def check_locality(facts: Facts) -> CheckResult:
             f"{len(far)} GPU(s) have no NIC within PXB: NCCL disables GPUDirect RDMA "
             "for them by default (NCCL_NET_GDR_LEVEL=PXB)",
             *far,
-            fix="place GPUs and NICs under the same PCIe switch, or raise "
+            fix_note="place GPUs and NICs under the same PCIe switch, or raise "
             "NCCL_NET_GDR_LEVEL to PHB/SYS after measuring",
         )
     return result(
@@ -461,7 +547,7 @@ def check_port_state(facts: Facts) -> CheckResult:
         status,
         f"{len(lines)} selected port(s) not ACTIVE",
         *lines,
-        fix="check the cable and switch port (ibstat); for INIT start a subnet "
+        fix_note="check the cable and switch port (ibstat); for INIT start a subnet "
         "manager (opensm); or leave the port out of NCCL_IB_HCA",
     )
 
@@ -482,7 +568,7 @@ def check_mixed_ports(facts: Facts) -> CheckResult:
             Status.WARN,
             "the selected ports mix link layers or rates: rings run at the slowest",
             *lines,
-            fix="select one kind and speed with NCCL_IB_HCA (e.g. the InfiniBand ports only)",
+            fix_note="select one kind and speed with NCCL_IB_HCA (e.g. the InfiniBand ports only)",
         )
     return result(
         "ports.mixed",
