@@ -249,6 +249,7 @@ class _Placement:
             for connection in process.connections:
                 self.printers.setdefault(connection.printing_rank, set()).add(process.key)
         self.by_key = {p.key: p for p in processes}
+        self._by_rank: dict[str, dict[int, list[_Comm]]] = {}
 
     def nccl_host(self, process: ProcessLog) -> str:
         machine = self.machines[process.key]
@@ -257,11 +258,14 @@ class _Placement:
     def comms_of(self, process: ProcessLog, connection: Connection) -> list[_Comm]:
         """The communicators a connection line of ``process`` can belong to."""
         top = max(connection.src, connection.dst)
-        fitting = [
-            c
-            for c in self.of_process.get(process.key, [])
-            if c.members.get(connection.printing_rank) is process and c.nranks > top
-        ]
+        by_rank = self._by_rank.get(process.key)
+        if by_rank is None:
+            by_rank = self._by_rank[process.key] = {}
+            for comm in self.of_process.get(process.key, []):
+                for rank, member in comm.members.items():
+                    if member is process:
+                        by_rank.setdefault(rank, []).append(comm)
+        fitting = [c for c in by_rank.get(connection.printing_rank, ()) if c.nranks > top]
         if len(fitting) <= 1:
             return fitting
         # several communicators give this process that rank: keep those where the
@@ -275,11 +279,13 @@ class _Placement:
                 plausible.append(comm)
         return plausible or fitting
 
-    def peer(self, process: ProcessLog, connection: Connection) -> ProcessLog | None:
+    def peer(
+        self, process: ProcessLog, connection: Connection, comms: Sequence[_Comm]
+    ) -> ProcessLog | None:
         rank = _peer_rank(connection)
         if rank < 0:
             return None
-        for comm in self.comms_of(process, connection):
+        for comm in comms:
             found = comm.members.get(rank)
             if found is not None:
                 return found
@@ -401,8 +407,9 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         for connection in process.connections:
             kind = connection.transport.kind
             is_inter = kind not in INTRA_KINDS
+            comms = place.comms_of(process, connection)
             if kind is TransportKind.NET:
-                peer = place.peer(process, connection)
+                peer = place.peer(process, connection, comms)
                 if peer is not None and machines[peer.key] == machines[process.key]:
                     line = (
                         f"{process.key} rank {connection.src} -> {connection.dst} via "
@@ -414,7 +421,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                     else:
                         split_by_hostid.append(line)
             (inter if is_inter else intra).append(connection)
-            for comm in place.comms_of(process, connection):
+            for comm in comms:
                 comm.connections.append((process, connection, is_inter))
         rows.append(
             ProcessRow(
@@ -550,6 +557,11 @@ def _unknowns(
         )
     if not rows and log.num_nccl_lines == 0:
         notes.append("no NCCL debug lines: was NCCL_DEBUG=INFO set for this run?")
+    if log.num_dropped_memberships:
+        notes.append(
+            f"{log.num_dropped_memberships} communicator membership(s) beyond the first "
+            "128 per process are not analysed (a job that re-creates its groups)"
+        )
     if log.num_dropped:
         notes.append(f"{log.num_dropped} further evidence line(s) were counted but not kept")
     if any(r.version_range and not r.nccl_version for r in rows) and not any(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.logmodel import LogLine, NcclLog
-from hpnet.nccl.logversions import contains, empty, intersect
+from hpnet.nccl.logversions import contains
 from hpnet.nccl.signatures import SIGNATURES, Signature
 
 if TYPE_CHECKING:
@@ -63,22 +63,21 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             lines.append(
                 (process.key, LogLine(source="", line_number=0, text=f"INFO {note}"), False)
             )
+    matching: dict[str, list[Signature]] = {}
     for key, line, report_unknown in lines:
         where = f"{line.source}:{line.line_number}: " if line.line_number else ""
         text = f"{where}{key + ' ' if key else ''}{line.text}".strip()
-        matched = False
-        for signature in SIGNATURES:
-            if not signature.pattern.search(line.text):
-                continue
-            matched = True
+        signatures = matching.get(line.text)
+        if signatures is None:  # the same text from many processes: matched once
+            signatures = matching[line.text] = _signatures_of(line.text)
+        matched = bool(signatures)
+        for signature in signatures:
             sig, evidence, processes, count = found.get(signature.id, (signature, [], set(), 0))
             if len(evidence) < MAX_EVIDENCE:
                 evidence.append(text)
             if key:
                 processes.add(key)
             found[signature.id] = (sig, evidence, processes, count + line.count)
-            if signature.exclusive:
-                break
         if not matched and report_unknown:
             if len(unknown) < MAX_EVIDENCE:
                 unknown.append(text)
@@ -115,6 +114,17 @@ def match_signatures(log: NcclLog) -> list[Finding]:
     return findings
 
 
+def _signatures_of(text: str) -> list[Signature]:
+    """The signatures a line matches, up to the first exclusive one."""
+    found = []
+    for signature in SIGNATURES:
+        if signature.pattern.search(text):
+            found.append(signature)
+            if signature.exclusive:
+                break
+    return found
+
+
 # ---------------------------------------------------------------- NCCL versions
 
 
@@ -144,18 +154,19 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> list[str]:
         for process, bounds in ranged
         if known and not any(contains(bounds, v) for v in known)
     ]
-    if not evidence:
-        for index, (first, first_bounds) in enumerate(ranged):
-            other = next(
-                ((p, b) for p, b in ranged[index + 1 :] if empty(intersect(first_bounds, b))),
-                None,
-            )
-            if other is not None:
+    if not evidence and len(ranged) > 1:
+        # the ranges have no release in common exactly when the highest lower bound
+        # exceeds the lowest upper bound: those two processes are the witnesses
+        lows = [(b[0], p) for p, b in ranged if b[0] is not None]
+        highs = [(b[1], p) for p, b in ranged if b[1] is not None]
+        if lows and highs:
+            low, low_process = max(lows, key=lambda item: item[0])
+            high, high_process = min(highs, key=lambda item: item[0])
+            if low > high:
                 evidence.append(
-                    f"{first.key}: NCCL {first.version_range}; {other[0].key}: NCCL "
-                    f"{other[0].version_range} (by the form of their lines)"
+                    f"{high_process.key}: NCCL {high_process.version_range}; {low_process.key}: "
+                    f"NCCL {low_process.version_range} (by the form of their lines)"
                 )
-                break
     return evidence
 
 

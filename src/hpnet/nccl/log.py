@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from hpnet.nccl.logline import Event, ProcessRef
+from hpnet.nccl.logline import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
 from hpnet.nccl.logmodel import (
     Connection,
     LogLine,
@@ -33,7 +33,7 @@ from hpnet.nccl.logmodel import (
     parse_transport,
 )
 from hpnet.nccl.logscan import BlockResult, iter_blocks, scan_block
-from hpnet.nccl.logversions import VersionRange, empty, format_range, intersect
+from hpnet.nccl.logversions import VersionRange, empty, format_range, hint_for, intersect
 
 __all__ = ["BLOCK_BYTES", "LogFolder", "parse_nccl_log", "parse_nccl_text"]
 
@@ -44,6 +44,12 @@ BLOCK_BYTES = 8 << 20
 MAX_WARNINGS_PER_PROCESS = 64
 MAX_EVIDENCE = 2000
 MAX_NOTES = 32
+#: connection / communicator lines per process whose form is checked against the
+#: version fingerprints (the first few pin a process's release as well as all would)
+HINTS_PER_PROCESS = 6
+#: communicator memberships kept per process: a long job re-creating its groups would
+#: otherwise grow without bound; the rest are counted (NcclLog.num_dropped_memberships)
+MAX_MEMBERSHIPS = 128
 
 
 class _Process:
@@ -56,6 +62,7 @@ class _Process:
         self.nccl_version: str | None = None
         self.version_range: VersionRange | None = None
         self.version_conflict = False
+        self.num_hinted = 0
         self.cuda_version: str | None = None
         self.cuda_driver: str | None = None
         self.bootstrap: dict[str, None] = {}
@@ -69,24 +76,84 @@ class _Process:
         self.ring_gdr: dict[int, None] = {}
         self.nvls = False
         self.memberships: list[dict[str, object]] = []
+        #: the record still open for each communicator address (closed by Destroy/Abort)
+        self.open: dict[str, dict[str, object]] = {}
+        self.dropped_memberships = 0
         self.connections: collections.Counter[tuple[object, ...]] = collections.Counter()
         self.warnings: dict[str, LogLine] = {}
-        self.num_lines = 0
 
-    def membership(self, comm: str, fields: dict[str, str]) -> dict[str, object]:
+    def membership(self, comm: str, fields: Mapping[str, object]) -> dict[str, object]:
         """The open membership for ``comm`` (a new one once the last was closed)."""
-        for record in reversed(self.memberships):
-            if record["comm"] == comm and not record["closed"]:
-                same = all(
-                    record.get(k) is None or fields.get(k) is None or record[k] == fields[k]
-                    for k in ("rank", "commId")
-                )
-                if same:
-                    return record
-                break
-        record = {"comm": comm, "closed": False}
-        self.memberships.append(record)
+        record = self.open.get(comm)
+        if record is not None and _compatible(record, fields):
+            return record
+        return self._new_membership({"comm": comm, "closed": False})
+
+    def _new_membership(self, record: dict[str, object]) -> dict[str, object]:
+        if len(self.memberships) < MAX_MEMBERSHIPS:
+            self.memberships.append(record)
+        else:  # still followed (its lines fold into it), not kept for the report
+            self.dropped_memberships += 1
+        if not record["closed"]:
+            self.open[str(record["comm"])] = record
         return record
+
+    def close(self, comm: str) -> None:
+        self.open.pop(comm, None)
+
+    def merge(
+        self, later: _Process, shift: Callable[[LogLine], LogLine], folder: LogFolder
+    ) -> None:
+        """Fold in what the same process said later in the input (another range).
+
+        The same rules as folding event by event: first version wins, later values of a
+        variable win, sets grow, counters add, a later NIC list replaces an earlier one,
+        and a communicator record continues the open one it belongs to.
+        """
+        for name in ("sources", "devices", "bootstrap", "networks", "ring_gdr"):
+            getattr(self, name).update(getattr(later, name))
+        for name in ("plugin_notes", "gdr_notes"):
+            mine = getattr(self, name)
+            for note in getattr(later, name):
+                if len(mine) < MAX_NOTES:
+                    mine[note] = None
+        if self.nccl_version is None:
+            self.nccl_version, self.cuda_version = later.nccl_version, later.cuda_version
+        self.cuda_driver = later.cuda_driver or self.cuda_driver
+        if later.version_conflict:
+            self.version_conflict = True
+        elif later.version_range is not None and not self.version_conflict:
+            merged = intersect(self.version_range or (None, None), later.version_range)
+            if empty(merged):
+                self.version_conflict = True
+            else:
+                self.version_range = merged
+        self.num_hinted += later.num_hinted
+        self.nics = _union(self.nics, later.nics)
+        self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
+        self.ib_no_device = self.ib_no_device or later.ib_no_device
+        self.nvls = self.nvls or later.nvls
+        self.env.update(later.env)
+        self.dropped_memberships += later.dropped_memberships
+        for record in later.memberships:
+            comm = str(record["comm"])
+            open_record = self.open.get(comm)
+            if open_record is None or not _compatible(open_record, record):
+                self._new_membership(dict(record))
+                continue
+            for key, value in record.items():
+                if key in ("completed", "aborted", "closed"):
+                    open_record[key] = bool(open_record.get(key)) or bool(value)
+                elif open_record.get(key) is None:
+                    open_record[key] = value
+            if open_record["closed"]:
+                self.close(comm)
+        self.connections.update(later.connections)
+        for text, line in later.warnings.items():
+            if text in self.warnings or len(self.warnings) < MAX_WARNINGS_PER_PROCESS:
+                folder.keep_line(self.warnings, shift(line))
+            else:
+                folder.num_dropped += line.count
 
     def freeze(self) -> ProcessLog:
         return ProcessLog(
@@ -118,8 +185,27 @@ class _Process:
                 for key, count in sorted(self.connections.items(), key=_order)
             ),
             warnings=_in_order(self.warnings.values()),
-            num_lines=self.num_lines,
         )
+
+
+def _compatible(record: Mapping[str, object], fields: Mapping[str, object]) -> bool:
+    """The same membership: no rank or commId that disagrees."""
+    return all(
+        record.get(k) is None or fields.get(k) is None or record[k] == fields[k]
+        for k in ("rank", "commId")
+    )
+
+
+def _union(first: tuple[Nic, ...], then: tuple[Nic, ...]) -> tuple[Nic, ...]:
+    """NIC lists of one process seen in two parts of the input, by name and port."""
+    known = {(n.name, n.port) for n in first}
+    extra = [n for n in then if (n.name, n.port) not in known]
+    if not extra:
+        return first
+    used = {n.index for n in first}
+    if any(n.index in used for n in extra):  # positions (2.3 lists one interface a line)
+        extra = [dataclasses.replace(n, index=len(first) + i) for i, n in enumerate(extra)]
+    return first + tuple(extra)
 
 
 def _in_order(lines: Iterable[LogLine]) -> tuple[LogLine, ...]:
@@ -182,8 +268,12 @@ class LogFolder:
         self._num_lines = 0
         self._num_nccl_lines = 0
         self._num_bytes = 0
-        self._num_dropped = 0
+        self.num_dropped = 0
         self._num_evidence = 0
+
+    @property
+    def num_lines(self) -> int:
+        return self._num_lines
 
     def note(self, text: str) -> None:
         """A problem with the input itself (binary data, an unreadable file)."""
@@ -202,19 +292,57 @@ class LogFolder:
             self._fold(event)
 
     def _keep(self, kept: dict[str, LogLine], text: str, event: Event) -> None:
+        self.keep_line(
+            kept,
+            LogLine(
+                source=event.source, line_number=event.line_number, text=text, count=event.count
+            ),
+        )
+
+    def keep_line(self, kept: dict[str, LogLine], line: LogLine) -> None:
         """Keep a line as evidence once per text, counting repeats (so the answer does
         not depend on how the input was cut into blocks)."""
-        seen = kept.get(text)
+        seen = kept.get(line.text)
         if seen is not None:
-            kept[text] = dataclasses.replace(seen, count=seen.count + event.count)
+            kept[line.text] = dataclasses.replace(seen, count=seen.count + line.count)
             return
         if self._num_evidence >= MAX_EVIDENCE:
-            self._num_dropped += event.count
+            self.num_dropped += line.count
             return
         self._num_evidence += 1
-        kept[text] = LogLine(
-            source=event.source, line_number=event.line_number, text=text, count=event.count
-        )
+        kept[line.text] = line
+
+    def merge(self, later: LogFolder, *, line_offset: int = 0) -> None:
+        """Fold in a folder of a later part of the input (a range a worker scanned).
+
+        ``line_offset``: the lines of the same source before that part, added to its
+        evidence's line numbers.
+        """
+
+        def shift(line: LogLine) -> LogLine:
+            if not line_offset or not line.line_number:
+                return line
+            return dataclasses.replace(line, line_number=line.line_number + line_offset)
+
+        self._sources.update(later._sources)
+        self._bare_versions.update(later._bare_versions)
+        for rank, placement in later._placements.items():
+            self._placements.setdefault(rank, placement)
+        for note in later._notes:
+            self.note(note)
+        self._num_lines += later._num_lines
+        self._num_nccl_lines += later._num_nccl_lines
+        self._num_bytes += later._num_bytes
+        self.num_dropped += later.num_dropped
+        for line in later._signals.values():
+            self.keep_line(self._signals, shift(line))
+        for key, process in later._processes.items():
+            mine = self._processes.get(key)
+            if mine is None:
+                mine = self._processes[key] = _Process(
+                    (process.key, process.host, process.pid, process.launcher_rank, None)
+                )
+            mine.merge(process, shift, self)
 
     def _process(self, ref: ProcessRef) -> _Process:
         record = self._processes.get(ref[0])
@@ -243,11 +371,13 @@ class LogFolder:
             if ref[1] is None:  # no host:pid: rank 0's banner, not a process of its own
                 return
         process = self._process(ref)
-        process.num_lines += event.count
         process.sources[event.source] = None
         if ref[4] is not None and ref[4] >= 0:
             process.devices[ref[4]] = None
         data = event.data
+        if kind in LAZY_HINT_KINDS and process.num_hinted < HINTS_PER_PROCESS:
+            process.num_hinted += 1
+            event.hint = hint_for(kind, event.text)
         if event.hint is not None and not process.version_conflict:
             merged = intersect(process.version_range or (None, None), event.hint)
             if empty(merged):
@@ -318,7 +448,7 @@ class LogFolder:
             if text in process.warnings or len(process.warnings) < MAX_WARNINGS_PER_PROCESS:
                 self._keep(process.warnings, text, event)
             else:
-                self._num_dropped += event.count
+                self.num_dropped += event.count
 
     @staticmethod
     def _fold_comm(process: _Process, data: tuple[object, ...]) -> None:
@@ -338,6 +468,7 @@ class LogFolder:
         elif what in ("Abort", "Destroy"):
             record["aborted"] = record.get("aborted") or what == "Abort"
             record["closed"] = True
+            process.close(comm)
 
     def result(self) -> NcclLog:
         return NcclLog(
@@ -347,10 +478,11 @@ class LogFolder:
             num_lines=self._num_lines,
             num_nccl_lines=self._num_nccl_lines,
             num_bytes=self._num_bytes,
-            num_dropped=self._num_dropped,
+            num_dropped=self.num_dropped,
             input_notes=tuple(self._notes),
             bare_versions=tuple(self._bare_versions),
             placements=tuple(self._placements[r] for r in sorted(self._placements)),
+            num_dropped_memberships=sum(p.dropped_memberships for p in self._processes.values()),
         )
 
 
@@ -358,8 +490,9 @@ def parse_nccl_text(data: bytes, *, source: str = "<text>") -> NcclLog:
     """Parse a whole log held in memory."""
     folder = LogFolder()
     folder.add_source(source)
+    classifier = Classifier()
     for block, first_line in iter_blocks(data, BLOCK_BYTES):
-        folder.add(scan_block(block, source=source, start_line=first_line))
+        folder.add(scan_block(block, source=source, start_line=first_line, classifier=classifier))
     return folder.result()
 
 
@@ -367,6 +500,7 @@ def parse_nccl_log(lines: Iterable[str], *, source: str = "<lines>") -> NcclLog:
     """Parse log lines (without or with their newlines), streaming in blocks."""
     folder = LogFolder()
     folder.add_source(source)
+    classifier = Classifier()
     pending: list[str] = []
     size = 0
     first_line = 1
@@ -379,5 +513,12 @@ def parse_nccl_log(lines: Iterable[str], *, source: str = "<lines>") -> NcclLog:
             first_line += len(pending)
             pending, size = [], 0
     if pending:
-        folder.add(scan_block("".join(pending).encode(), source=source, start_line=first_line))
+        folder.add(
+            scan_block(
+                "".join(pending).encode(),
+                source=source,
+                start_line=first_line,
+                classifier=classifier,
+            )
+        )
     return folder.result()

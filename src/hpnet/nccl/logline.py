@@ -24,6 +24,22 @@ from hpnet.nccl.logversions import VersionRange, hint_for
 
 __all__ = ["EVIDENCE_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
 
+#: kinds printed per connection or communicator: their version hints are computed for
+#: the first few of each process only (hpnet.nccl.log), their message kept in ``text``
+LAZY_HINT_KINDS = frozenset({"connection", "comm"})
+#: kinds whose repetition by the same process changes nothing in what is folded
+IDEMPOTENT = frozenset(
+    {
+        "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version",
+        "cuda-driver", "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr",
+        "connected", "notable",
+        # a connection a process reports again (a new communicator generation on the
+        # same ranks and NIC) adds channels to a count nothing reads
+        "connection",
+    }
+)  # fmt: skip
+#: distinct prefixes and messages remembered per scan (a block, or a worker's range)
+MAX_CACHED = 200_000
 #: kinds whose line numbers are looked up (they are shown as evidence)
 EVIDENCE_KINDS = frozenset({"warn", "signal", "notable", "bare-version"})
 
@@ -172,63 +188,76 @@ def _fields(message: str) -> dict[str, str]:
     return {k: v for k, v in _FIELDS.findall(message)}
 
 
-def _message_event(message: str, process: ProcessRef, source: str) -> Event:
-    """Read an INFO message (what follows ``NCCL INFO``)."""
+#: what an INFO message says: (kind, data, text kept as evidence)
+Message = tuple[str, tuple[object, ...], str]
+_OTHER: Message = ("other", (), "")
+
+
+def _m(kind: str, _process: None, data: tuple[object, ...] = (), text: str = "") -> Message:
+    return (kind, data, text) if kind != "other" else _OTHER
+
+
+def _message_event(message: str, process: None, source: str) -> Message:
+    """Read an INFO message (what follows ``NCCL INFO``): ``(kind, data, text)``.
+
+    Pure of the process that wrote it, so the reading of a message is cached and a
+    message all processes print (``Using network IB``) is read once.
+    """
     head = message[:8]
     if head.startswith(("Channel", "Ring ")):
         found = _CONNECTION.match(message)
         if found:
             src, src_dev, dst, dst_dev, direction, via = found.groups()
-            return Event(
+            return _m(
                 "connection",
                 process,
                 (int(src), src_dev or "", int(dst), dst_dev or "", direction, via),
             )
         ring = _RING_ORDER.match(message)
         if ring:
-            return Event("ring", process, tuple(int(r) for r in ring.group(1).split()))
-        return Event("other", process)
+            return _m("ring", process, tuple(int(r) for r in ring.group(1).split()))
+        return _m("other", process)
     if head.startswith(("CollNet ", "Coll ")):
         found = _COLLNET.match(message)
         if found:
             rank, direction, via = found.groups()
-            return Event("connection", process, (int(rank), "", -1, "", direction, via))
+            return _m("connection", process, (int(rank), "", -1, "", direction, via))
     if head.startswith("NCCL ver"):
         found = _VERSION.search(message)
         if found:
-            return Event("version", process, found.groups())
+            return _m("version", process, found.groups())
     if head.startswith("cudaDriv"):
         found = _DRIVER.match(message)
         if found:
             number = int(found.group(1))
-            return Event("cuda-driver", process, (f"{number // 1000}.{number % 1000 // 10}",))
+            return _m("cuda-driver", process, (f"{number // 1000}.{number % 1000 // 10}",))
     if head.startswith("Bootstra"):
         found = _BOOTSTRAP.match(message)
         if found:
-            return Event("bootstrap", process, (found.group(1),))
+            return _m("bootstrap", process, (found.group(1),))
     if head.startswith("NET"):
         return _net_event(message, process)
     if head.startswith("Failed t") and "libibverbs" in message:
-        return Event("ib-no-device", process, (), message)  # 2.11.4-2.29.7 INFO form
+        return _m("ib-no-device", process, (), message)  # 2.11.4-2.29.7 INFO form
     if head.startswith("Net/IB: ") and "returned 0 devices" in message:
-        return Event("ib-no-device", process, (), message)  # 2.3: call to devices() returned 0
+        return _m("ib-no-device", process, (), message)  # 2.3: call to devices() returned 0
     if head.startswith("Using ne"):
         found = _NETWORK.match(message)
         if found:
-            return Event("network", process, (found.group(1),))
+            return _m("network", process, (found.group(1),))
     if head.startswith("Assigned"):  # 2.27.3+: "Assigned NET plugin IB to comm"
         found = _ASSIGNED.match(message)
         if found:
-            return Event("network", process, (found.group(1),))
+            return _m("network", process, (found.group(1),))
     if head.startswith(("Initiali", "Failed t", "Successf", "Disablin")) and "plugin" in message:
         failed = _PLUGIN_FAILED.match(message)
         if failed and failed.group(1) == "IB":
-            return Event("ib-failed", process, (), message)  # 2.28.3+: IB found no device
-        return Event("plugin", process, (), message)
+            return _m("ib-failed", process, (), message)  # 2.28.3+: IB found no device
+        return _m("plugin", process, (), message)
     if head.startswith("NCCL_"):
         found = _ENV.match(message)
         if found:
-            return Event("env", process, found.groups())
+            return _m("env", process, found.groups())
     if (
         "Init START" in message
         or "Init COMPLETE" in message
@@ -238,39 +267,39 @@ def _message_event(message: str, process: ProcessRef, source: str) -> Event:
         state = _STATE.search(message)
         fields = _fields(message)
         if state and "rank" in fields:
-            return Event("comm", process, (state.group(1), state.group(2), fields))
+            return _m("comm", process, (state.group(1), state.group(2), fields))
     if head.startswith("comm 0x") and ("nRanks" in message or "nranks" in message):
         fields = _fields(message)
         if "rank" in fields:
-            return Event("comm", process, ("Info", "", fields))
+            return _m("comm", process, ("Info", "", fields))
     if head.startswith("rank ") and "nranks" in message:  # 2.3: "rank 0 nranks 4"
         fields = _fields(message)
-        return Event("comm", process, ("Info", "", fields))
+        return _m("comm", process, ("Info", "", fields))
     if head.startswith(("NVLS com", "Connected NVLS")):
-        return Event("nvls", process)
+        return _m("nvls", process)
     if head.startswith("Connecte"):
         found = _RING_GDR.match(message)
         if found and found.group(2) is not None:
-            return Event("ring-gdr", process, (int(found.group(2)),))
-        return Event("connected", process)
+            return _m("ring-gdr", process, (int(found.group(2)),))
+        return _m("connected", process)
     if "GPU Direct RDMA" in message:
-        return Event("gdr", process, (), message)
+        return _m("gdr", process, (), message)
     if _NOTABLE.search(message):
-        return Event("notable", process, (), message, source)
-    return Event("other", process)
+        return _m("notable", process, (), message)
+    return _m("other", process)
 
 
-def _net_event(message: str, process: ProcessRef) -> Event:
+def _net_event(message: str, process: None) -> Message:
     if message.startswith("NET/Plugin") or message.startswith("NET/Plugin:"):
-        return Event("plugin", process, (), message)
+        return _m("plugin", process, (), message)
     if "No device found" in message:
-        return Event("ib-no-device", process, (), message)
+        return _m("ib-no-device", process, (), message)
     if "GPU Direct RDMA" in message:
-        return Event("gdr", process, (), message)
+        return _m("gdr", process, (), message)
     old = _NET_OLD_IFACE.match(message)
     if old:  # 2.3: "NET : Using interface eth0:10.0.0.1<0>", one line per interface
         name, _, address = old.group(1).partition(":")
-        return Event("net-iface", process, (name, address or None))
+        return _m("net-iface", process, (name, address or None))
     found = _NET_LIST.match(message)
     if found:
         network, listing, oob = found.groups()
@@ -286,10 +315,10 @@ def _net_event(message: str, process: ProcessRef) -> Event:
                 for i, name, port, link, address in _NIC.findall(listing)
             )
         if nics or network in {"IB", "Socket"}:
-            return Event("net-list", process, (network, nics, oob))
+            return _m("net-list", process, (network, nics, oob))
     if _NOTABLE.search(message):
-        return Event("notable", process, (), message)
-    return Event("other", process)
+        return _m("notable", process, (), message)
+    return _m("other", process)
 
 
 #: where a second NCCL line starts inside a message (`` | host:pid:tid [d] NCCL INFO``)
@@ -308,10 +337,14 @@ def _first_line(message: str) -> str:
 class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
-    __slots__ = ("_prefixes",)
+    __slots__ = ("_emitted", "_messages", "_prefixes")
 
     def __init__(self) -> None:
+        #: lines of IDEMPOTENT kinds already reported (a process repeating "Using network
+        #: IB" for every communicator says nothing new)
+        self._emitted: set[bytes] = set()
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
+        self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
 
     def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
         """The process a prefix names and, on WARN lines, the ``file.cc:line``."""
@@ -339,23 +372,42 @@ class Classifier:
             rank = _launcher_rank(text)
             key = source if rank is None else f"{source}[rank {rank}]"
             value = ((key, None, None, rank, None), None)
-        if len(self._prefixes) < 100_000:
+        if len(self._prefixes) < MAX_CACHED:
             self._prefixes[(prefix, source)] = value
         return value
 
     def __call__(self, line: bytes, source: str) -> Event | None:
         at = line.find(b"NCCL INFO ")
         if at >= 0:
-            process, _ = self.process(line[:at], source)
-            if process is None:  # every prefix names a process, if only an anonymous one
-                return None
-            message = _first_line(line[at + 10 :].decode("utf-8", "replace").rstrip("\r"))
-            event = _message_event(message, process, source)
-            event.source = source
-            if event.kind == "notable":
-                event.text = message
-            if event.kind != "other":
-                event.hint = hint_for(event.kind, message)
+            raw = line[at + 10 :]
+            reading = self._messages.get(raw)
+            if reading is None:
+                message = _first_line(raw.decode("utf-8", "replace").rstrip("\r"))
+                kind, data, text = _message_event(message, None, source)
+                if kind == "notable":
+                    text = message
+                if kind in LAZY_HINT_KINDS:  # frequent: the folder asks for a few
+                    text, hint = message, None
+                else:
+                    hint = hint_for(kind, message) if kind != "other" else None
+                reading = (kind, data, text, hint)
+                if len(self._messages) < MAX_CACHED:
+                    self._messages[raw] = reading
+            kind, data, text, hint = reading
+            if kind in IDEMPOTENT:
+                if line in self._emitted:
+                    return None
+                if len(self._emitted) < MAX_CACHED:
+                    self._emitted.add(line)
+            prefix = line[:at]
+            if kind == "other":
+                # the process exists even if all it said is irrelevant: say so once
+                if (prefix, source) in self._prefixes:
+                    return None
+                kind = "seen"
+            process, _ = self.process(prefix, source)
+            event = Event(kind, process, data, text, source)
+            event.hint = hint
             return event
         at = line.find(b"NCCL WARN ")
         if at >= 0:

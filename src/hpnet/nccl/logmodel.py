@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 
 __all__ = [
     "Connection",
@@ -55,14 +56,19 @@ class Transport:
     proxy_rank: int | None = None
     gdr: bool = False
 
-    @property
-    def label(self) -> str:
-        """The family and name without NIC and flags: ``NET/IB``, ``P2P/CUMEM``."""
-        if self.kind is TransportKind.OTHER:
-            return self.raw
-        return f"{self.kind.value}/{self.name}" if self.name else self.kind.value
+    #: the family and name without NIC and flags: ``NET/IB``, ``P2P/CUMEM``
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            if self.kind is TransportKind.OTHER:
+                label = self.raw
+            else:
+                label = f"{self.kind.value}/{self.name}" if self.name else self.kind.value
+            object.__setattr__(self, "label", label)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_transport(text: str) -> Transport:
     """Split what follows ``via`` in a connection line.
 
@@ -231,7 +237,6 @@ class ProcessLog:
     memberships: tuple[Membership, ...]
     connections: tuple[Connection, ...]
     warnings: tuple[LogLine, ...]
-    num_lines: int  # NCCL lines attributed to this process
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -253,3 +258,5 @@ class NcclLog:
     bare_versions: tuple[str, ...]
     #: nccl-tests' device table: rank -> (host, pid, device)
     placements: tuple[tuple[int, str, int, int], ...] = ()
+    #: communicator memberships beyond the per-process cap: followed, not reported
+    num_dropped_memberships: int = 0

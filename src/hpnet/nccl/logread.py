@@ -18,9 +18,9 @@ from typing import BinaryIO
 
 from hpnet.errors import InputError
 from hpnet.nccl.log import BLOCK_BYTES, LogFolder
-from hpnet.nccl.logline import EVIDENCE_KINDS
+from hpnet.nccl.logline import Classifier
 from hpnet.nccl.logmodel import NcclLog
-from hpnet.nccl.logscan import BlockResult, scan_block
+from hpnet.nccl.logscan import scan_block
 
 __all__ = ["LogInput", "collect_inputs", "read_logs"]
 
@@ -159,13 +159,14 @@ def _stream_blocks(handle: BinaryIO, notes: list[str], name: str) -> Iterator[by
         rest = data[cut + 1 :]
 
 
-def _scan_range(path: str, start: int, end: int, name: str) -> tuple[BlockResult, ...]:
-    """Scan the lines that begin in ``[start, end)`` of ``path`` (a worker's job).
+def _scan_range(path: str, start: int, end: int, name: str) -> LogFolder:
+    """Scan and fold the lines that begin in ``[start, end)`` of ``path`` (a worker's job).
 
-    Line numbers in the results count from the range's first line; the caller adds
-    the lines of the ranges before it.
+    Line numbers in the result count from the range's first line; the caller adds the
+    lines of the ranges before it when it merges.
     """
-    results = []
+    folder = LogFolder()
+    classifier = Classifier()
     with open(path, "rb") as handle:
         if start > 0:
             handle.seek(start - 1)
@@ -192,10 +193,10 @@ def _scan_range(path: str, start: int, end: int, name: str) -> tuple[BlockResult
                 else:
                     position += len(tail)
                     data += tail
-            result = scan_block(data, source=name, start_line=line)
-            line += data.count(b"\n")
-            results.append(result)
-    return tuple(results)
+            result = scan_block(data, source=name, start_line=line, classifier=classifier)
+            line += result.num_lines
+            folder.add(result)
+    return folder
 
 
 def _ranges(size: int) -> list[tuple[int, int]]:
@@ -227,8 +228,11 @@ def read_logs(
                 handle = _open(source)
                 try:
                     line = 1
+                    classifier = Classifier()
                     for block in _stream_blocks(handle, stream_notes, name):
-                        folder.add(scan_block(block, source=name, start_line=line))
+                        folder.add(
+                            scan_block(block, source=name, start_line=line, classifier=classifier)
+                        )
                         line += block.count(b"\n")
                         done += len(block)
                         if progress:
@@ -241,7 +245,7 @@ def read_logs(
                 continue
             ranges = _ranges(source.size_bytes)
             if pool is None:
-                results: Iterator[tuple[BlockResult, ...]] = (
+                results: Iterator[LogFolder] = (
                     _scan_range(source.path, s, e, name) for s, e in ranges
                 )
             else:
@@ -254,13 +258,8 @@ def read_logs(
                 )
             lines_before = 0
             for (start, end), scanned in zip(ranges, results, strict=True):
-                for result in scanned:
-                    if lines_before:
-                        for event in result.events:
-                            if event.kind in EVIDENCE_KINDS and event.line_number:
-                                event.line_number += lines_before
-                    lines_before += result.num_lines
-                    folder.add(result)
+                folder.merge(scanned, line_offset=lines_before)
+                lines_before += scanned.num_lines
                 done += end - start
                 if progress:
                     progress(done, total)

@@ -30,6 +30,19 @@ __all__ = ["BlockResult", "scan_block"]
 #: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
 _CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
 _RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
+#: INFO messages that say nothing about transports, NICs, versions or failures, but
+#: that NCCL prints for every communicator and connection (topology dumps, proxy
+#: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
+#: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
+#: process whose lines are all noise still appears (one "seen" event per prefix).
+_NOISE = re.compile(
+    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|[ +=]|\[Proxy|ENV/Plugin"
+    rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
+    rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
+    rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF|NVLS multicast|\d+ coll channels"
+    rb"|Channel \d+/\d+ :(?: +\d+)+\r?$)[^\n]*",
+    re.MULTILINE,
+)
 _LAST_ERROR = re.compile(rb"Last error:[ \t]*\r?\n([^\n]*)")
 
 
@@ -47,11 +60,15 @@ class BlockResult:
         self.num_bytes = 0
 
 
-def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
+def scan_block(
+    data: bytes, *, source: str, start_line: int, classifier: logline.Classifier | None = None
+) -> BlockResult:
     """Classify every distinct NCCL line of ``data`` (whole lines, ``\\n``-separated).
 
     ``start_line`` is the 1-based number of the block's first line in ``source``;
-    events that are kept as evidence carry their own line number.
+    events that are kept as evidence carry their own line number. A ``classifier``
+    passed along from the block before keeps its caches (and its memory of what each
+    process already said) for this one.
 
     >>> block = b"vm:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\\n" * 2
     >>> result = scan_block(block, source="x.log", start_line=1)
@@ -62,7 +79,8 @@ def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
     result.num_bytes = len(data)
     if not data:
         return result
-    text = _CHANNEL_NUMBER.sub(b"Channel :", data) if b"Channel " in data else data
+    text = _NOISE.sub(b"NCCL INFO -", data)
+    text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
     if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
         text = _RING_NUMBER.sub(b"INFO Ring :", text)
     lines = text.split(b"\n")
@@ -71,9 +89,8 @@ def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
     result.num_lines = len(lines)
     counts = collections.Counter(lines)
     locate = _Locator(text, start_line)
-    classify = logline.Classifier()
+    classify = classifier if classifier is not None else logline.Classifier()
     events = result.events
-    nccl_lines = 0
     for line, count in counts.items():
         if (
             b"NCCL" not in line
@@ -85,8 +102,6 @@ def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
         event = classify(line, source)
         if event is None:
             continue
-        if event.kind != "signal":
-            nccl_lines += count
         event.count = count
         if event.kind in logline.EVIDENCE_KINDS:
             event.line_number = locate(line)
@@ -100,7 +115,7 @@ def scan_block(data: bytes, *, source: str, start_line: int) -> BlockResult:
                 event = logline.Event("signal", None, (), f"Last error: {message}", source)
                 event.line_number = start_line + text.count(b"\n", 0, found.start(1))
                 events.append(event)
-    result.num_nccl_lines = nccl_lines
+    result.num_nccl_lines = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ")
     return result
 
 
