@@ -374,6 +374,16 @@ def _uniq(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in values if v))
 
 
+def _natural(names: Iterable[str]) -> tuple[str, ...]:
+    """``mlx5_2:1`` before ``mlx5_10:1``; ``NIC 3`` before ``NIC 12``."""
+    return tuple(
+        sorted(
+            dict.fromkeys(n for n in names if n),
+            key=lambda n: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)],
+        )
+    )
+
+
 def _range_text(names: Sequence[str]) -> str:
     """``mlx5_0:1, mlx5_1:1, mlx5_2:1`` -> ``mlx5_0..2:1`` when they run in order."""
     if len(names) < 3:
@@ -434,7 +444,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 nccl_version=process.nccl_version,
                 version_range=process.version_range,
                 network=process.networks,
-                nics=_uniq(_nic_names(process, inter)),
+                nics=_natural(_nic_names(process, inter)),
                 bootstrap=process.bootstrap,
                 intra_node=_uniq(
                     [_label(c, False) for c in intra] + (["NVLS"] if process.nvls else [])
@@ -459,7 +469,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 hosts=_uniq(machines[p.key] for p in comm.members.values()),
                 intra_node=_uniq(_label(c, False) for _, c in intra_c),
                 inter_node=_uniq(_label(c, True) for _, c in inter_c),
-                nics=tuple(nics),
+                nics=_natural(nics),
                 gdr=_gdr([c for _, c in inter_c]),
                 init_complete=all(m.completed for m in comm.memberships),
                 aborted=any(m.aborted for m in comm.memberships),
@@ -476,7 +486,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
             num_processes=len(members),
             nccl_versions=_uniq(m.nccl_version or "" for m in members),
             network=_uniq(n for m in members for n in m.network),
-            nics=_uniq(n for m in members for n in m.nics),
+            nics=_natural(n for m in members for n in m.nics),
             intra_node=_uniq(t for m in members for t in m.intra_node),
             inter_node=_uniq(t for m in members for t in m.inter_node),
             gdr=_combine_gdr([m.gdr for m in members]),
@@ -507,7 +517,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         sources=log.sources,
         nccl_versions=versions,
         network=_uniq(n for r in rows for n in r.network),
-        nics=_uniq(n for r in rows for n in r.nics),
+        nics=_natural(n for r in rows for n in r.nics),
         transports={"intra_node": intra_all, "inter_node": inter_all},
         ranks=tuple(rows),
         hosts=host_rows,
@@ -665,7 +675,7 @@ def _verdict(
             }.get(gdr, f" with GPUDirect RDMA on {gdr.replace(' only', '')} only")
         elif any(t.startswith("NET/Socket") for t in inter):
             sentence += " (TCP, no RDMA)"
-        nics = _uniq(n for r in inter_rows for n in r.nics)
+        nics = _natural(n for r in inter_rows for n in r.nics)
         if nics:
             sentence += f" on {_range_text(list(nics))}"
         sentence += f" on {_processes(len(inter_rows), count)}"
