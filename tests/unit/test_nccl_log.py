@@ -231,3 +231,33 @@ def test_expectations() -> None:
     # sockets were asked for: the fallback is no longer an error
     assert all(f.severity != "error" for f in sockets.findings)
     assert sockets.expectations[0].met
+
+
+def test_jobs_never_forks_more_workers_than_cpus_or_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--jobs 100000` once forked thousands of processes (a pool forks all its workers
+    before the first task) and took the machine's memory: the pool is capped."""
+    from hpnet.nccl import logread
+
+    sizes: list[int] = []
+    real_pool = logread._pool
+
+    def spy(workers: int):  # type: ignore[no-untyped-def]
+        sizes.append(workers)
+        return real_pool(workers)
+
+    monkeypatch.setattr(logread, "_pool", spy)
+    monkeypatch.setattr(logread, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(logread, "RANGE_BYTES", 4096)
+    monkeypatch.setattr(logread, "PARALLEL_MIN_BYTES", 0)
+    big = tmp_path / "all.log"
+    big.write_bytes(b"\n".join(p.read_bytes() for p in sorted(LOGS.glob("*.log"))))
+    inputs, _ = collect_inputs([str(big)])
+    read_logs(inputs, jobs=100_000)
+    assert sizes == [8]  # 4 per CPU
+    small = tmp_path / "small.log"
+    small.write_bytes(b"x" * 5000)  # two ranges
+    inputs, _ = collect_inputs([str(small)])
+    read_logs(inputs, jobs=100_000)
+    assert sizes[1] == 2

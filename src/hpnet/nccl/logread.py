@@ -216,7 +216,11 @@ def read_logs(
         folder.note(note)
     total = sum(i.size_bytes for i in inputs)
     done = 0
-    workers = jobs if jobs is not None else _cpu_count()
+    # a pool forks all its workers up front: never more than 4 per CPU nor than ranges
+    # to give them (--jobs 100000 forked thousands of processes and exhausted memory)
+    chunks = sum(len(_ranges(i.size_bytes)) for i in inputs if i.path != "-" and not i.gzip)
+    cpus = _cpu_count()
+    workers = min(jobs if jobs is not None else cpus, 4 * cpus, max(chunks, 1))
     parallel = workers > 1 and total >= PARALLEL_MIN_BYTES
     pool = _pool(workers) if parallel else None
     try:
