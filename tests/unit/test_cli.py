@@ -23,7 +23,24 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_command_table_is_pinned() -> None:
     # Adding or renaming a command is a deliberate change: update this list with it.
-    assert list(COMMANDS) == ["detect", "doctor", "env", "profiles", "verify"]
+    assert list(COMMANDS) == ["bench", "detect", "doctor", "env", "profiles", "verify"]
+
+
+@pytest.mark.parametrize("sub", ["", "import", "compare", "plot", "train"])
+def test_bench_help_loads_no_torch(sub: str) -> None:
+    """`hpnet bench [sub] --help` answers without torch: only ranks import it."""
+    args = ["bench", *([sub] if sub else []), "--help"]
+    code = (
+        "import sys\n"
+        "from hpnet.cli.main import main\n"
+        f"rc = main({args!r})\n"
+        "print(rc, 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 False"
+    assert f"usage: hpnet bench {sub}".strip() in done.stdout
 
 
 def test_help_imports_no_command_module_and_no_torch() -> None:

@@ -3,7 +3,9 @@
 ``hpnet --help`` and ``hpnet --version`` import no command module (and so no
 torch): a command's module is imported only when that command runs. Every
 command module exposes ``DESCRIPTION``, ``add_arguments(parser)`` and
-``run(args) -> int``.
+``run(args) -> int``; one with subcommands (``hpnet bench import``) also names
+their modules, built the same way, in ``SUBCOMMANDS``. ``run`` finds the whole
+command line in ``args.command_line``.
 
 Exit codes (README.md, "Exit codes"): 0 ok, 1 a check or expectation failed,
 2 usage or input error, 3 an internal error (a bug in hpnet: please report it).
@@ -25,6 +27,10 @@ __all__ = ["COMMANDS", "main"]
 
 #: name -> (module, one-line summary). Literal on purpose: no import-time registration.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": (
+        "hpnet.cli.bench",
+        "collective benchmarks with nccl-tests' semantics; import, compare, plot; training",
+    ),
     "detect": (
         "hpnet.cli.detect",
         "inventory this node: RDMA devices, GIDs, netdevs, GPUs, PCIe topology, versions, limits",
@@ -162,8 +168,14 @@ def _dispatch(args: list[str]) -> int:
         )
     module_name, summary = COMMANDS[name]
     module = importlib.import_module(module_name)
+    prog = f"hpnet {name}"
+    subcommands: dict[str, str] = getattr(module, "SUBCOMMANDS", {})
+    if rest and rest[0] in subcommands:
+        prog = f"{prog} {rest[0]}"
+        module = importlib.import_module(subcommands[rest[0]])
+        rest = rest[1:]
     parser = _Parser(
-        prog=f"hpnet {name}",
+        prog=prog,
         description=getattr(module, "DESCRIPTION", summary),
         formatter_class=_Formatter,
     )
@@ -172,6 +184,7 @@ def _dispatch(args: list[str]) -> int:
         namespace = parser.parse_args(rest)
     except SystemExit as exc:  # --help prints and exits 0
         return int(exc.code or 0)
+    namespace.command_line = (*prog.split(), *rest)
     result: int = module.run(namespace)
     return result
 

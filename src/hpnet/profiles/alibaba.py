@@ -5,6 +5,7 @@ guide its ``Source`` names; the seeds are the copies under ``shared/seeds/``."""
 from __future__ import annotations
 
 from hpnet.profiles.model import (
+    BandwidthReference,
     InstanceType,
     Launch,
     PackageSet,
@@ -232,6 +233,17 @@ ECS_ERDMA = Profile(
     ),
     instance_types=(
         InstanceType(name="ecs.ebmgn7ex.32xlarge", rdma_nics=2, gpus=8, source=ECS_CONTAINER),
+    ),
+    bandwidth=(
+        BandwidthReference(
+            op="all_reduce",
+            hosts=2,
+            ranks=16,
+            size_bytes=512 << 20,
+            busbw_gbps=18.61,
+            tool="all_reduce_perf -b 1B -e 512M -f 2 -g 1 -n 1000 -w 1000 -c 0 -z 0 -o sum",
+            source=ECS_TEST,
+        ),
     ),
     reference=(
         "2 nodes x 8 GPUs, all_reduce_perf: busbw 18.61 GB/s at 512 MiB, ~92 us at small sizes",

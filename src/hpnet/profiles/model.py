@@ -13,6 +13,7 @@ import dataclasses
 from typing import Literal
 
 __all__ = [
+    "BandwidthReference",
     "InstanceType",
     "Launch",
     "PackageSet",
@@ -109,6 +110,25 @@ class InstanceType:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class BandwidthReference:
+    """A bus bandwidth the guide measured: what ``hpnet bench --profile`` holds a run to."""
+
+    op: str  # nccl-tests' name: all_reduce
+    hosts: int
+    ranks: int
+    size_bytes: int
+    busbw_gbps: float
+    tool: str  # the command the guide ran
+    source: Source
+
+    def describe(self) -> str:
+        return (
+            f"{self.op} busbw {self.busbw_gbps} GB/s at {self.size_bytes >> 20} MiB on "
+            f"{self.hosts} hosts x {self.ranks // self.hosts} GPUs"
+        )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Profile:
     """One platform's prescription. ``detect`` names the variables whose right value
     depends on the node (HCA names, GID index, interface) and so are checked
@@ -129,6 +149,7 @@ class Profile:
     launch: Launch | None = None
     instance_types: tuple[InstanceType, ...] = ()
     reference: tuple[str, ...] = ()  # measured figures the guide reports
+    bandwidth: tuple[BandwidthReference, ...] = ()  # the same, as data to gate on
     notes: tuple[str, ...] = ()
 
     def setting(self, name: str) -> Setting | None:
