@@ -324,18 +324,46 @@ class _ProgressEcho:
             self.line = ""
 
 
+def visible_gpus(nvml_count: int, environ: Mapping[str, str]) -> int:
+    """The GPUs a rank can use: NVML's count, narrowed by CUDA_VISIBLE_DEVICES.
+
+    >>> visible_gpus(4, {}), visible_gpus(4, {"CUDA_VISIBLE_DEVICES": "0,2"})
+    (4, 2)
+    >>> visible_gpus(4, {"CUDA_VISIBLE_DEVICES": ""})
+    0
+    >>> visible_gpus(4, {"CUDA_VISIBLE_DEVICES": "-1,0"})
+    0
+    """
+    if "CUDA_VISIBLE_DEVICES" not in environ:
+        return nvml_count
+    visible = 0
+    for raw in environ["CUDA_VISIBLE_DEVICES"].split(","):
+        entry = raw.strip()
+        if not entry or entry.startswith("-"):
+            break  # CUDA stops at the first invalid entry
+        visible += 1
+    return min(visible, nvml_count)
+
+
 def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:
-    """How many local ranks on which device: one per GPU, else 2 CPU ranks."""
+    """How many local ranks on which device: one per visible GPU, else 2 CPU ranks."""
     from hpnet.node.gpus import read_gpus_nvml  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
 
-    gpus = 0 if device == "cpu" else len(read_gpus_nvml(FsRoot("/")).gpus)
+    gpus = 0 if device == "cpu" else visible_gpus(len(read_gpus_nvml(FsRoot("/")).gpus), os.environ)
     if device == "cuda" and gpus == 0:
         raise InputError(
-            "no NVIDIA GPU that NVML can see",
+            "no NVIDIA GPU that NVML can see (and CUDA_VISIBLE_DEVICES allows)",
             code="no-gpu",
             where="--device cuda",
             fix="run on a GPU node, or use --device cpu (gloo)",
+        )
+    if device != "cpu" and gpus and nproc is not None and nproc > gpus:
+        raise InputError(
+            f"{nproc} ranks for {gpus} GPUs: NCCL needs one GPU per rank",
+            code="usage",
+            where=f"--nproc {nproc}",
+            fix=f"--nproc {gpus} or fewer, or --device cpu for gloo ranks",
         )
     chosen = "cuda" if gpus else "cpu"
     return (nproc if nproc is not None else (gpus or 2)), chosen

@@ -95,12 +95,17 @@ class _Ctx:
             self.nccl = nccl
             import cupy  # noqa: PLC0415
 
-            # ncclUniqueId is 128 bytes (nccl.h NCCL_UNIQUE_ID_BYTES); CuPy hands it
-            # over as a tuple of signed chars
-            mine = bytes(b & 0xFF for b in nccl.get_unique_id()) if self.rank == 0 else None
-            uid = tuple(b - 256 if b > 127 else b for b in self.broadcast_bytes(mine, 128))
+            # ncclUniqueId is 128 bytes (nccl.h NCCL_UNIQUE_ID_BYTES); CuPy 14 takes it
+            # as bytes, older CuPy as a tuple of signed chars
+            raw = nccl.get_unique_id() if self.rank == 0 else None
+            mine = None if raw is None else bytes(b & 0xFF for b in raw)
+            uid = self.broadcast_bytes(mine, 128)
             cupy.cuda.Device(self.device.index).use()
-            self.comm = nccl.NcclCommunicator(self.world, uid, self.rank)
+            try:
+                self.comm = nccl.NcclCommunicator(self.world, uid, self.rank)
+            except TypeError:
+                signed = tuple(b - 256 if b > 127 else b for b in uid)
+                self.comm = nccl.NcclCommunicator(self.world, signed, self.rank)
         self.dtype = _torch_dtype(torch, spec["dtype"])
         self.nccl_dtype = _nccl_dtype(self.nccl, spec["dtype"]) if backend == "nccl" else None
         self.redop = spec["redop"]
@@ -533,14 +538,27 @@ def _measurement(op: str, size: int, world: int, gathered: list[list[float]]) ->
     }
 
 
+def nccl_version_text(code: int) -> str:
+    """NCCL_VERSION_CODE as text (nccl.h: X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z before).
+
+    >>> nccl_version_text(22809), nccl_version_text(2804)
+    ('2.28.9', '2.8.4')
+    """
+    if code >= 10000:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
 def _metadata(ctx: _Ctx, hosts: list[str]) -> dict[str, Any]:
     torch = ctx.torch
     nccl_version = None
-    if ctx.cuda:
-        try:
+    try:
+        if ctx.backend == "nccl":  # the NCCL CuPy loaded, which may not be torch's
+            nccl_version = nccl_version_text(int(ctx.nccl.get_version()))
+        elif ctx.cuda:
             nccl_version = ".".join(str(v) for v in torch.cuda.nccl.version())
-        except Exception:  # noqa: BLE001 - optional information
-            nccl_version = None
+    except Exception:  # noqa: BLE001 - optional information
+        nccl_version = None
     gpus = []
     if ctx.cuda:
         gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
