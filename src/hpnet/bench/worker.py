@@ -396,8 +396,12 @@ def _time(ctx: _Ctx, launch: Callable[[], None], iters: int, graphs: int) -> flo
         ctx.sync()
         ctx.barrier()
         start = time.perf_counter()
-        for _ in range(graphs):
-            graph.replay()
+        # replay on the capture stream, as nccl-tests launches its graph on its stream:
+        # CUDAGraph.replay() launches on the current stream, the legacy default stream
+        # outside this block
+        with torch.cuda.stream(ctx.stream):
+            for _ in range(graphs):
+                graph.replay()
         ctx.sync()
         return (time.perf_counter() - start) / (iters * graphs)
     ctx.barrier()
