@@ -223,11 +223,10 @@ def test_the_check_counts_wrong_elements(monkeypatch: pytest.MonkeyPatch) -> Non
     from hpnet.bench import worker
     from hpnet.localrun import free_port
 
-    for name, value in {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
-                        "MASTER_PORT": str(free_port())}.items():  # fmt: skip
-        monkeypatch.setenv(name, value)
+    ranks = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+             "MASTER_PORT": str(free_port())}  # fmt: skip
     spec = dataclasses.asdict(BenchSpec(device="cpu", backend="gloo"))
-    ctx = worker._Ctx(spec)
+    ctx = worker._Ctx(spec, ranks)
     try:
         torch = ctx.torch
         for op in ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"):

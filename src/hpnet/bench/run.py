@@ -45,11 +45,12 @@ class BenchPlan:
 #: (rank, size, local rank) variables of each launcher, in the order they are tried:
 #: torchrun / hpnet launch, Open MPI's mpirun, MPICH / Intel MPI, an srun step
 _LAUNCHERS = (
-    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
-    ("mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
-    ("mpirun", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
-    ("srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
-)
+    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
+    ("mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"),
+    ("mpirun", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+    ("srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
+)  # fmt: skip
 
 
 def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
@@ -66,7 +67,7 @@ def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
     >>> launcher_ranks({"SLURM_NTASKS": "8"}) is None
     True
     """
-    for name, rank, size, local in _LAUNCHERS:
+    for name, rank, size, local, local_size in _LAUNCHERS:
         if rank not in environ or size not in environ:
             continue
         if name == "srun" and "SLURM_STEP_ID" not in environ:
@@ -86,13 +87,17 @@ def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
                 fix="export MASTER_ADDR=<first node's address> MASTER_PORT=29500 on every rank, "
                 "or start the job with torchrun or hpnet launch",
             )
-        return {
+        found = {
             "RANK": environ[rank],
             "WORLD_SIZE": environ[size],
             "LOCAL_RANK": environ.get(local, environ[rank]),
             "MASTER_ADDR": environ["MASTER_ADDR"],
             "MASTER_PORT": environ.get("MASTER_PORT", "29500"),
         }
+        # SLURM_NTASKS_PER_NODE may read "4(x2)" or be unset: only a plain number counts
+        if environ.get(local_size, "").isdigit():
+            found["LOCAL_WORLD_SIZE"] = environ[local_size]
+        return found
     return None
 
 
@@ -266,7 +271,11 @@ def _read_result(path: str) -> dict[str, Any] | None:
 
 
 def run_in_launcher(
-    spec: BenchSpec, *, metadata: Mapping[str, Any], checkpoint_path: str | None = None
+    spec: BenchSpec,
+    *,
+    ranks: Mapping[str, str],
+    metadata: Mapping[str, Any],
+    checkpoint_path: str | None = None,
 ) -> BenchReport | None:
     """Run as one rank of a launcher's job; rank 0 returns the report, the others None.
     With ``checkpoint_path`` rank 0 keeps the rows measured so far there."""
@@ -276,7 +285,7 @@ def run_in_launcher(
         if checkpoint_path:
             worker.write_json(checkpoint_path, data)
 
-    data = worker.run(dataclasses.asdict(spec), checkpoint=checkpoint)
+    data = worker.run(dataclasses.asdict(spec), ranks, checkpoint=checkpoint)
     return None if data is None else _report(data, metadata)
 
 

@@ -2,8 +2,8 @@
 
     python -m hpnet.bench.train_worker SPEC.json RESULT.json
 
-RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT come from the environment, as
-for :mod:`hpnet.bench.worker`. Each timed step ends with a device synchronisation and
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT come as for
+:mod:`hpnet.bench.worker`. Each timed step ends with a device synchronisation and
 is timed on the host; rank 0 gathers every rank's step times and writes them with the
 losses and the replica check (hpnet.bench.train.summarise turns them into the report).
 """
@@ -16,9 +16,10 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
-from hpnet.bench.worker import PROGRESS, write_json
+from hpnet.bench.worker import PROGRESS, init_method, write_json
 
 
 def _model(torch: Any, spec: dict[str, Any]) -> Any:
@@ -63,26 +64,29 @@ def _model(torch: Any, spec: dict[str, Any]) -> Any:
     return GPT()
 
 
-def run(spec: dict[str, Any]) -> dict[str, Any] | None:
+def run(spec: dict[str, Any], ranks: Mapping[str, str]) -> dict[str, Any] | None:
     warnings.filterwarnings("ignore", message=".*NumPy.*")
     import torch  # noqa: PLC0415 - only ranks import torch
     import torch.distributed as dist  # noqa: PLC0415
     from torch.nn import functional  # noqa: PLC0415
     from torch.nn.parallel import DistributedDataParallel  # noqa: PLC0415
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
+    rank, world = int(ranks["RANK"]), int(ranks["WORLD_SIZE"])
+    local = int(ranks.get("LOCAL_RANK", rank))
+    where = init_method(ranks)
     cuda = spec["device"] == "cuda"
     if cuda:
         device = torch.device("cuda", local % torch.cuda.device_count())
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", device_id=device)
+        dist.init_process_group(
+            "nccl", init_method=where, rank=rank, world_size=world, device_id=device
+        )
         control = dist.new_group(backend="gloo")
     else:
         device = torch.device("cpu")
-        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        local_world = int(ranks.get("LOCAL_WORLD_SIZE", world))
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(local_world, 1)))
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", init_method=where, rank=rank, world_size=world)
         control = None
     torch.manual_seed(1234)  # the same initial weights everywhere (DDP broadcasts anyway)
     model = _model(torch, spec).to(device)
@@ -213,7 +217,7 @@ def _replicas_in_sync(torch: Any, dist: Any, model: Any, group: Any) -> bool:
 def main(argv: list[str]) -> int:
     with open(argv[1]) as handle:
         spec = json.load(handle)
-    result = run(spec)
+    result = run(spec, os.environ)
     if result is not None:
         write_json(argv[2], {**result, "complete": True})
     return 0

@@ -2,9 +2,10 @@
 
     python -m hpnet.bench.worker SPEC.json RESULT.json
 
-RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT come from the environment
-(``hpnet bench`` sets them for its own local ranks; torchrun, mpirun with
-``hpnet launch``, or srun set them otherwise). This is the only bench module that
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT come from the process
+environment here (``hpnet bench`` sets them for its own local ranks); under a launcher
+``hpnet bench`` calls :func:`run` with what :func:`hpnet.bench.run.launcher_ranks`
+found (torchrun's, Open MPI's, srun's variables). This is the only bench module that
 imports torch.
 
 Backends:
@@ -30,7 +31,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hpnet.bench.formulas import (
@@ -51,16 +52,16 @@ PROGRESS = "hpnet bench:"
 class _Ctx:
     """The rank's view: torch, the device, the groups, and how to launch an op."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], ranks: Mapping[str, str]) -> None:
         warnings.filterwarnings("ignore", message=".*NumPy.*")
         import torch  # noqa: PLC0415 - only ranks import torch
         import torch.distributed as dist  # noqa: PLC0415
 
         self.torch = torch
         self.dist = dist
-        self.rank = int(os.environ["RANK"])
-        self.world = int(os.environ["WORLD_SIZE"])
-        self.local = int(os.environ.get("LOCAL_RANK", self.rank))
+        self.rank = int(ranks["RANK"])
+        self.world = int(ranks["WORLD_SIZE"])
+        self.local = int(ranks.get("LOCAL_RANK", self.rank))
         cuda = spec["device"] in ("auto", "cuda") and torch.cuda.is_available()
         if spec["device"] == "cuda" and not cuda:
             raise SystemExit("hpnet bench: --device cuda but torch sees no GPU")
@@ -79,13 +80,19 @@ class _Ctx:
             # ranks share the CPUs: OpenMP threads spinning after a parallel region
             # in one rank steal the time another needs (millisecond stalls); torchrun
             # sets OMP_NUM_THREADS=1 for the same reason
-            local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
+            local_world = int(ranks.get("LOCAL_WORLD_SIZE", self.world))
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(local_world, 1)))
+        where = init_method(ranks)
         if backend == "torch-nccl":
-            dist.init_process_group("nccl", device_id=self.device)
+            dist.init_process_group(
+                "nccl", init_method=where, rank=self.rank, world_size=self.world,
+                device_id=self.device,
+            )  # fmt: skip
             self.control = dist.new_group(backend="gloo")
         else:
-            dist.init_process_group("gloo")
+            dist.init_process_group(
+                "gloo", init_method=where, rank=self.rank, world_size=self.world
+            )
             self.control = None
         self.stream: Any = torch.cuda.Stream(device=self.device) if cuda else None
         self.comm: Any = None
@@ -253,6 +260,21 @@ class _Ctx:
 
             return sendrecv
         raise ValueError(op)
+
+
+def init_method(ranks: Mapping[str, str]) -> str:
+    """torch.distributed's rendezvous URL from MASTER_ADDR and MASTER_PORT (passed in,
+    not read from os.environ: hpnet's library code never changes the environment).
+
+    >>> init_method({"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"})
+    'tcp://10.0.0.1:29500'
+    >>> init_method({"MASTER_ADDR": "fd00::1", "MASTER_PORT": "29500"})
+    'tcp://[fd00::1]:29500'
+    """
+    host = ranks["MASTER_ADDR"]
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"tcp://{host}:{ranks.get('MASTER_PORT', '29500')}"
 
 
 def _has_cupy_nccl() -> bool:
@@ -447,11 +469,13 @@ def _per_iteration(ctx: _Ctx, launch: Callable[[], None], iters: int) -> list[fl
 
 
 def run(
-    spec: dict[str, Any], checkpoint: Callable[[dict[str, Any]], None] | None = None
+    spec: dict[str, Any],
+    ranks: Mapping[str, str],
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any] | None:
     """The sweep on this rank; rank 0 returns the results, others None. Rank 0 hands
     ``checkpoint`` the results so far after every row, so a crash loses no row."""
-    ctx = _Ctx(spec)
+    ctx = _Ctx(spec, ranks)
     torch = ctx.torch
     hosts = ctx.gather_text(os.uname().nodename)  # every rank takes part
     meta = _metadata(ctx, hosts) if ctx.rank == 0 else None
@@ -588,7 +612,7 @@ def write_json(path: str, data: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     with open(argv[1]) as handle:
         spec = json.load(handle)
-    result = run(spec, checkpoint=lambda data: write_json(argv[2], data))
+    result = run(spec, os.environ, checkpoint=lambda data: write_json(argv[2], data))
     if result is not None:
         write_json(argv[2], result)
     return 0

@@ -337,13 +337,12 @@ def run(ns: argparse.Namespace) -> int:
                 where="--nproc / --fake-hosts",
                 fix="the launcher decides the ranks: drop --nproc and --fake-hosts",
             )
-        os.environ.update(ranks)
         device = "cpu" if ns.device == "cpu" else ("cuda" if ns.device == "cuda" else "auto")
         spec = _spec(ns, "cuda" if device != "cpu" else "cpu")
         spec = dataclasses.replace(spec, device=device)
         meta["spec"] = _spec_meta(spec)
         checkpoint = ns.save + ".partial.json" if ns.save else None
-        report = bench.run_in_launcher(spec, metadata=meta, checkpoint_path=checkpoint)
+        report = bench.run_in_launcher(spec, ranks=ranks, metadata=meta, checkpoint_path=checkpoint)
         if report is None:  # not rank 0: rank 0 reports for the job
             return 0
         if checkpoint:

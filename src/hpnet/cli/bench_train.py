@@ -86,10 +86,9 @@ def run(ns: argparse.Namespace) -> int:
                 where="--nproc / --fake-hosts",
                 fix="the launcher decides the ranks: drop --nproc and --fake-hosts",
             )
-        os.environ.update(ranks)
         from hpnet.bench import train_worker  # noqa: PLC0415
 
-        data = train_worker.run(dataclasses.asdict(spec))
+        data = train_worker.run(dataclasses.asdict(spec), ranks)
         if data is None:
             return 0
     else:
