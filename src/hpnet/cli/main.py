@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.env",
         "the NCCL environment for this node: profile + detection + overrides, with origins",
     ),
+    "launch": (
+        "hpnet.cli.launch",
+        "start a job on torchrun, mpirun, Slurm or Kubernetes with the environment on every rank",
+    ),
     "profiles": ("hpnet.cli.profiles", "list or show the platform profiles and their sources"),
     "verify": (
         "hpnet.cli.verify",

@@ -25,12 +25,12 @@ MODELARTS = Profile(
     summary="ModelArts starts jobs with mpirun and forwards NCCL settings with -x: IB "
     "transport on, interfaces ib0, bond0 or eth0 over IPv4.",
     sources=(MA, MA_NET),
-    settings=(
+    settings=(  # in OPENMPI_X_ARGS' order
+        _ma("HOROVOD_MPI_THREADS_DISABLE", "1"),
         _ma("NCCL_DEBUG", "INFO"),
         _ma("NCCL_SOCKET_IFNAME", "ib0,bond0,eth0"),
         _ma("NCCL_SOCKET_FAMILY", "AF_INET"),
         _ma("NCCL_IB_DISABLE", "0"),
-        _ma("HOROVOD_MPI_THREADS_DISABLE", "1"),
     ),
     detect=("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME"),
     requirements=Requirements(

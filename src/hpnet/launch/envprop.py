@@ -1,0 +1,152 @@
+"""What environment reaches every rank of a launched job, and what never does.
+
+Three sources, later ones winning: variables of this process whose names start with
+an allowed prefix (NCCL_, UCX_, NVSHMEM_, TORCH_NCCL_, CUDA_, GLOO_, plus a profile's
+own list such as ModelArts' MA_ / SHARED_ / S3_ / VC_WORKER_ / SCC), the NCCL settings
+``hpnet env`` resolved for the profile, and ``--env K=V`` / ``--env K``.
+
+A name that looks like a secret (a TOKEN, SECRET, PASSWORD, KEY, CRED... word in it)
+is never forwarded because a prefix matched: only when named with ``--env``. Names
+NCCL itself reads (NCCL_IB_PKEY is a partition key, not a secret) are not secrets.
+``--dry-run`` prints secret values as ``<redacted>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from hpnet.errors import InputError
+
+__all__ = ["DEFAULT_PREFIXES", "Propagation", "looks_secret", "propagate", "redact"]
+
+DEFAULT_PREFIXES = ("NCCL_", "UCX_", "NVSHMEM_", "TORCH_NCCL_", "CUDA_", "GLOO_")
+_SECRET_WORDS = frozenset(
+    {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "KEY", "APIKEY",
+     "CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "PRIVATE", "SESSION",
+     "COOKIE", "SIGNATURE", "CERT"}
+)  # fmt: skip
+_SECRET_PARTS = ("TOKEN", "SECRET", "PASSW", "CRED", "APIKEY", "ACCESSKEY")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REDACTED = "<redacted>"
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable's name says it holds a secret.
+
+    >>> [looks_secret(n) for n in ("HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "CRED_FILE",
+    ...                             "NCCL_IB_PKEY", "NCCL_IB_HCA", "PWD")]
+    [True, True, True, False, False, False]
+    """
+    if name == "PWD" or _known_nccl(name):  # the shell's working directory; NCCL's own
+        return False
+    words = [w for w in re.split(r"[^A-Z0-9]+", name.upper()) if w]
+    return any(w in _SECRET_WORDS or any(p in w for p in _SECRET_PARTS) for w in words)
+
+
+def _known_nccl(name: str) -> bool:
+    if not name.startswith("NCCL_"):
+        return False
+    from hpnet.nccl.catalog import lookup  # noqa: PLC0415 - the catalog is data, imported late
+
+    return lookup(name) is not None
+
+
+def redact(name: str, value: str) -> str:
+    return REDACTED if looks_secret(name) else value
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Propagation:
+    env: Mapping[str, str]  # what every rank gets, name -> value, in a stable order
+    #: name -> where the value comes from ("environment (prefix NCCL_)", "hpnet env", "--env")
+    origins: Mapping[str, str]
+    #: secret-looking names in this environment: not forwarded, and not inherited by the
+    #: processes hpnet starts here either (every node sees the same), unless named
+    withheld: tuple[str, ...]
+    prefixes: tuple[str, ...]
+
+    def display(self) -> dict[str, str]:
+        """The environment with secrets redacted, for --dry-run and logs."""
+        return {k: redact(k, v) for k, v in self.env.items()}
+
+
+def _check(name: str, value: str, where: str) -> None:
+    if not _NAME.match(name):
+        raise InputError(
+            f"not a variable name: {name!r}",
+            code="bad-env",
+            where=where,
+            fix="name variables with letters, digits and '_' (not starting with a digit)",
+        )
+    if "\n" in value or "\0" in value:
+        raise InputError(
+            f"{name}'s value holds a newline or NUL byte: it cannot be forwarded safely",
+            code="bad-env",
+            where=where,
+            fix=f"set {name} without line breaks",
+        )
+
+
+def parse_env_args(items: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """``--env K=V`` (a value) and ``--env K`` (this process's value of K).
+
+    >>> parse_env_args(["A=1", "B"], {"B": "2"})
+    {'A': '1', 'B': '2'}
+    """
+    found: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            if name not in environ:
+                raise InputError(
+                    f"--env {name}: {name} is not set here",
+                    code="bad-env",
+                    where=f"--env {name}",
+                    fix=f"export {name} first, or pass --env {name}=VALUE",
+                )
+            value = environ[name]
+        _check(name, value, f"--env {item.split('=', 1)[0]}")
+        found[name] = value
+    return found
+
+
+def propagate(
+    environ: Mapping[str, str],
+    *,
+    resolved: Mapping[str, str] = {},
+    prefixes: Iterable[str] = DEFAULT_PREFIXES,
+    named: Mapping[str, str] = {},
+) -> Propagation:
+    """The environment for every rank (pure: ``environ`` is passed in).
+
+    >>> p = propagate({"NCCL_DEBUG": "INFO", "HF_TOKEN": "x", "HOME": "/root"},
+    ...               resolved={"NCCL_IB_GID_INDEX": "3"})
+    >>> dict(p.env), p.withheld
+    ({'NCCL_DEBUG': 'INFO', 'NCCL_IB_GID_INDEX': '3'}, ('HF_TOKEN',))
+    """
+    chosen = tuple(dict.fromkeys(prefixes))
+    env: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    withheld = []
+    for name in sorted(environ):
+        if looks_secret(name):
+            withheld.append(name)  # never passed on, by prefix or by inheritance
+            continue
+        prefix = next((p for p in chosen if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        _check(name, environ[name], f"the environment ({name})")
+        env[name] = environ[name]
+        origins[name] = f"environment (prefix {prefix})"
+    for name, value in resolved.items():
+        _check(name, value, f"hpnet env ({name})")
+        env[name] = value
+        origins[name] = "hpnet env"
+    for name, value in named.items():
+        _check(name, value, f"--env {name}")
+        env[name] = value
+        origins[name] = "--env"
+    withheld = [name for name in withheld if name not in named]
+    return Propagation(env=env, origins=origins, withheld=tuple(withheld), prefixes=chosen)

@@ -1,0 +1,180 @@
+"""`hpnet launch` running real jobs on this machine: torchrun with gloo over two
+"nodes" (two agents, node ranks 0 and 1, both local), the env engine, Debian's Open
+MPI, a rank killed mid-job, a timeout. Every rank records what it saw."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HPNET = [sys.executable, "-m", "hpnet"]
+
+RANK = """
+import json, os, sys, time
+import torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+out = sys.argv[1]
+seen = {k: v for k, v in os.environ.items()
+        if k.startswith(("NCCL_", "MY_", "HF_", "AWS_", "WORLD_SIZE", "RANK"))}
+with open(os.path.join(out, f"rank{rank}.json"), "w") as handle:
+    json.dump({"env": seen, "world": dist.get_world_size(), "pid": os.getpid()}, handle)
+import torch
+t = torch.ones(1)
+dist.all_reduce(t)
+assert t.item() == dist.get_world_size()
+if len(sys.argv) > 2:
+    time.sleep(float(sys.argv[2]))
+dist.destroy_process_group()
+"""
+
+
+def ranks_of(directory: Path) -> list[dict[str, object]]:
+    return [json.loads(p.read_text()) for p in sorted(directory.glob("rank*.json"))]
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "SLURM_", "OMPI_"))}
+    env.update(NCCL_DEBUG="WARN", MY_SETTING="forwarded", HF_TOKEN="hf_secret",
+               AWS_SECRET_ACCESS_KEY="aws_secret", MY_NAMED_KEY="named")  # fmt: skip
+    return env
+
+
+def launch(
+    args: list[str], tmp_path: Path, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "rank.py"
+    script.write_text(RANK)
+    return subprocess.run(
+        [*HPNET, "launch", *args],
+        cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=timeout,
+        check=False,
+    )  # fmt: skip
+
+
+def test_torchrun_over_two_nodes_carries_the_environment(tmp_path: Path) -> None:
+    done = launch(
+        ["--hosts", "127.0.0.1,127.0.0.2", "--nproc-per-node", "1", "--master-port",
+         str(_port()), "--env", "MY_SETTING", "--env", "MY_NAMED_KEY", "--",
+         "python", "rank.py", str(tmp_path)],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ranks = ranks_of(tmp_path)
+    assert len(ranks) == 2 and {r["world"] for r in ranks} == {2}
+    for rank in ranks:
+        env = rank["env"]
+        assert isinstance(env, dict)
+        assert env["NCCL_DEBUG"] == "WARN" and env["MY_SETTING"] == "forwarded"
+        assert env["MY_NAMED_KEY"] == "named"  # a secret-looking name, named: forwarded
+        assert "HF_TOKEN" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+    # each node's output, prefixed by its node
+    assert "[node 0 (127.0.0.1)]" in done.stdout or "[node 1 (127.0.0.2)]" in done.stdout
+
+
+def test_env_engine_one_process_per_node(tmp_path: Path) -> None:
+    done = launch(
+        ["--engine", "env", "--hosts", "127.0.0.1,127.0.0.2", "--master-port", str(_port()),
+         "--", sys.executable, "rank.py", str(tmp_path)],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ranks = ranks_of(tmp_path)
+    assert sorted(str(r["env"]["RANK"]) for r in ranks) == ["0", "1"]  # type: ignore[index]
+    assert all(r["env"]["WORLD_SIZE"] == "2" for r in ranks)  # type: ignore[index]
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
+def test_mpirun_from_open_mpi(tmp_path: Path) -> None:
+    code = (
+        "import json, os, sys; r = os.environ['OMPI_COMM_WORLD_RANK']; "
+        "json.dump({'env': {k: v for k, v in os.environ.items() if k.startswith(('NCCL_', 'MY_', "
+        "'HF_'))}, 'size': os.environ['OMPI_COMM_WORLD_SIZE']}, "
+        "open(os.path.join(sys.argv[1], 'rank' + r + '.json'), 'w'))"
+    )
+    done = launch(
+        ["--engine", "mpirun", "--nproc-per-node", "2", "--env", "MY_SETTING", "--",
+         sys.executable, "-c", code, str(tmp_path)],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ranks = ranks_of(tmp_path)
+    assert len(ranks) == 2 and {r["size"] for r in ranks} == {"2"}
+    for rank in ranks:
+        env = rank["env"]
+        assert isinstance(env, dict)
+        assert env.get("NCCL_DEBUG") == "WARN" and env.get("MY_SETTING") == "forwarded"
+        assert "HF_TOKEN" not in env
+
+
+def test_killing_one_rank_ends_the_job(tmp_path: Path) -> None:
+    script = tmp_path / "rank.py"
+    script.write_text(RANK)
+    proc = subprocess.Popen(
+        [*HPNET, "launch", "--nproc-per-node", "2", "--master-port", str(_port()), "--",
+         "python", "rank.py", str(tmp_path), "120"],
+        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("rank*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ranks = ranks_of(tmp_path)
+    assert len(ranks) == 2, proc.communicate(timeout=60)
+    pids = [int(str(r["pid"])) for r in ranks]
+    os.kill(pids[1], signal.SIGKILL)
+    started = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 30  # promptly, not after the 120 s sleep
+    assert proc.returncode == 1
+    assert "error[job-failed]: node 0 failed with exit code 1: rank 1 (local rank 1)" in err
+    assert "exited with -9 (killed by signal 9)" in err
+    time.sleep(0.5)
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_timeout_ends_the_job(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    started = time.monotonic()
+    done = launch(["--engine", "env", "--timeout", "3", "--", sys.executable, "-c", code], tmp_path)
+    assert done.returncode == 124, done.stderr
+    assert time.monotonic() - started < 30
+    assert "ran past --timeout 3 s" in done.stderr
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_dry_run_runs_nothing_and_json_is_redacted(tmp_path: Path) -> None:
+    done = launch(
+        ["--hosts", "n1,n2", "--env", "MY_NAMED_KEY", "--dry-run", "--json", "--",
+         "python", "train.py"],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["env"]["MY_NAMED_KEY"] == "<redacted>"
+    assert "named" not in done.stdout and "hf_secret" not in done.stdout
+    assert [c["host"] for c in data["commands"]] == ["n1", "n2"]
+    assert not list(tmp_path.glob("rank*.json"))
+
+
+def _port() -> int:
+    from hpnet.localrun import free_port
+
+    return free_port()
