@@ -17,6 +17,7 @@ mkdir -p "$W"
 H="python3 -m hpnet"
 PART=${1:-a}
 B=.device/nccl-tests/build
+G=$(nvidia-smi -L | wc -l)  # nccl-tests -g: every GPU of the machine, as hpnet's ranks
 
 build() {
   [ -x $B/all_reduce_perf ] && return
@@ -51,7 +52,7 @@ if [ "$PART" = a ]; then
   # bandwidth: the same sweep, alternating tools, twice
   for rep in 1 2; do
     for op in all_reduce all_gather reduce_scatter alltoall; do
-      timed "nt-bw-$op-$rep" $B/${op}_perf -g 4 -b 64M -e 1G -f 2 -n 40 -w 5
+      timed "nt-bw-$op-$rep" $B/${op}_perf -g $G -b 64M -e 1G -f 2 -n 40 -w 5
     done
     timed "hp-bw-nccl-$rep" $H bench all_reduce all_gather reduce_scatter alltoall -b 64M -e 1G -f 2 -n 40 -w 5 --backend nccl --save "$W/hp-bw-nccl-$rep.json"
   done
@@ -59,15 +60,17 @@ if [ "$PART" = a ]; then
 else
   # 8-byte all_reduce latency, alternating tools, three times
   for rep in 1 2 3; do
-    timed "nt-lat-$rep" $B/all_reduce_perf -g 4 -b 8 -e 8 -n 2000 -w 200
+    timed "nt-lat-$rep" $B/all_reduce_perf -g $G -b 8 -e 8 -n 2000 -w 200
     timed "hp-lat-nccl-$rep" $H bench all_reduce -b 8 -e 8 -n 2000 -w 200 --backend nccl --save "$W/hp-lat-nccl-$rep.json"
-    timed "nt-latG-$rep" $B/all_reduce_perf -g 4 -b 8 -e 8 -n 100 -w 20 -G 20
+    timed "nt-latG-$rep" $B/all_reduce_perf -g $G -b 8 -e 8 -n 100 -w 20 -G 20
     timed "hp-latG-nccl-$rep" $H bench all_reduce -b 8 -e 8 -n 100 -w 20 -G 20 --backend nccl --save "$W/hp-latG-nccl-$rep.json"
   done
   timed hp-lat-torch $H bench all_reduce -b 8 -e 8 -n 2000 -w 200 --backend torch-nccl --save "$W/hp-lat-torch.json"
   timed hp-latG-torch $H bench all_reduce -b 8 -e 8 -n 100 -w 20 -G 20 --backend torch-nccl --save "$W/hp-latG-torch.json"
-  timed train $H bench train
-  timed train-json $H bench train --steps 20 --json
+  if [ -z "${SKIP_TRAIN:-}" ]; then
+    timed train $H bench train
+    timed train-json $H bench train --steps 20 --json
+  fi
   timed fake-hosts $H bench all_reduce -b 1M -e 256M -f 4 --fake-hosts 2 --backend nccl --save "$W/fake-hosts.json"
 fi
 python3 benchmarks/parity_table.py "$W" | tee "$OUT/table-$PART.txt"

@@ -459,3 +459,33 @@ def test_train_end_to_end_on_gloo() -> None:
     assert set(data["spec"]) == {
         p.split(".", 1)[1] for p in documented_paths(TRAIN_DOC) if p.startswith("spec.")
     }
+
+
+def test_a_taken_rendezvous_port_is_retried_on_another(tmp_path: Path) -> None:
+    """The free port can be taken between choosing and binding it (seen on the device:
+    EADDRINUSE): the ranks start again on a new one."""
+    from hpnet.bench import run as bench
+
+    counter = tmp_path / "tries"
+    fake = tmp_path / "worker.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"path = {str(counter)!r}\n"
+        "if os.environ['RANK'] == '0':\n"
+        "    n = int(open(path).read()) if os.path.exists(path) else 0\n"
+        "    open(path, 'w').write(str(n + 1))\n"
+        "    if n == 0:\n"
+        "        print('DistNetworkError: ... code: -98, name: EADDRINUSE'); sys.exit(1)\n"
+        "    json.dump({'runs': [], 'metadata': {}, 'complete': True}, open(sys.argv[2], 'w'))\n"
+    )
+    ports = []
+
+    def build(port: int) -> bench.BenchPlan:
+        ports.append(port)
+        plan = bench.plan_local(BenchSpec(sizes=(8,)), nproc=1, device="cpu", port=port,
+                                python=sys.executable)  # fmt: skip
+        return dataclasses.replace(plan, argv=(sys.executable, str(fake)))
+
+    outcome = bench.execute_with_port(build, environ=os.environ, progress=False)
+    assert outcome.failure is None and counter.read_text() == "2"
+    assert len(ports) == 2  # a new free port for the second try

@@ -174,6 +174,22 @@ def test_dry_run_runs_nothing_and_json_is_redacted(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("rank*.json"))
 
 
+def test_json_outputs_and_schema_doc_agree(tmp_path: Path) -> None:
+    from tests.unit.test_schema_doc import documented_paths, emitted_paths
+
+    doc = (Path(__file__).parents[2] / "docs" / "launch-schema.md").read_text()
+    plan_doc, outcome_doc = doc.split("## The outcome", 1)
+    dry = launch(["--engine", "mpirun", "--hosts", "n1:2,n2:2", "--dry-run", "--json", "--",
+                  "python", "t.py"], tmp_path)  # fmt: skip
+    plan = json.loads(dry.stdout)
+    dynamic = ("env.", "env_origins.", "commands[].env.")
+    emitted = {p for p in emitted_paths(plan) if not p.startswith(dynamic)}
+    assert emitted == documented_paths(plan_doc)
+    done = launch(["--engine", "env", "--json", "--", sys.executable, "-c", "pass"], tmp_path)
+    outcome = json.loads(done.stdout)
+    assert set(outcome) == documented_paths(outcome_doc)
+
+
 def _port() -> int:
     from hpnet.localrun import free_port
 

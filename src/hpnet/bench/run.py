@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hpnet.bench.model import BenchReport, BenchSpec, average_busbw, report_from_data
@@ -236,16 +236,21 @@ def execute(
 
 
 def run_plan(
-    plan: BenchPlan,
+    plan: BenchPlan | Callable[[int], BenchPlan],
     *,
     environ: Mapping[str, str],
     metadata: Mapping[str, Any],
     keep_dir: str | None = None,
     progress: bool = True,
 ) -> BenchReport:
-    """Run a collective sweep's ranks; the report holds every row measured, also when
-    a rank failed part-way (``incomplete`` says why); HpnetError when none was."""
-    outcome = execute(plan, environ=environ, keep_dir=keep_dir, progress=progress)
+    """Run a collective sweep's ranks (``plan``, or a function of the rendezvous port
+    that makes it: then a port taken meanwhile is retried on another); the report
+    holds every row measured, also when a rank failed part-way (``incomplete`` says
+    why); HpnetError when none was."""
+    if callable(plan):
+        outcome = execute_with_port(plan, environ=environ, keep_dir=keep_dir, progress=progress)
+    else:
+        outcome = execute(plan, environ=environ, keep_dir=keep_dir, progress=progress)
     data = outcome.data
     if outcome.failure is None and data is not None:
         return _report(data, metadata)
@@ -259,6 +264,35 @@ def run_plan(
         )
     # the rows measured before the failure are results too: keep them
     return _report(data, metadata, incomplete=f"{failure} (rank logs: {outcome.directory})")
+
+
+_PORT_TAKEN = ("EADDRINUSE", "address already in use")
+
+
+def port_taken(failure: str | None) -> bool:
+    """The rendezvous port was taken between choosing it and binding it (another
+    process got the same free port): worth one more try with another."""
+    return failure is not None and any(mark in failure for mark in _PORT_TAKEN)
+
+
+def execute_with_port(
+    build: Callable[[int], BenchPlan],
+    *,
+    environ: Mapping[str, str],
+    keep_dir: str | None = None,
+    progress: bool = True,
+    attempts: int = 3,
+) -> RanksOutcome:
+    """:func:`execute` the plan ``build(port)`` makes, on a new free port when the
+    last one was taken before rank 0 could bind it."""
+    from hpnet.localrun import free_port  # noqa: PLC0415
+
+    outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
+    for _ in range(attempts - 1):
+        if not (port_taken(outcome.failure) and outcome.data is None):
+            break
+        outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
+    return outcome
 
 
 def _read_result(path: str) -> dict[str, Any] | None:

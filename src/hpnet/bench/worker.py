@@ -15,8 +15,9 @@ Backends:
 * ``torch-nccl``: ``torch.distributed`` with its NCCL backend.
 * ``gloo``: ``torch.distributed`` with gloo on CPU tensors (what runs in CI).
 
-Timing follows nccl-tests (src/common.cu ``BenchTime``): a barrier, then ``iters``
-launches and one synchronisation, timed on the host; the row's time is the slowest
+Timing follows nccl-tests (src/common.cu ``BenchTime``): the ranks aligned (a barrier,
+then a one-element collective waited for), then ``iters`` launches and one
+synchronisation, timed on the host; the row's time is the slowest
 rank's (nccl-tests ``-a 3``). With ``graph_launches`` G > 0 the ``iters`` launches are
 captured in one CUDA graph that is replayed G times. A second pass times each
 iteration with CUDA events (CPU clocks on gloo) for the min / median / p99 columns.
@@ -113,6 +114,7 @@ class _Ctx:
             except TypeError:
                 signed = tuple(b - 256 if b > 127 else b for b in uid)
                 self.comm = nccl.NcclCommunicator(self.world, signed, self.rank)
+        self._align_buf = torch.zeros(1, dtype=torch.float32, device=self.device)
         self.dtype = _torch_dtype(torch, spec["dtype"])
         self.nccl_dtype = _nccl_dtype(self.nccl, spec["dtype"]) if backend == "nccl" else None
         self.redop = spec["redop"]
@@ -121,6 +123,24 @@ class _Ctx:
     # -- control plane (always gloo, on the CPU)
     def barrier(self) -> None:
         self.dist.barrier(group=self.control)
+
+    def align(self) -> None:
+        """Start every rank's clock together: a gloo barrier lets ranks go hundreds of
+        microseconds apart (TCP), and the first collective's wait for the last rank
+        would count in the early ranks' time. A one-element collective on the data
+        path, waited for, releases all ranks within NCCL's own latency."""
+        self.barrier()
+        if not self.cuda:
+            return
+        if self.backend == "nccl":
+            buf = self._align_buf.data_ptr()
+            self.comm.allReduce(
+                buf, buf, 1, self.nccl.NCCL_FLOAT32, self.nccl.NCCL_SUM, self.stream.cuda_stream
+            )
+        else:
+            with self.torch.cuda.stream(self.stream):
+                self.dist.all_reduce(self._align_buf)
+        self.sync()
 
     def gather(self, values: list[float]) -> list[list[float]]:
         """Every rank's ``values`` (all the same length), on every rank. Plain tensors:
@@ -378,6 +398,10 @@ def _check(
     else:  # reduce_scatter, alltoall: count elements per peer
         source[: count * world] = _values(ctx, rank, 0, count * world)
     launch = ctx.launcher(op, geometry, send, recv, placement)
+    # the data above was written on torch's current stream, the direct NCCL backend
+    # launches on its own: without this the collective races the writes (wrong
+    # elements from 128 MiB up on H200, found on the device)
+    ctx.sync()
     ctx.barrier()
     launch()
     ctx.sync()
@@ -416,7 +440,7 @@ def _time(ctx: _Ctx, launch: Callable[[], None], iters: int, graphs: int) -> flo
             for _ in range(iters):
                 launch()
         ctx.sync()
-        ctx.barrier()
+        ctx.align()
         start = time.perf_counter()
         # replay on the capture stream, as nccl-tests launches its graph on its stream:
         # CUDAGraph.replay() launches on the current stream, the legacy default stream
@@ -426,8 +450,8 @@ def _time(ctx: _Ctx, launch: Callable[[], None], iters: int, graphs: int) -> flo
                 graph.replay()
         ctx.sync()
         return (time.perf_counter() - start) / (iters * graphs)
-    ctx.barrier()
     ctx.sync()
+    ctx.align()
     start = time.perf_counter()
     if ctx.stream is not None and ctx.backend == "nccl":
         for _ in range(iters):
@@ -446,7 +470,8 @@ def _time(ctx: _Ctx, launch: Callable[[], None], iters: int, graphs: int) -> flo
 def _per_iteration(ctx: _Ctx, launch: Callable[[], None], iters: int) -> list[float]:
     """Each iteration's microseconds (CUDA events on GPUs, the host clock on CPUs)."""
     torch = ctx.torch
-    ctx.barrier()
+    ctx.sync()
+    ctx.align()
     if not ctx.cuda:
         times = []
         for _ in range(iters):
@@ -491,6 +516,7 @@ def run(
         recv = torch.empty(length, dtype=ctx.dtype, device=ctx.device)
         send.copy_(_values(ctx, ctx.rank, 0, length))
         recv.copy_(_values(ctx, ctx.rank, 0, length))
+        ctx.sync()  # written on torch's stream; NCCL (direct) reads them on its own
         rows: list[dict[str, Any]] = []
         runs.append({"op": op, "nranks": ctx.world, "rows": rows})
         for size in sizes:

@@ -348,8 +348,6 @@ def run(ns: argparse.Namespace) -> int:
         if checkpoint:
             _remove(checkpoint)
     else:
-        from hpnet.localrun import free_port  # noqa: PLC0415
-
         nproc, device = bench.local_defaults(ns.nproc, ns.device)
         spec = _spec(ns, device)
         if device == "cpu" and spec.backend in ("nccl", "torch-nccl"):
@@ -359,14 +357,14 @@ def run(ns: argparse.Namespace) -> int:
                 where="hpnet bench",
                 fix="--backend gloo",
             )
-        plan = bench.plan_local(
-            spec,
-            nproc=nproc,
-            device=device,
-            port=free_port(),
-            python=sys.executable,
-            fake_hosts=ns.fake_hosts,
-        )
+
+        def plan(port: int) -> bench.BenchPlan:
+            return bench.plan_local(
+                spec, nproc=nproc, device=device, port=port, python=sys.executable,
+                fake_hosts=ns.fake_hosts,
+            )  # fmt: skip
+
+        plan(0)  # refuse a bad --nproc / --fake-hosts before any rank starts
         meta["spec"] = _spec_meta(spec)
         meta["fake_hosts"] = ns.fake_hosts
         report = bench.run_plan(

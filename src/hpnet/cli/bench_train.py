@@ -92,16 +92,18 @@ def run(ns: argparse.Namespace) -> int:
         if data is None:
             return 0
     else:
-        from hpnet.localrun import free_port  # noqa: PLC0415
 
-        plan = bench.plan_local(
-            spec, nproc=nproc, device=device, port=free_port(), python=sys.executable,
-            fake_hosts=ns.fake_hosts, worker="hpnet.bench.train_worker",
-        )  # fmt: skip
+        def plan(port: int) -> bench.BenchPlan:
+            return bench.plan_local(
+                spec, nproc=nproc, device=device, port=port, python=sys.executable,
+                fake_hosts=ns.fake_hosts, worker="hpnet.bench.train_worker",
+            )  # fmt: skip
+
+        plan(0)  # refuse a bad --nproc / --fake-hosts before any rank starts
         environ = dict(os.environ)
         if device == "cpu":
             environ.setdefault("CUDA_VISIBLE_DEVICES", "")
-        outcome = bench.execute(plan, environ=environ, keep_dir=ns.logs)
+        outcome = bench.execute_with_port(plan, environ=environ, keep_dir=ns.logs)
         if outcome.data is None or outcome.failure:
             raise HpnetError(
                 outcome.failure or "no result",
