@@ -4,6 +4,7 @@ or its ``-J`` JSON, or an ``hpnet bench`` table (it is laid out like nccl-tests'
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -34,7 +35,8 @@ def load_result(path: str) -> BenchReport:
             ) from None
         if isinstance(data, dict) and "runs" in data:
             try:
-                return report_from_data(data, source=name)
+                # the file is the name a comparison or a figure needs, not "hpnet bench"
+                return dataclasses.replace(report_from_data(data, source=name), source=name)
             except (KeyError, TypeError, ValueError) as exc:
                 raise InputError(
                     f"not an hpnet bench result ({type(exc).__name__}: {exc})",

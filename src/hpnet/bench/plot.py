@@ -17,8 +17,8 @@ from hpnet.errors import InputError, MissingDependencyError
 
 __all__ = ["Series", "series_of", "write_plot"]
 
-WIDTH, HEIGHT = 860, 520
-LEFT, RIGHT, TOP, BOTTOM = 70, 220, 40, 60
+WIDTH, HEIGHT = 900, 520
+LEFT, RIGHT, TOP, BOTTOM = 70, 260, 40, 60
 COLOURS = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
@@ -42,7 +42,12 @@ def series_of(report: BenchReport, label: str) -> list[Series]:
             if row.size_bytes > 0 and values:
                 points.append((row.size_bytes, max(values)))
         if points:
-            name = f"{label} {run.op}" if many or len(report.runs) == 1 else f"{label} #{index}"
+            if run.op in label:
+                name = label if not many else f"{label} #{index}"
+            elif many or len(report.runs) == 1:
+                name = f"{label} {run.op}"
+            else:  # repeated runs of one op
+                name = f"{label} #{index}"
             out.append(Series(label=name, points=tuple(points)))
     return out
 
@@ -129,7 +134,7 @@ def render_svg(series: Sequence[Series], title: str) -> str:
             f'<line x1="{lx}" y1="{ly}" x2="{lx + 20}" y2="{ly}" '
             f'stroke="{colour}" stroke-width="2"/>'
         )
-        out.append(f'<text x="{lx + 26}" y="{ly + 4}">{escape(line.label[:28])}</text>')
+        out.append(f'<text x="{lx + 26}" y="{ly + 4}">{escape(line.label[:36])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
