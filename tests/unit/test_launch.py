@@ -297,3 +297,30 @@ def test_slurm_batch_script_is_golden() -> None:
     srun = inside.commands[0]
     assert srun.argv[0] == "srun" and srun.argv[-3:] == ("hpnet-rank", "python", "t.py")
     assert srun.env["MASTER_ADDR"] == "g1" and "--ntasks-per-node=4" in srun.argv
+
+
+def test_local_ranks_lose_the_secrets_but_ssh_keeps_its_agent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A local rank inherits the caller's environment without what the plan withholds;
+    the ssh client to a remote node keeps everything it needs to log in."""
+    from hpnet.launch import execute
+    from hpnet.localrun import RankResult, RankSpec
+
+    environ = {"PATH": "/usr/bin", "SSH_AUTH_SOCK": "/tmp/agent", "HF_TOKEN": "hf_x",
+               "SSL_CERT_FILE": "/etc/ssl/cert.pem"}  # fmt: skip
+    got = plan("python t.py", environ, hosts="launchhost,n2")
+    seen: list[RankSpec] = []
+
+    def fake_run(specs: list[RankSpec], **_: object) -> list[RankResult]:
+        seen.extend(specs)
+        return [RankResult(rank=s.rank, returncode=0, log_path=s.log_path) for s in specs]
+
+    monkeypatch.setattr("hpnet.localrun.run_ranks", fake_run)
+    outcome = execute.execute(got, environ=environ, timeout_seconds=10, log_dir=str(tmp_path))
+    assert outcome.exit_code == 0
+    local, remote = seen
+    assert "HF_TOKEN" not in local.env and "SSH_AUTH_SOCK" not in local.env
+    assert local.env["SSL_CERT_FILE"] == "/etc/ssl/cert.pem"  # a path, not a secret
+    assert remote.argv[0] == "ssh" and remote.env["SSH_AUTH_SOCK"] == "/tmp/agent"
+    assert "hf_x" not in " ".join(remote.argv)

@@ -41,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--ssh-port", type=int, metavar="PORT", help="sshd port on the nodes")
     where.add_argument("--iface", metavar="IF", help="mpirun's btl_tcp_if_include")
     where.add_argument("--workdir", metavar="DIR", help="remote nodes cd here (default: this dir)")
+    where.add_argument(
+        "--fake-hosts",
+        action="store_true",
+        help="a distinct NCCL_HOSTID per node: nodes on one machine talk through NCCL's "
+        "network transport (torchrun and env engines)",
+    )
     env = parser.add_argument_group("environment")
     env.add_argument(
         "--profile", metavar="NAME", help="resolve and forward this profile's settings"
@@ -118,6 +124,7 @@ def run(ns: argparse.Namespace) -> int:
         resources=tuple(resources),
         namespace=ns.namespace,
         kind=ns.k8s_kind,
+        fake_hosts=ns.fake_hosts,
     )
     options = LaunchOptions(
         request=request,

@@ -25,7 +25,7 @@ DEFAULT_PREFIXES = ("NCCL_", "UCX_", "NVSHMEM_", "TORCH_NCCL_", "CUDA_", "GLOO_"
 _SECRET_WORDS = frozenset(
     {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "KEY", "APIKEY",
      "CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "PRIVATE", "SESSION",
-     "COOKIE", "SIGNATURE", "CERT"}
+     "COOKIE", "SIGNATURE"}
 )  # fmt: skip
 _SECRET_PARTS = ("TOKEN", "SECRET", "PASSW", "CRED", "APIKEY", "ACCESSKEY")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

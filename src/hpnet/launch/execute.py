@@ -92,13 +92,15 @@ def execute(
     write_files(plan)
     directory = log_dir or tempfile.mkdtemp(prefix="hpnet-launch-")
     os.makedirs(directory, exist_ok=True)
-    # what this machine's processes inherit: the caller's environment without the
-    # secrets the plan withholds (a local rank must not see what a remote one cannot)
+    # what this machine's ranks inherit: the caller's environment without the secrets
+    # the plan withholds (a local rank must not see what a remote one cannot); ssh
+    # itself keeps everything (its agent socket, its config), the remote command gets
+    # only what the plan names
     withheld = set(plan.propagation.withheld)
     base = {k: v for k, v in environ.items() if k not in withheld}
     specs = []
     for index, command in enumerate(plan.commands):
-        env = dict(base) if command.remote else {**base, **command.env}
+        env = dict(environ) if command.remote else {**base, **command.env}
         specs.append(
             RankSpec(
                 rank=index,

@@ -48,6 +48,9 @@ class LaunchRequest:
     resources: tuple[tuple[str, str], ...] = ()  # extra resource limits (rdma/hca: 1)
     namespace: str | None = None
     kind: Literal["pytorchjob", "mpijob"] = "pytorchjob"
+    #: give each node its own NCCL_HOSTID, so that NCCL treats nodes on one machine as
+    #: separate hosts and connects them through its network transport
+    fake_hosts: bool = False
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

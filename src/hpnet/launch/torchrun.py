@@ -39,6 +39,13 @@ def torchrun_target(command: tuple[str, ...]) -> tuple[str, ...]:
     return ("--no-python", *command)
 
 
+def fake_host_env(request: LaunchRequest, node_rank: int) -> dict[str, str]:
+    """NCCL_HOSTID per node with --fake-hosts: NCCL reads it instead of the host's name
+    and boot id (NCCL's getHostHash, src/misc/utils.cc), so nodes on one machine become
+    separate NCCL hosts joined by the network transport."""
+    return {"NCCL_HOSTID": f"hpnet-fake-host{node_rank}"} if request.fake_hosts else {}
+
+
 def _nodes(context: Context, request: LaunchRequest) -> tuple[int, str, int]:
     """(nodes, master address, processes per node)."""
     hosts = context.hosts
@@ -126,6 +133,7 @@ def build_torchrun(
         )  # fmt: skip
     commands = []
     for rank, ssh_host, name in _per_node(context, local_names):
+        node_env = {**env, **fake_host_env(request, rank)}
         argv = (
             "torchrun", "--nnodes", str(nnodes), "--nproc-per-node", str(nproc),
             "--node-rank", str(rank), "--master-addr", master, "--master-port", str(port),
@@ -136,7 +144,7 @@ def build_torchrun(
                 label=f"node {rank}" + (f" ({name})" if name and not ssh_host else ""),
                 host=ssh_host,
                 argv=argv,
-                env=env,
+                env=node_env,
                 ssh_port=request.ssh_port,
                 workdir=request.workdir if ssh_host else None,
             )
@@ -178,6 +186,7 @@ def build_env(
             "WORLD_SIZE": str(nnodes),
             "RANK": str(rank),
             **propagation.env,
+            **fake_host_env(request, rank),
         }
         commands.append(
             NodeCommand(
