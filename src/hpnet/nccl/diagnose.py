@@ -5,12 +5,16 @@ Pure functions over :class:`~hpnet.nccl.logmodel.NcclLog`.
 
 Intra- or inter-node is decided per connection. P2P, SHM and NVLS only connect ranks
 NCCL sees on one host (``src/transport/p2p.cc`` and ``shm.cc`` refuse peers whose
-``hostHash`` differs); NET usually connects hosts, but also carries traffic inside a
-machine when P2P and SHM are unusable. So a NET connection counts as inter-node
-unless the log places both ranks on the same NCCL host: the same machine (host name,
-told apart by bootstrap address when two machines share a name) and the same
-``NCCL_HOSTID``. Ranks are placed through the communicators' init lines, or, when a
-log has none, through which process printed which rank.
+``hostHash`` differs) — except with multi-node NVLink (MNNVL), where P2P reaches other
+hosts (p2p.cc:143-146 @2.28.9 lets a non-local peer through) and prints ``P2P/MNNVL``,
+and NVLS spans the NVLink domain. NET usually connects hosts, but also carries traffic
+inside a machine when P2P and SHM are unusable. So a NET or ``P2P/MNNVL`` connection
+counts as inter-node unless the log places both ranks on the same NCCL host: the same
+machine (host name, told apart by address when two machines share a name) and the
+same ``NCCL_HOSTID``. Ranks are placed through the communicators' init lines, or, when
+a log has none, through which process printed which rank. Where NCCL counted more
+ranks on one host than the log's names tell apart (``localRanks``), the peer's host is
+not known either.
 """
 
 from __future__ import annotations
@@ -162,8 +166,9 @@ def parse_expectation(text: str) -> Expectation:
 def net_matches(wanted: str, label: str) -> bool:
     """Does a transport label (``NET/IBext_v8/GDRDMA``) name the network ``wanted``?
 
-    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin);
-    comparison ignores case, spaces and punctuation (``aws-libfabric``).
+    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin), ``mnnvl`` the
+    NVLink transports that cross hosts; comparison ignores case, spaces and punctuation
+    (``aws-libfabric``).
 
     >>> net_matches("ib", "NET/IBext_v8/GDRDMA"), net_matches("socket", "NET/IB")
     (True, False)
@@ -176,6 +181,8 @@ def net_matches(wanted: str, label: str) -> bool:
 
     if simple(wanted) == "ib":
         return simple(name) == "ib" or simple(name).startswith("ibext")
+    if simple(wanted) == "mnnvl":  # multi-node NVLink: P2P/MNNVL, and NVLS across hosts
+        return simple(label) in {"p2pmnnvl", "nvls"}
     return simple(name) == simple(wanted)
 
 
@@ -189,26 +196,39 @@ def _address(bootstrap: str) -> str | None:
 
 
 def _machines(processes: Sequence[ProcessLog]) -> dict[str, str]:
-    """process key -> machine label; a host name that two machines share (two
-    bootstrap addresses) is told apart by address."""
-    addresses: dict[str, set[str]] = {}
-    own: dict[str, str | None] = {}
-    for p in processes:
-        found = {a for a in (_address(b) for b in p.bootstrap) if a}
-        found |= {n.address.split("<")[0] for n in p.socket_interfaces if n.address}
-        found.discard("127.0.0.1")
-        own[p.key] = min(found) if len(found) == 1 else None
-        if p.host:
-            addresses.setdefault(p.host, set()).update(found)
+    """process key -> machine label; a host name that two machines share is told apart
+    by address: processes of one name whose addresses (bootstrap, socket interfaces)
+    overlap are one machine, disjoint addresses are two (``host@address``)."""
+    named: dict[str, list[tuple[str, set[str]]]] = {}
     labels = {}
     for p in processes:
-        if p.host is None:
-            labels[p.key] = p.key
-        elif len(addresses.get(p.host, ())) > 1 and own[p.key]:
-            labels[p.key] = f"{p.host}@{own[p.key]}"
-        else:
-            labels[p.key] = p.host
+        labels[p.key] = p.host or p.key
+        if p.host:
+            found = {a for a in (_address(b) for b in p.bootstrap) if a}
+            found |= {n.address.split("<")[0] for n in p.socket_interfaces if n.address}
+            found.discard("127.0.0.1")
+            named.setdefault(p.host, []).append((p.key, found))
+    for host, members in named.items():
+        machines = _overlapping([found for _, found in members if found])
+        if len(machines) <= 1:
+            continue
+        for key, found in members:
+            if found:  # a process that shows no address stays under the bare name
+                machine = next(m for m in machines if found <= m)
+                labels[key] = f"{host}@{min(machine)}"
     return labels
+
+
+def _overlapping(sets: Iterable[set[str]]) -> list[set[str]]:
+    """Merge the sets that share an element (connected components)."""
+    merged: list[set[str]] = []
+    for found in sets:
+        joined = set(found)
+        for other in [m for m in merged if m & joined]:
+            joined |= other
+            merged.remove(other)
+        merged.append(joined)
+    return merged
 
 
 class _Placement:
@@ -227,20 +247,12 @@ class _Placement:
         self.comms: dict[str, _Comm] = {}
         self.of_process: dict[str, list[_Comm]] = {}
         for process in processes:
-            ordinal: dict[int, int] = {}
-            for membership in process.memberships:
-                if membership.nranks <= 0 or membership.rank < 0:
-                    continue
-                if membership.comm_id:
-                    key = membership.comm_id
-                else:
-                    nth = ordinal.get(membership.nranks, 0)
-                    ordinal[membership.nranks] = nth + 1
-                    key = f"nranks={membership.nranks} #{nth + 1}"
+            for membership, key in _comm_keys(process):
                 comm = self.comms.get(key)
                 if comm is None:
                     comm = self.comms[key] = _Comm(key, membership.nranks)
                 comm.members.setdefault(membership.rank, process)
+                comm.by_rank.setdefault(membership.rank, membership)
                 comm.memberships.append(membership)
                 self.of_process.setdefault(process.key, []).append(comm)
         # without init lines: the processes that printed each rank's lines
@@ -265,19 +277,28 @@ class _Placement:
                 for rank, member in comm.members.items():
                     if member is process:
                         by_rank.setdefault(rank, []).append(comm)
-        fitting = [c for c in by_rank.get(connection.printing_rank, ()) if c.nranks > top]
-        if len(fitting) <= 1:
+        peer_rank = _peer_rank(connection)
+        # the line prints the peer's GPU ([nvmlDev] 2.18.3+, [busId] before): a
+        # communicator whose member of that rank holds another GPU is not this line's
+        fitting = [
+            c
+            for c in by_rank.get(connection.printing_rank, ())
+            if c.nranks > top and _same_gpu(c.by_rank.get(peer_rank), _peer_device(connection))
+        ]
+        intra = _fixed_side(connection)
+        if len(fitting) <= 1 or intra is None:
             return fitting
         # several communicators give this process that rank: keep those where the
-        # peer sits where the transport says (P2P/SHM: the same NCCL host)
+        # peer sits where the transport says (P2P/SHM: the same NCCL host). When none
+        # does, the line belongs to a communicator whose init lines the log lacks: its
+        # peer is unknown (a NET line then counts as inter-node, as without init lines),
+        # never borrowed from a communicator that contradicts the transport
         plausible = []
         for comm in fitting:
-            peer = comm.members.get(_peer_rank(connection))
-            if peer is None or (connection.transport.kind in INTRA_KINDS) == (
-                self.nccl_host(peer) == self.nccl_host(process)
-            ):
+            peer = comm.members.get(peer_rank)
+            if peer is None or intra == (self.nccl_host(peer) == self.nccl_host(process)):
                 plausible.append(comm)
-        return plausible or fitting
+        return plausible
 
     def peer(
         self, process: ProcessLog, connection: Connection, comms: Sequence[_Comm]
@@ -299,17 +320,119 @@ class _Placement:
         return None
 
 
+def _comm_keys(process: ProcessLog) -> list[tuple[Membership, str]]:
+    """Each membership of ``process`` with the key that names its communicator in
+    every member process: the commId, else the split's parent and color, else the
+    how-many-th communicator of that size (releases that print no commId)."""
+    ordinal: dict[tuple[object, ...], int] = {}
+    #: this process's communicator addresses -> their keys (a split's parent)
+    keys: dict[str, str] = {}
+    found = []
+    for membership in process.memberships:
+        if membership.nranks <= 0 or membership.rank < 0:
+            continue
+        if membership.comm_id:
+            key = membership.comm_id
+        elif membership.parent is not None and membership.color is not None:
+            # ncclCommSplit children print no usable commId (log.ZERO_ID_HASH, none
+            # from 2.23.4): the parent, the color and the how-many-th such split name
+            # them the same in every member process
+            parent = keys.get(membership.parent)
+            what = (parent or "?", membership.color, membership.nranks)
+            count = ordinal[what] = ordinal.get(what, 0) + 1
+            key = (
+                f"{parent} color {membership.color}"
+                if parent
+                else f"split color {membership.color} nranks={membership.nranks}"
+            ) + (f" #{count}" if count > 1 or not parent else "")
+        else:
+            count = ordinal[(membership.nranks,)] = ordinal.get((membership.nranks,), 0) + 1
+            key = f"nranks={membership.nranks} #{count}"
+        keys[membership.comm] = key
+        found.append((membership, key))
+    return found
+
+
 class _Comm:
     def __init__(self, key: str, nranks: int) -> None:
         self.key = key
         self.nranks = nranks
         self.members: dict[int, ProcessLog] = {}
+        self.by_rank: dict[int, Membership] = {}
         self.memberships: list[Membership] = []
         self.connections: list[tuple[ProcessLog, Connection, bool]] = []
 
 
 def _peer_rank(connection: Connection) -> int:
     return connection.dst if connection.printing_rank == connection.src else connection.src
+
+
+def _peer_device(connection: Connection) -> str:
+    if connection.printing_rank == connection.src:
+        return connection.dst_device
+    return connection.src_device
+
+
+def _same_gpu(member: Membership | None, printed: str) -> bool:
+    """Can ``printed`` (a connection line's ``[...]``) name ``member``'s GPU?
+
+    Only judged where the init line names the GPU by bus id (2.6+): the brackets then
+    hold that bus id (up to 2.18.1) or the nvmlDev (2.18.3+); older init lines print
+    neither, and their brackets cannot be compared.
+    """
+    if member is None or not printed or not member.bus_id:
+        return True
+    ids = {str(v) for v in (member.nvml_dev, member.cuda_dev) if v is not None}
+    ids.add(member.bus_id.lower().lstrip("0") or "0")
+    return printed in ids or (printed.lower().lstrip("0") or "0") in ids
+
+
+def _fixed_side(connection: Connection) -> bool | None:
+    """True: a transport that stays inside an NCCL host (P2P, SHM, NVLS); False: one
+    that usually leaves it (NET); None: either (``P2P/MNNVL``, multi-node NVLink)."""
+    transport = connection.transport
+    if transport.kind is TransportKind.P2P and transport.name == "MNNVL":
+        return None
+    return transport.kind in INTRA_KINDS
+
+
+def _by_host(connection: Connection) -> bool:
+    """Whether the side of a connection is decided by where its peer runs."""
+    transport = connection.transport
+    return transport.kind is TransportKind.NET or _fixed_side(connection) is None
+
+
+def _crowded(place: _Placement) -> dict[str, str]:
+    """NCCL hosts (labels) that hold more ranks of a communicator than NCCL counted on
+    one of its hosts: several machines under one name, or an NCCL_HOSTID the log does
+    not show. -> why, in a sentence.
+
+    NCCL's ``nNodes`` / ``localRanks`` (init.cc:1095-1171 @2.28.9) count the islands of
+    its ring graph, not hostHash values: ranks of one host that P2P and SHM cannot join
+    are islands of their own (``localRanks 1`` with NCCL_P2P_DISABLE and
+    NCCL_SHM_DISABLE). An island of two or more ranks proves that P2P or SHM worked on
+    that host; with SHM allowed NCCL joins every rank of one host that way, so more
+    ranks under the name than in the island means more than one NCCL host.
+    """
+    crowded: dict[str, str] = {}
+    for comm in place.comms.values():
+        on_host: dict[str, list[int]] = {}
+        for rank, process in comm.members.items():
+            on_host.setdefault(place.nccl_host(process), []).append(rank)
+        nnodes = max((m.nnodes or 0 for m in comm.memberships), default=0)
+        for host, ranks in on_host.items():
+            local = max((comm.by_rank[r].local_ranks or 0 for r in ranks), default=0)
+            shm_off = any(
+                dict(comm.members[r].env).get("NCCL_SHM_DISABLE", "0") not in ("", "0")
+                for r in ranks
+            )
+            if local >= 2 and len(ranks) > local and not shm_off:
+                crowded.setdefault(
+                    host,
+                    f"{len(ranks)} ranks of comm {comm.key} under {host}, where NCCL "
+                    f"counted {local} ranks per host ({nnodes or '?'} hosts)",
+                )
+    return crowded
 
 
 # ---------------------------------------------------------------- transports
@@ -408,31 +531,44 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     machines = _machines(processes)
     place = _Placement(processes, machines, log.placements)
 
+    crowded = _crowded(place)
+
     rows = []
     same_host_net: list[str] = []
     split_by_hostid: list[str] = []
+    indistinct: list[str] = []
     for process in processes:
         intra: list[Connection] = []
         inter: list[Connection] = []
         for connection in process.connections:
             kind = connection.transport.kind
-            is_inter = kind not in INTRA_KINDS
             comms = place.comms_of(process, connection)
-            if kind is TransportKind.NET:
+            if _by_host(connection):
+                # inter-node unless the log places the peer on this NCCL host
+                is_inter = True
                 peer = place.peer(process, connection, comms)
                 if peer is not None and machines[peer.key] == machines[process.key]:
                     line = (
                         f"{process.key} rank {connection.src} -> {connection.dst} via "
                         f"{connection.transport.raw} (both on {machines[process.key]})"
                     )
-                    if place.nccl_host(peer) == place.nccl_host(process):
-                        is_inter = False
-                        same_host_net.append(line)
+                    host = place.nccl_host(process)
+                    if place.nccl_host(peer) != host:
+                        if kind is TransportKind.NET:
+                            split_by_hostid.append(line)
+                    elif host in crowded:
+                        indistinct.append(f"{line}: {crowded[host]}")
                     else:
-                        split_by_hostid.append(line)
+                        is_inter = False
+                        if kind is TransportKind.NET:
+                            same_host_net.append(line)
+            else:
+                is_inter = kind not in INTRA_KINDS
             (inter if is_inter else intra).append(connection)
             for comm in comms:
                 comm.connections.append((process, connection, is_inter))
+        # NVLS under MNNVL: the multicast group spans the NVLink domain's hosts
+        nvls_across = any(m.mnnvl and (m.nnodes or 0) > 1 for m in process.memberships)
         rows.append(
             ProcessRow(
                 process=process.key,
@@ -447,9 +583,13 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 nics=_natural(_nic_names(process, inter)),
                 bootstrap=process.bootstrap,
                 intra_node=_uniq(
-                    [_label(c, False) for c in intra] + (["NVLS"] if process.nvls else [])
+                    [_label(c, False) for c in intra]
+                    + (["NVLS"] if process.nvls and not nvls_across else [])
                 ),
-                inter_node=_uniq(_label(c, True) for c in inter),
+                inter_node=_uniq(
+                    [_label(c, True) for c in inter]
+                    + (["NVLS"] if process.nvls and nvls_across else [])
+                ),
                 gdr=_gdr(inter),
             )
         )
@@ -502,6 +642,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         mixed=mixed_versions(log, versions),
         same_host_net=same_host_net,
         split_by_hostid=split_by_hostid,
+        indistinct=indistinct,
         socket_expected=bool(
             expectation and expectation.net and net_matches(expectation.net, "NET/Socket")
         ),

@@ -202,6 +202,7 @@ def structural_findings(
     same_host_net: Sequence[str],
     split_by_hostid: Sequence[str],
     socket_expected: bool,
+    indistinct: Sequence[str] = (),
 ) -> list[Finding]:
     """Conclusions no single line states."""
     findings: list[Finding] = []
@@ -270,6 +271,24 @@ def structural_findings(
                 fix="nothing to fix for a test; unset NCCL_HOSTID for real jobs",
                 evidence=tuple(split_by_hostid[:MAX_EVIDENCE]),
                 count=len(split_by_hostid),
+            )
+        )
+    if indistinct:
+        findings.append(
+            Finding(
+                id="hosts-indistinct",
+                severity="info",
+                title="NCCL counted more hosts than the log's host names tell apart: "
+                "network connections among them are counted as inter-node",
+                cause="several machines share a host name (and their lines show no address "
+                "that tells them apart), or NCCL_HOSTID split a machine and the log does "
+                "not show it (NCCL prints it with NCCL_DEBUG_SUBSYS=ENV): NCCL's nNodes / "
+                "localRanks say the ranks under one name run on several NCCL hosts",
+                fix="give every machine its own host name; log with "
+                "NCCL_DEBUG_SUBSYS=INIT,NET,ENV so that NCCL_HOSTID and the bootstrap "
+                "addresses are shown",
+                evidence=tuple(indistinct[:MAX_EVIDENCE]),
+                count=len(indistinct),
             )
         )
     findings += _hca_prefix(log)

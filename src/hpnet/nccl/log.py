@@ -47,6 +47,9 @@ MAX_NOTES = 32
 #: connection / communicator lines per process whose form is checked against the
 #: version fingerprints (the first few pin a process's release as well as all would)
 HINTS_PER_PROCESS = 6
+#: ``hashUniqueId`` (init.cc:50 @2.21.5) of an all-zero ncclUniqueId: the commId NCCL
+#: 2.18-2.22 print for communicators made by ncclCommSplit, the same for all of them
+ZERO_ID_HASH = "0xd6f7ddbca6ef589b"
 #: communicator memberships kept per process: a long job re-creating its groups would
 #: otherwise grow without bound; the rest are counted (NcclLog.num_dropped_memberships)
 MAX_MEMBERSHIPS = 128
@@ -220,20 +223,33 @@ def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
 
 def _membership(record: dict[str, object]) -> Membership:
     def number(name: str) -> int | None:
+        value = str(record.get(name))
+        return int(value) if value.lstrip("-").isdigit() else None
+
+    def text(name: str) -> str | None:
         value = record.get(name)
-        return int(str(value)) if value is not None else None
+        return str(value) if value else None
 
     rank = number("rank")
     nranks = number("nranks")
+    comm_id = text("commId")
+    mnnvl = number("MNNVL")
     return Membership(
         comm=str(record["comm"]),
         rank=rank if rank is not None else -1,
         nranks=nranks if nranks is not None else 0,
-        comm_id=str(record["commId"]) if record.get("commId") else None,
+        # the hash of an all-zero unique id names no communicator: NCCL 2.18-2.22 print it
+        # for every ncclCommSplit child (hashUniqueId(job->commId) of a calloc'ed job,
+        # init.cc:1541 @2.21.5), so it would merge every split communicator into one
+        comm_id=None if comm_id == ZERO_ID_HASH else comm_id,
         cuda_dev=number("cudaDev"),
-        bus_id=str(record["busId"]) if record.get("busId") else None,
+        nvml_dev=number("nvmlDev"),
+        bus_id=text("busId"),
         nnodes=number("nNodes"),
         local_ranks=number("localRanks"),
+        parent=text("parent"),
+        color=number("color"),
+        mnnvl=bool(mnnvl) if mnnvl is not None else None,
         completed=bool(record.get("completed")),
         aborted=bool(record.get("aborted")),
     )
@@ -460,7 +476,10 @@ class LogFolder:
             fields = dict(fields, nranks=fields["nRanks"])
         if "commHash" in fields and "commId" not in fields:
             fields = dict(fields, commId=fields["commHash"])
-        for name in ("rank", "nranks", "cudaDev", "busId", "commId", "nNodes", "localRanks"):
+        for name in (
+            "rank", "nranks", "cudaDev", "nvmlDev", "busId", "commId", "nNodes", "localRanks",
+            "parent", "color", "MNNVL",
+        ):  # fmt: skip
             if name in fields and record.get(name) is None:
                 record[name] = fields[name]
         if what == "Init" and state == "COMPLETE":

@@ -151,9 +151,14 @@ _PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
 _SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
+#: ``name value`` pairs of the communicator lines (init.cc ``ncclCommInitRank comm %p rank %d
+#: nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx``, ``ncclCommSplit ... parent %p
+#: color %d key %d`` 2.21.5+, ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank
+#: %d MNNVL %d`` 2.20.3+): addresses and bus ids are hex, everything else decimal (a
+#: hex-looking rank is not a rank)
 _FIELDS = re.compile(
-    r"\b(comm|rank|nranks|nRanks|cudaDev|nvmlDev|busId|commId|commHash|nNodes|localRanks)"
-    r" (0x[0-9a-fA-F]+|[0-9a-fA-F]+|-?\d+)"
+    r"\b(?:(comm|busId|commId|commHash|parent) (0x[0-9a-fA-F]+|[0-9a-fA-F]+)"
+    r"|(rank|nranks|nRanks|cudaDev|nvmlDev|nNodes|localRanks|color|MNNVL) (-?\d+))\b"
 )
 _STATE = re.compile(r"- (Init|Abort|Destroy) (START|COMPLETE)")
 #: failures NCCL logs at INFO level (``misc/ibvwrap.cc``, ``NET/IB : No device found``,
@@ -185,7 +190,11 @@ _CODE_LINE = re.compile(r"\s*(?:raise |File \"|except |if |return |\^)")
 
 
 def _fields(message: str) -> dict[str, str]:
-    return {k: v for k, v in _FIELDS.findall(message)}
+    """``{"comm": "0x55d0", "rank": "3", ...}``: the first value of each name wins."""
+    found: dict[str, str] = {}
+    for hex_name, hex_value, name, value in _FIELDS.findall(message):
+        found.setdefault(hex_name or name, hex_value or value)
+    return found
 
 
 #: what an INFO message says: (kind, data, text kept as evidence)
