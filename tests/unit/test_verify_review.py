@@ -313,3 +313,28 @@ def test_p2p_over_multi_node_nvlink_is_inter_node_between_hosts() -> None:
     crossing = [r for r in result.ranks if "P2P/MNNVL" in r.inter_node]
     assert {r.process for r in crossing} == {"tray1:1003", "tray2:1007"}
     assert report(mnnvl_job(), "net=mnnvl").expectations[0].met
+
+
+# ------------------------------------------------------------------ 5: retries are not failures
+
+#: "Call to ibv_modify_qp failed with %d %s, %s, retrying %d/%d after %u msec of sleep"
+#: INFO(NCCL_NET) ibvwrap.cc:281 @2.24.3 (qpMsg: ibvwrap.cc:266)
+QP_MSG = (
+    "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state "
+    "INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID "
+    "::ffff:10.0.0.2"
+)
+RETRY = f"node1:3000:3000 [0] NCCL INFO {QP_MSG}, retrying 1/3 after 100 msec of sleep"
+#: CUDACHECKIGNORE: INFO(NCCL_ALL,"%s:%d Cuda failure '%s'") checks.h:34 @2.28.9
+IGNORED = "node1:3000:3000 [0] NCCL INFO init.cc:1539 Cuda failure 'out of memory'"
+#: the retries ran out: WARN("Call to ibv_modify_qp failed with %d %s, %s") ibvwrap.cc:291
+GAVE_UP = f"node1:3000:3042 [0] misc/ibvwrap.cc:291 NCCL WARN {QP_MSG}"
+
+
+def test_retried_and_ignored_calls_do_not_fail_a_healthy_job() -> None:
+    result = report([*three_comms(column_init=True), RETRY, IGNORED])
+    assert result.status == "PASS", result.verdict
+    assert all(f.severity == "info" for f in result.findings)
+    assert "retried-calls" in ids(result)
+    failed = report([*three_comms(column_init=True), RETRY, "", GAVE_UP])
+    assert failed.status == "FAIL" and "modify-qp-etimedout" in ids(failed)
