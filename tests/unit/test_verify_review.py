@@ -9,8 +9,13 @@ communicators, two machines of one name, multi-node NVLink).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
+import pytest
+
+from hpnet.cli.main import main
 from hpnet.nccl.diagnose import VerifyReport, analyse, parse_expectation
 from hpnet.nccl.log import parse_nccl_log
 from hpnet.nccl.logread import collect_inputs, read_logs
@@ -338,3 +343,61 @@ def test_retried_and_ignored_calls_do_not_fail_a_healthy_job() -> None:
     assert "retried-calls" in ids(result)
     failed = report([*three_comms(column_init=True), RETRY, "", GAVE_UP])
     assert failed.status == "FAIL" and "modify-qp-etimedout" in ids(failed)
+
+
+# ------------------------------------------------------------------ 7: no line crashes the parser
+
+
+def test_a_hex_looking_rank_is_not_a_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`_FIELDS` read every value as hex, then int() failed: exit 3 (an internal error)."""
+    path = tmp_path / "x.log"
+    path.write_text(
+        "node1:1:1 [0] NCCL INFO comm 0x1 rank 1a nranks 16 cudaDev 0 busId 1b000 - Init COMPLETE\n"
+    )
+    code = main(["verify", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("hpnet verify: UNKNOWN")  # a process, nothing proven
+    assert "Communicators" not in out
+
+
+def mutate(line: str, rng: random.Random) -> str:
+    """One edit a damaged or hostile log could hold: a character replaced, a span cut or
+    doubled, two words swapped, a hex or huge number or a control character put in."""
+    if not line:
+        return line
+    at = rng.randrange(len(line))
+    choice = rng.randrange(6)
+    if choice == 0:
+        return line[:at] + rng.choice("0123456789abcdefx:[]()/-= \t.,<>#") + line[at + 1 :]
+    if choice == 1:
+        return line[:at] + line[at + rng.randrange(1, 12) :]
+    if choice == 2:
+        return line[:at] + line[at : at + rng.randrange(1, 24)] + line[at:]
+    if choice == 3:
+        words = line.split(" ")
+        i, j = rng.randrange(len(words)), rng.randrange(len(words))
+        words[i], words[j] = words[j], words[i]
+        return " ".join(words)
+    if choice == 4:
+        return (
+            line[:at] + rng.choice(["1a", "0x1f", "-1", "99999999999999999999", "ff"]) + line[at:]
+        )
+    return line[:at] + rng.choice(["\x00", "\x1b[2J", "\r", "\ufffd", "\x7f"]) + line[at:]
+
+
+def test_mutated_real_lines_never_crash_the_analysis() -> None:
+    """A fuzz run of 4000 mutated real lines found only the hex rank; this keeps it so."""
+    from hpnet.render.verify import render_verify
+
+    rng = random.Random(20261122)  # noqa: S311 - a reproducible fuzz, not a secret
+    real = [
+        line
+        for path in sorted(LOGS.glob("*.log"))
+        for line in path.read_text(errors="replace").splitlines()
+        if "NCCL" in line
+    ]
+    for _ in range(200):
+        lines = [mutate(rng.choice(real), rng) for _ in range(20)]
+        render_verify(analyse(parse_nccl_log(lines), parse_expectation("net=ib,gdr")))
