@@ -32,7 +32,7 @@ from hpnet.nccl.logmodel import (
     ProcessLog,
     parse_transport,
 )
-from hpnet.nccl.logscan import BlockResult, iter_blocks, scan_block
+from hpnet.nccl.logscan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
 from hpnet.nccl.logversions import VersionRange, empty, format_range, hint_for, intersect
 
 __all__ = ["BLOCK_BYTES", "LogFolder", "parse_nccl_log", "parse_nccl_text"]
@@ -284,6 +284,8 @@ class LogFolder:
         self._num_lines = 0
         self._num_nccl_lines = 0
         self._num_bytes = 0
+        #: per source: lines longer than MAX_LINE_BYTES, cut
+        self._num_cut: dict[str, int] = {}
         self.num_dropped = 0
         self._num_evidence = 0
 
@@ -304,6 +306,8 @@ class LogFolder:
         self._num_lines += block.num_lines
         self._num_nccl_lines += block.num_nccl_lines
         self._num_bytes += block.num_bytes
+        if block.num_cut:
+            self._num_cut[block.source] = self._num_cut.get(block.source, 0) + block.num_cut
         for event in block.events:
             self._fold(event)
 
@@ -349,6 +353,8 @@ class LogFolder:
         self._num_lines += later._num_lines
         self._num_nccl_lines += later._num_nccl_lines
         self._num_bytes += later._num_bytes
+        for source, num_cut in later._num_cut.items():
+            self._num_cut[source] = self._num_cut.get(source, 0) + num_cut
         self.num_dropped += later.num_dropped
         for line in later._signals.values():
             self.keep_line(self._signals, shift(line))
@@ -490,6 +496,11 @@ class LogFolder:
             process.close(comm)
 
     def result(self) -> NcclLog:
+        for source, num_cut in self._num_cut.items():
+            self.note(
+                f"{source}: {num_cut} line(s) longer than {MAX_LINE_BYTES >> 20} MiB, "
+                f"read up to {MAX_LINE_BYTES >> 20} MiB"
+            )
         return NcclLog(
             sources=tuple(self._sources),
             processes=tuple(p.freeze() for p in self._processes.values()),
