@@ -19,6 +19,7 @@ __all__ = [
     "InputError",
     "MissingDependencyError",
     "ParseError",
+    "Terminated",
     "UsageError",
 ]
 
@@ -81,3 +82,15 @@ class ParseError(InputError):
 
 class MissingDependencyError(HpnetError):
     """An optional dependency (torch for ``hpnet bench``) is not installed."""
+
+
+class Terminated(BaseException):
+    """A signal (SIGTERM, SIGHUP) asked hpnet to stop while it had processes to end first.
+
+    Not an :class:`Exception`, so that nothing on the way swallows it; the CLI exits
+    with ``128 + signum``, as a shell reports a process that signal ended.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum

@@ -129,7 +129,12 @@ def run_probe(
         + f", logs in {directory}",
         file=sys.stderr,
     )
-    results = run_ranks(specs, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    try:
+        results = run_ranks(specs, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    except BaseException:  # Ctrl-C, SIGTERM / SIGHUP (Terminated): the ranks are ended
+        if keep_dir is None:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     inputs, notes = collect_inputs([r.log_path for r in results])
     for result in results:
         if not result.ok:
