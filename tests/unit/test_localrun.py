@@ -137,7 +137,7 @@ def test_verify_run_removes_its_directory_when_terminated(
     def terminated(*_args: object, **_kwargs: object) -> None:
         raise Terminated(signal.SIGTERM)
 
-    monkeypatch.setattr(probe, "_gpu_count", lambda: 2)
+    monkeypatch.setattr(probe, "_gpu_count", lambda _environ: 2)
     monkeypatch.setattr(probe.tempfile, "mkdtemp", mkdtemp)
     monkeypatch.setattr(localrun, "run_ranks", terminated)
     assert main(["verify", "--run"]) == 128 + signal.SIGTERM

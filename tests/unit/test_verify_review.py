@@ -511,3 +511,69 @@ def test_line_counts_and_cut_notes_agree_on_every_path(
         assert sum("1 line(s) longer than 1 MiB" in u for u in result.unknowns) == 1
         assert result.verdict == results[0].verdict
     assert results[0].num_bytes == results[2].num_bytes == len(data)
+
+
+# ------------------------------------------------------------------ 10-12: the probe
+
+
+def test_the_probe_counts_the_gpus_cuda_visible_devices_leaves(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpnet.node import gpus as gpus_module
+    from hpnet.node.gpus import Gpu, GpuReport
+    from hpnet.verify import probe
+
+    four = tuple(Gpu(index=i, name="H200", pci_bus_id=f"0000:{i}a:00.0") for i in range(4))
+    monkeypatch.setattr(
+        gpus_module, "read_gpus_nvml", lambda _fs: GpuReport(source="nvml", gpus=four)
+    )
+    assert probe._gpu_count({}) == 4
+    assert probe._gpu_count({"CUDA_VISIBLE_DEVICES": "2,3"}) == 2
+    assert probe._gpu_count({"CUDA_VISIBLE_DEVICES": ""}) == 0
+    assert probe._gpu_count({"CUDA_VISIBLE_DEVICES": "-1"}) == 0
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert main(["verify", "--run", "--nproc", "3"]) == 2
+    assert "error[usage]: 3 ranks for 2 GPU(s)" in capsys.readouterr().err
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert main(["verify", "--run"]) == 2
+    assert "CUDA_VISIBLE_DEVICES hides them" in capsys.readouterr().err
+
+
+def test_the_probe_ranks_do_not_inherit_nccl_debug_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpnet import localrun
+    from hpnet.localrun import RankResult, RankSpec
+    from hpnet.verify import probe
+
+    seen: list[RankSpec] = []
+
+    def fake_run(specs: list[RankSpec], **_kwargs: object) -> list[RankResult]:
+        seen.extend(specs)
+        for spec in specs:
+            Path(spec.log_path).write_text("")
+        return [RankResult(rank=s.rank, returncode=0, log_path=s.log_path) for s in specs]
+
+    monkeypatch.setattr(probe, "_gpu_count", lambda _environ: 2)
+    monkeypatch.setattr(localrun, "run_ranks", fake_run)
+    environ = {"NCCL_DEBUG_FILE": "/tmp/mine.%h.%p", "NCCL_IB_HCA": "mlx5_0", "PATH": "/bin"}
+    probe.run_probe(nproc=2, fake_hosts=1, environ=environ, keep_dir=str(tmp_path))
+    assert len(seen) == 2
+    assert all("NCCL_DEBUG_FILE" not in s.env and s.env["NCCL_IB_HCA"] == "mlx5_0" for s in seen)
+
+
+def test_fake_hosts_gives_exactly_k_hosts() -> None:
+    from hpnet.verify.probe import plan_probe
+
+    for nproc, hosts in ((4, 3), (8, 3), (5, 2), (4, 4), (8, 2)):
+        plan = plan_probe(nproc=nproc, fake_hosts=hosts, port=1, python="python")
+        ids = [env["NCCL_HOSTID"] for env in plan.rank_env]
+        assert len(set(ids)) == hosts, (nproc, hosts, ids)
+        sizes = [ids.count(i) for i in dict.fromkeys(ids)]
+        assert max(sizes) - min(sizes) <= 1
+
+
+def test_probe_flags_without_run_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for flags in (["--fake-hosts", "2"], ["--nproc", "2"], ["--logs", "x"]):
+        assert main(["verify", str(GOOD), *flags]) == 2
+        assert "only go with --run" in capsys.readouterr().err

@@ -33,7 +33,7 @@ class VerifyArgs:
     expect: str | None
     jobs: int | None
     run: bool
-    fake_hosts: int
+    fake_hosts: int | None
     nproc: int | None
     logs: str | None
     json: bool
@@ -57,7 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fake-hosts",
         type=int,
-        default=1,
         metavar="K",
         help="with --run: split the GPUs into K NCCL hosts (NCCL_HOSTID) so that NCCL "
         "uses its network transport between them",
@@ -97,6 +96,23 @@ def run(namespace: argparse.Namespace) -> int:
         raise UsageError(
             "must be 1 or more", code="usage", where=f"--jobs {args.jobs}", fix="--jobs 4"
         )
+    if not args.run:
+        given = [
+            flag
+            for flag, value in (
+                ("--fake-hosts", args.fake_hosts),
+                ("--nproc", args.nproc),
+                ("--logs", args.logs),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only go with --run",
+                code="usage",
+                where="hpnet verify " + " ".join(given),
+                fix="add --run to record a probe here, or leave them out to read logs",
+            )
     if args.run:
         if args.paths:
             raise UsageError(
@@ -107,7 +123,7 @@ def run(namespace: argparse.Namespace) -> int:
             )
         from hpnet.verify.probe import run_probe  # noqa: PLC0415
 
-        log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts, keep_dir=args.logs)
+        log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts or 1, keep_dir=args.logs)
     else:
         if not args.paths:
             raise UsageError(
