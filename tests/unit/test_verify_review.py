@@ -23,6 +23,7 @@ import pytest
 from hpnet.cli.main import main
 from hpnet.nccl.diagnose import VerifyReport, analyse, parse_expectation
 from hpnet.nccl.log import parse_nccl_log
+from hpnet.nccl.logline import classify
 from hpnet.nccl.logread import collect_inputs, read_logs
 from tests.conftest import DATA
 
@@ -577,3 +578,100 @@ def test_probe_flags_without_run_are_a_usage_error(capsys: pytest.CaptureFixture
     for flags in (["--fake-hosts", "2"], ["--nproc", "2"], ["--logs", "x"]):
         assert main(["verify", str(GOOD), *flags]) == 2
         assert "only go with --run" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 13-16: line shapes
+
+
+def test_warn_lines_with_a_function_or_a_plugins_pretty_function_keep_their_process() -> None:
+    """2.30.7: "[%d] %s:%d (%s) NCCL WARN %s\\n" (debug.cc:345 @2.30.7); aws-ofi-nccl
+    passes __PRETTY_FUNCTION__ as the file (docs/nccl-log-formats.md section 8)."""
+    lines = {
+        "transport/net_ib.cc:1984 (ncclIbTest)": "[2026-03-02 09:14:05] node1:4711:4790 [3] "
+        "transport/net_ib.cc:1984 (ncclIbTest) NCCL WARN NET/IB: Got completion from peer "
+        "10.0.0.2<47319> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) len=0 "
+        "vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_3",
+        "int nccl_net_ofi_rdma_connect(nccl_net_ofi_ep_t*, nccl_net_ofi_conn_handle_t*):1234": (
+            "node1:4711:4790 [3] int nccl_net_ofi_rdma_connect(nccl_net_ofi_ep_t*, "
+            "nccl_net_ofi_conn_handle_t*):1234 NCCL WARN NET/OFI Unable to connect"
+        ),
+    }
+    for where, line in lines.items():
+        event = classify(line.encode(), "x.log")
+        assert event is not None and event.kind == "warn"
+        assert event.process == ("node1:4711", "node1", 4711, None, 3)
+        assert event.data == (where,)
+    log = parse_nccl_log(
+        ["node1:4711:4711 [3] NCCL INFO NCCL version 2.30.7+cuda13.0", *lines.values()]
+    )
+    assert [p.key for p in log.processes] == ["node1:4711"]
+    assert "transport/net_ib.cc:1984 (ncclIbTest)" in log.processes[0].warnings[0].text
+
+
+def test_merged_and_rail_nic_listings() -> None:
+    """NCCL_IB_MERGE_NICS (2.20.3-2.23.4): " [%d]={" + "[%d] %s:%d/%s" + "}"
+    (net_ib.cc:313 @2.20.3); 2.30.7 rail and plane: " [%d]%s:%d" + ":%d" + ":%d" + "/%s"
+    (net_ib/init.cc:494-504 @2.30.7)."""
+    merged = classify(
+        b"node1:1:1 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_0:1/IB, [1] mlx5_0:2/IB} "
+        b"[1]mlx5_1:1/IB ; OOB ib0:10.1.0.1<0>",
+        "x",
+    )
+    assert merged is not None and merged.data[1] == (
+        (0, "mlx5_0:1+mlx5_0:2", None, "IB", None),
+        (1, "mlx5_1", 1, "IB", None),
+    )
+    rails = classify(
+        b"node1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1:3/IB [1]mlx5_1:1::2/RoCE "
+        b"[RO]; OOB ib0:10.1.0.1<0>",
+        "x",
+    )
+    assert rails is not None and rails.data[1] == (
+        (0, "mlx5_0", 1, "IB", None),
+        (1, "mlx5_1", 1, "RoCE", None),
+    )
+    job = [
+        line.replace(
+            "NET/IB : Using [0]mlx5_0:1/IB", "NET/IB : Using [0]={[0] mlx5_0:1/IB, [1] mlx5_0:2/IB}"
+        )
+        for line in three_comms(column_init=True)
+    ]
+    result = report(job)
+    assert result.status == "PASS" and result.nics == ("mlx5_0:1+mlx5_0:2",), result.verdict
+    assert "={" not in result.verdict
+
+
+def test_libibverbs_missing_on_nccl_2_30() -> None:
+    """2.30.3+: INFO "Count not open %s" (sic) for each library tried (ibvsymbols.cc:86
+    @2.30.7): only libibverbs.so.1, the last, failing means there is none."""
+    base = [
+        "vm:1:1 [0] NCCL INFO NCCL version 2.30.7+cuda13.0",
+        "vm:1:1 [0] NCCL INFO Count not open libibverbs.so",
+    ]
+    assert "libibverbs-missing" not in ids(report(base))  # the -dev link only
+    missing = report([*base, "vm:1:1 [0] NCCL INFO Count not open libibverbs.so.1"])
+    assert "libibverbs-missing" in ids(missing)
+    assert (
+        parse_nccl_log([*base, "vm:1:1 [0] NCCL INFO Count not open libibverbs.so.1"])
+        .processes[0]
+        .ib_no_device
+    )
+
+
+def test_glued_lines_are_split_where_the_prefix_is_recognisable() -> None:
+    job = three_comms(column_init=True)
+    # program output in front of an NCCL prefix (unflushed stdout of the training loop)
+    front = [
+        f"Epoch 1 step 3 loss=0.52{line}" if i % 40 == 39 else line for i, line in enumerate(job)
+    ]
+    # a connection line with the next line glued on without a space
+    sends = [i for i, line in enumerate(job) if "[send] via NET" in line]
+    for i in sends[:3]:
+        job[i] = job[i] + job[i + 1]
+    expected = report(three_comms(column_init=True))
+    for lines in (front, job):
+        result = report(lines)
+        assert {h.host for h in result.hosts} == {"node1", "node2"}
+        assert len(result.ranks) == 8
+        assert result.verdict == expected.verdict
+        assert result.transports == expected.transports

@@ -116,13 +116,16 @@ def scan_block(
             and b" Pid " not in line  # nccl-tests' rank table
         ):
             continue
-        event = classify(line, source)
-        if event is None:
-            continue
-        event.count = count
-        if event.kind in logline.EVIDENCE_KINDS:
-            event.line_number = locate(whole)
-        events.append(event)
+        # two NCCL lines glued together (no newline between): each is read
+        parts = classify.split(line) if line.count(b"NCCL ") > 1 else (line,)
+        for part in parts:
+            event = classify(part, source)
+            if event is None:
+                continue
+            event.count = count
+            if event.kind in logline.EVIDENCE_KINDS:
+                event.line_number = locate(whole)
+            events.append(event)
     if b"Last error:" in text:
         # PyTorch prints NCCL's last error on the line after "Last error:", without
         # any prefix ("Bootstrap : no socket interface found")
