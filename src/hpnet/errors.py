@@ -53,7 +53,12 @@ class HpnetError(Exception):
             parts.append(self.where)
         if self.fix:
             parts.append(self.fix)
-        return f"error[{self.code}]: " + " — ".join(parts)
+        # a value from a file (a path, a log line) may hold control characters: shown
+        # escaped, so that the message stays one inert line on a terminal
+        text = " — ".join(parts)
+        return f"error[{self.code}]: " + "".join(
+            f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in text
+        )
 
 
 class UsageError(HpnetError):

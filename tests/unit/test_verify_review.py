@@ -675,3 +675,61 @@ def test_glued_lines_are_split_where_the_prefix_is_recognisable() -> None:
         assert len(result.ranks) == 8
         assert result.verdict == expected.verdict
         assert result.transports == expected.transports
+
+
+# ------------------------------------------------------------------ 19-21 and --expect
+
+
+def test_the_readme_states_the_number_of_signatures() -> None:
+    from hpnet.nccl.signatures import SIGNATURES
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert f"and {len(SIGNATURES)} known failure signatures" in readme
+
+
+def test_unknown_exits_0_without_expect_and_1_with_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What README.md and --help say: nothing proven is no failure unless asked for."""
+    path = tmp_path / "started.log"
+    path.write_text(
+        "vm:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\nvm:1:1 [0] NCCL INFO Using network IB\n"
+    )
+    assert main(["verify", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("hpnet verify: UNKNOWN")
+    assert main(["verify", str(path), "--expect", "net=ib"]) == 1
+    assert "expect net=ib: NOT MET" in capsys.readouterr().out
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "Without `--expect`, a log that\nproves no transport (status UNKNOWN" in readme
+
+
+def test_control_characters_from_a_log_are_shown_escaped(tmp_path: Path) -> None:
+    from hpnet.render.verify import render_verify
+
+    evil = "evil \x1b]0;PWNED\x07\x1b[31mred\x1b[0m \x1b[2K\rfake line \u202ereversed"
+    lines = [
+        "node1:1:1 [0] NCCL INFO Using network IB",
+        "",
+        f"node1:1:1 [0] misc/socket.cc:1 NCCL WARN {evil}",
+        "n\x1b[2Jode:2:2 [0] NCCL INFO NET/IB : Using [0]mlx\x1b[5m5_0:1/IB ; OOB eth0:1.2.3.4<0>",
+    ]
+    text = render_verify(report(lines))
+    assert not [c for c in text if (ord(c) < 0x20 and c != "\n") or c == "\u202e"]
+    assert "\\x1b]0;PWNED\\x07" in text and "\\x0dfake line" in text
+
+
+def test_expect_rejects_what_it_cannot_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    for spec in ("net=ib;gdr", "net=ib,net=socket", "gdr,no-gdr", "net=", "net=ib gdr;"):
+        assert main(["verify", str(GOOD), "--expect", spec]) == 2, spec
+        assert "error[bad-expect]" in capsys.readouterr().err
+    assert main(["verify", str(GOOD), "--expect", "net=IB, gdr"]) == 0
+
+
+def test_no_version_unknown_when_rank_0_printed_the_version() -> None:
+    """Up to 2.21 rank 0 prints a bare "NCCL version" line (init.cc, printed at VERSION
+    level without the host:pid prefix): the version is known."""
+    job = three_comms(column_init=True)  # 2.28 lines, no version line of their own
+    assert any("no NCCL version line" in u for u in report(job).unknowns)
+    bare = report(["NCCL version 2.28.9+cuda12.4", *job])
+    assert bare.nccl_versions == ("2.28.9",)
+    assert not any("no NCCL version line" in u for u in bare.unknowns)

@@ -21,9 +21,10 @@ per host and per communicator; with known failure signatures, their causes and f
                                              IB with GPUDirect RDMA everywhere
   hpnet verify --run [--fake-hosts 2]        run a short all_reduce here and verify it
 
-Exit 0: the log proves what was asked and shows no error; 1: an expectation failed
-or an error signature was found; 2: nothing to judge (no NCCL lines, bad input).
---json: docs/verify-schema.md.
+Exit 0: no error signature, and every --expect proven. Without --expect a log that
+proves no transport (UNKNOWN: no connection lines) also exits 0; with --expect,
+not proven is not met. 1: an error signature, or an --expect not met. 2: nothing
+to judge (no NCCL lines, bad input). --json: docs/verify-schema.md.
 """
 
 
@@ -44,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expect",
         metavar="SPEC",
-        help="net=ib|socket|<plugin name>[,gdr|no-gdr]: what inter-node traffic must use",
+        help="net=ib|socket|mnnvl|<plugin name>[,gdr|no-gdr]: what inter-node traffic must "
+        "use (exit 1 unless the log proves it)",
     )
     parser.add_argument(
         "--jobs", type=int, metavar="N", help="worker processes for large logs (default: CPUs)"
@@ -89,8 +91,8 @@ def run(namespace: argparse.Namespace) -> int:
                 str(exc),
                 code="bad-expect",
                 where=f"--expect {args.expect}",
-                fix="write net=ib, net=socket or net=<plugin name>, "
-                "optionally with ,gdr or ,no-gdr",
+                fix="write net=ib, net=socket, net=mnnvl or net=<plugin name>, "
+                "optionally with ,gdr or ,no-gdr (comma-separated)",
             ) from None
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(

@@ -138,6 +138,10 @@ class VerifyReport:
     num_bytes: int
 
 
+#: what NCCL and its plugins call networks: IB, Socket, IBext_v8, AWS Libfabric, ...
+_NET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.+-]*")
+
+
 def parse_expectation(text: str) -> Expectation:
     """``net=ib,gdr`` / ``net=socket`` / ``net=AWS Libfabric,no-gdr``.
 
@@ -151,11 +155,16 @@ def parse_expectation(text: str) -> Expectation:
             continue
         key, sep, value = part.partition("=")
         if sep and key.strip().lower() == "net" and value.strip():
+            if net is not None:
+                raise ValueError(f"net= given twice ({net!r} and {value.strip()!r})")
             net = value.strip()
-        elif not sep and part.lower() in {"gdr", "gdrdma"}:
-            gdr = True
-        elif not sep and part.lower() in {"no-gdr", "nogdr"}:
-            gdr = False
+            if not _NET_NAME.fullmatch(net):  # 'net=ib;gdr': a separator, not a name
+                raise ValueError(f"{net!r} is not a network name")
+        elif not sep and part.lower() in {"gdr", "gdrdma", "no-gdr", "nogdr"}:
+            wanted = part.lower() in {"gdr", "gdrdma"}
+            if gdr is not None and gdr != wanted:
+                raise ValueError("gdr and no-gdr both given")
+            gdr = wanted
         else:
             raise ValueError(f"unknown expectation {part!r}")
     if net is None and gdr is None:
@@ -715,8 +724,10 @@ def _unknowns(
         )
     if log.num_dropped:
         notes.append(f"{log.num_dropped} further evidence line(s) were counted but not kept")
-    if any(r.version_range and not r.nccl_version for r in rows) and not any(
-        r.nccl_version for r in rows
+    if (
+        any(r.version_range and not r.nccl_version for r in rows)
+        and not any(r.nccl_version for r in rows)
+        and not log.bare_versions  # rank 0's version line says it
     ):
         ranges = _uniq(r.version_range or "" for r in rows)
         notes.append(
