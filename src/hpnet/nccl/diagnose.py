@@ -255,12 +255,17 @@ class _Placement:
         self.tested = {rank: f"{host}:{pid}" for rank, host, pid, _ in placements}
         self.comms: dict[str, _Comm] = {}
         self.of_process: dict[str, list[_Comm]] = {}
+        #: process key -> rank -> the communicators in which that process holds it
+        self._by_rank: dict[str, dict[int, list[_Comm]]] = {}
         for process in processes:
             for membership, key in _comm_keys(process):
                 comm = self.comms.get(key)
                 if comm is None:
                     comm = self.comms[key] = _Comm(key, membership.nranks)
-                comm.members.setdefault(membership.rank, process)
+                if comm.members.setdefault(membership.rank, process) is process:
+                    held = self._by_rank.setdefault(process.key, {}).setdefault(membership.rank, [])
+                    if comm not in held:
+                        held.append(comm)
                 comm.by_rank.setdefault(membership.rank, membership)
                 comm.memberships.append(membership)
                 self.of_process.setdefault(process.key, []).append(comm)
@@ -270,7 +275,6 @@ class _Placement:
             for connection in process.connections:
                 self.printers.setdefault(connection.printing_rank, set()).add(process.key)
         self.by_key = {p.key: p for p in processes}
-        self._by_rank: dict[str, dict[int, list[_Comm]]] = {}
 
     def nccl_host(self, process: ProcessLog) -> str:
         machine = self.machines[process.key]
@@ -279,13 +283,7 @@ class _Placement:
     def comms_of(self, process: ProcessLog, connection: Connection) -> list[_Comm]:
         """The communicators a connection line of ``process`` can belong to."""
         top = max(connection.src, connection.dst)
-        by_rank = self._by_rank.get(process.key)
-        if by_rank is None:
-            by_rank = self._by_rank[process.key] = {}
-            for comm in self.of_process.get(process.key, []):
-                for rank, member in comm.members.items():
-                    if member is process:
-                        by_rank.setdefault(rank, []).append(comm)
+        by_rank = self._by_rank.get(process.key, {})
         peer_rank = _peer_rank(connection)
         # the line prints the peer's GPU ([nvmlDev] 2.18.3+, [busId] before): a
         # communicator whose member of that rank holds another GPU is not this line's
