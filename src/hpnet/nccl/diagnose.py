@@ -221,23 +221,37 @@ def _machines(processes: Sequence[ProcessLog]) -> dict[str, str]:
         machines = _overlapping([found for _, found in members if found])
         if len(machines) <= 1:
             continue
+        label = {address: f"{host}@{min(m)}" for m in machines for address in m}
         for key, found in members:
             if found:  # a process that shows no address stays under the bare name
-                machine = next(m for m in machines if found <= m)
-                labels[key] = f"{host}@{min(machine)}"
+                labels[key] = label[next(iter(found))]
     return labels
 
 
 def _overlapping(sets: Iterable[set[str]]) -> list[set[str]]:
-    """Merge the sets that share an element (connected components)."""
-    merged: list[set[str]] = []
+    """Merge the sets that share an element (connected components, by union-find).
+
+    >>> sorted(map(sorted, _overlapping([{"a", "b"}, {"c"}, {"b", "d"}])))
+    [['a', 'b', 'd'], ['c']]
+    """
+    parent: dict[str, str] = {}
+
+    def root(item: str) -> str:
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
     for found in sets:
-        joined = set(found)
-        for other in [m for m in merged if m & joined]:
-            joined |= other
-            merged.remove(other)
-        merged.append(joined)
-    return merged
+        items = sorted(found)
+        for item in items:
+            parent.setdefault(item, item)
+        for item in items[1:]:
+            parent[root(item)] = root(items[0])
+    groups: dict[str, set[str]] = {}
+    for item in parent:
+        groups.setdefault(root(item), set()).add(item)
+    return list(groups.values())
 
 
 class _Placement:
