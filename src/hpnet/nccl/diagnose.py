@@ -443,11 +443,13 @@ def _crowded(place: _Placement) -> dict[str, str]:
         nnodes = max((m.nnodes or 0 for m in comm.memberships), default=0)
         for host, ranks in on_host.items():
             local = max((comm.by_rank[r].local_ranks or 0 for r in ranks), default=0)
+            if local < 2 or len(ranks) <= local or host in crowded:
+                continue
             shm_off = any(
                 dict(comm.members[r].env).get("NCCL_SHM_DISABLE", "0") not in ("", "0")
                 for r in ranks
             )
-            if local >= 2 and len(ranks) > local and not shm_off:
+            if not shm_off:
                 crowded.setdefault(
                     host,
                     f"{len(ranks)} ranks of comm {comm.key} under {host}, where NCCL "
