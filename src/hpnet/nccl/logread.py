@@ -1,10 +1,14 @@
-"""The edge of the log parser: files, directories and standard input.
+"""The edge of the log parser: files, directories, pipes and standard input.
 
 Large files are cut into byte ranges at line boundaries and scanned in worker
 processes (:func:`hpnet.nccl.logscan.scan_block` needs nothing from the ranges
 before it); results come back in order and are folded by one
 :class:`hpnet.nccl.log.LogFolder`, so the answer is the same with one worker or
-sixteen. Memory stays at a few blocks per worker, whatever the file's size.
+sixteen. Standard input, a FIFO (``<(zcat job.log.gz)``) and ``.gz`` files are read
+once, front to back (gzip found by its magic bytes); a gzip cut short is read up to
+where it breaks. A line longer than :data:`MAX_LINE_BYTES` is read up to that length
+and counted once, on every path. Memory stays at a few blocks per worker, whatever
+the file's size.
 """
 
 from __future__ import annotations
