@@ -187,4 +187,4 @@ def test_fake_hosts_gives_exactly_k_hosts() -> None:
 def test_probe_flags_without_run_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     for flags in (["--fake-hosts", "2"], ["--nproc", "2"], ["--logs", "x"]):
         assert main(["verify", str(GOOD), *flags]) == 2
-        assert "only go with --run" in capsys.readouterr().err
+        assert "only with --run" in capsys.readouterr().err

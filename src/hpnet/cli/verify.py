@@ -110,7 +110,7 @@ def run(namespace: argparse.Namespace) -> int:
         ]
         if given:
             raise UsageError(
-                f"{', '.join(given)} only go with --run",
+                f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} only with --run",
                 code="usage",
                 where="hpnet verify " + " ".join(given),
                 fix="add --run to record a probe here, or leave them out to read logs",
