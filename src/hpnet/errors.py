@@ -19,6 +19,7 @@ __all__ = [
     "InputError",
     "MissingDependencyError",
     "ParseError",
+    "Terminated",
     "UsageError",
 ]
 
@@ -52,7 +53,12 @@ class HpnetError(Exception):
             parts.append(self.where)
         if self.fix:
             parts.append(self.fix)
-        return f"error[{self.code}]: " + " — ".join(parts)
+        # a value from a file (a path, a log line) may hold control characters: shown
+        # escaped, so that the message stays one inert line on a terminal
+        text = " — ".join(parts)
+        return f"error[{self.code}]: " + "".join(
+            f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in text
+        )
 
 
 class UsageError(HpnetError):
@@ -81,3 +87,15 @@ class ParseError(InputError):
 
 class MissingDependencyError(HpnetError):
     """An optional dependency (torch for ``hpnet bench``) is not installed."""
+
+
+class Terminated(BaseException):
+    """A signal (SIGTERM, SIGHUP) asked hpnet to stop while it had processes to end first.
+
+    Not an :class:`Exception`, so that nothing on the way swallows it; the CLI exits
+    with ``128 + signum``, as a shell reports a process that signal ended.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum

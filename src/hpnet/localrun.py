@@ -1,11 +1,12 @@
-"""Run a group of local rank processes as one job: the seam for ``hpnet verify --run``,
-``hpnet bench`` and ``hpnet check`` when they start their own ranks on this node.
+"""Run a group of local rank processes as one job: the seam for ``hpnet verify --run``
+and ``hpnet bench`` when they start their own ranks on this node.
 
-One job, one fate: the first rank that exits non-zero (or a timeout, or Ctrl-C)
-ends every other rank, with SIGTERM and then SIGKILL after a grace period. Each
-rank runs in its own session so that whatever it spawned goes with it; nothing is
-left behind. Outputs go to one file per rank, so they can be read (and verified)
-after the job, and nothing is lost if the job is killed.
+One job, one fate: the first rank that exits non-zero (or a timeout, Ctrl-C, or a
+SIGTERM / SIGHUP to hpnet: ``timeout``, ``scancel``, a closed terminal) ends every
+other rank, with SIGTERM and then SIGKILL after a grace period. Each rank runs in
+its own session so that whatever it spawned goes with it; nothing is left behind.
+Outputs go to one file per rank, so they can be read (and verified) after the job,
+and nothing is lost if the job is killed.
 """
 
 from __future__ import annotations
@@ -15,13 +16,20 @@ import dataclasses
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from types import FrameType, TracebackType
+
+from hpnet.errors import Terminated
 
 __all__ = ["RankResult", "RankSpec", "free_port", "run_ranks"]
 
 GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.05
+#: signals that end the job like Ctrl-C does (each rank's own session does not get
+#: them: start_new_session keeps ranks out of the terminal's and the caller's group)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,8 +46,9 @@ class RankResult:
     #: the exit status; negative: killed by that signal (as subprocess reports it)
     returncode: int | None
     log_path: str
-    #: why hpnet ended it: "timeout", "interrupted", "peer-failed" (another rank
-    #: failed first), or None when it exited on its own
+    #: why hpnet ended it: "timeout", "interrupted" (Ctrl-C), "terminated" (SIGTERM or
+    #: SIGHUP to hpnet), "peer-failed" (another rank failed first), or None when it
+    #: exited on its own
     ended_by: str | None = None
 
     @property
@@ -57,60 +66,103 @@ def free_port() -> int:
         return port
 
 
+class _StopSignals:
+    """SIGTERM / SIGHUP while the ranks run: :class:`Terminated` is raised once (the
+    ranks are then ended as on Ctrl-C); a signal that comes while they are being ended
+    is only remembered, so that nothing interrupts the ending. The handlers in place
+    before are put back on exit; a signal the caller ignores (``nohup``) stays ignored.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.quiet = False
+        self._previous: dict[signal.Signals, object] = {}
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+        if not self.quiet:
+            self.quiet = True
+            raise Terminated(signum)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
+
+
 def run_ranks(
     specs: Sequence[RankSpec],
     *,
     timeout_seconds: float,
     on_tick: Callable[[float], None] | None = None,
 ) -> list[RankResult]:
-    """Start every rank, wait for all, end all if one fails; return in rank order."""
+    """Start every rank, wait for all, end all if one fails; return in rank order.
+
+    Raises KeyboardInterrupt (Ctrl-C) or :class:`~hpnet.errors.Terminated` (SIGTERM,
+    SIGHUP) after every rank's session has been ended.
+    """
     procs: dict[int, subprocess.Popen[bytes]] = {}
     handles = []
     ended_by: dict[int, str] = {}
-    try:
-        for spec in specs:
-            handle = open(spec.log_path, "wb")  # noqa: SIM115 - closed in finally
-            handles.append(handle)
-            procs[spec.rank] = subprocess.Popen(
-                list(spec.argv),
-                env=dict(spec.env),
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        start = time.monotonic()
-        while True:
-            codes = {rank: proc.poll() for rank, proc in procs.items()}
-            if all(code is not None for code in codes.values()):
-                break
-            failed = [r for r, c in codes.items() if c not in (None, 0)]
-            if failed:
-                for rank, code in codes.items():
-                    if code is None:
-                        ended_by[rank] = "peer-failed"
-                _end(procs)
-                break
-            elapsed = time.monotonic() - start
-            if elapsed > timeout_seconds:
-                for rank, code in codes.items():
-                    if code is None:
-                        ended_by[rank] = "timeout"
-                _end(procs)
-                break
-            if on_tick is not None:
-                on_tick(elapsed)
-            time.sleep(POLL_SECONDS)
-    except KeyboardInterrupt:
-        for rank, proc in procs.items():
-            if proc.poll() is None:
-                ended_by[rank] = "interrupted"
-        _end(procs)
-        raise
-    finally:
-        _end(procs)
-        for handle in handles:
-            handle.close()
+    with _StopSignals() as stop:
+        try:
+            for spec in specs:
+                handle = open(spec.log_path, "wb")  # noqa: SIM115 - closed in finally
+                handles.append(handle)
+                procs[spec.rank] = subprocess.Popen(
+                    list(spec.argv),
+                    env=dict(spec.env),
+                    stdout=handle,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            start = time.monotonic()
+            while True:
+                codes = {rank: _exit_status(proc) for rank, proc in procs.items()}
+                if all(code is not None for code in codes.values()):
+                    break
+                failed = [r for r, c in codes.items() if c not in (None, 0)]
+                if failed:
+                    for rank, code in codes.items():
+                        if code is None:
+                            ended_by[rank] = "peer-failed"
+                    break
+                elapsed = time.monotonic() - start
+                if elapsed > timeout_seconds:
+                    for rank, code in codes.items():
+                        if code is None:
+                            ended_by[rank] = "timeout"
+                    break
+                if on_tick is not None:
+                    on_tick(elapsed)
+                time.sleep(POLL_SECONDS)
+        except (KeyboardInterrupt, Terminated) as exc:
+            stop.quiet = True
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
+            for rank, proc in procs.items():
+                if _exit_status(proc) is None:
+                    ended_by[rank] = why
+            raise
+        finally:
+            stop.quiet = True  # a signal now must not cut the ending short
+            _end(procs)
+            for handle in handles:
+                handle.close()
+    if stop.signum is not None:  # it came while the ranks were being ended
+        raise Terminated(stop.signum)
     return [
         RankResult(
             rank=spec.rank,
@@ -122,28 +174,48 @@ def run_ranks(
     ]
 
 
+def _exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """The rank's exit status once it exited (negative: the signal that ended it),
+    without reaping it: until it is reaped its pid, the id of its session and process
+    group, cannot go to another process, so signalling that group stays safe."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        return proc.poll()
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped by someone else
+        return proc.poll()
+    if info is None:
+        return None
+    if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+        return -info.si_status
+    return info.si_status
+
+
 def _end(procs: Mapping[int, subprocess.Popen[bytes]]) -> None:
-    """SIGTERM every live rank's session, SIGKILL what is left after the grace period."""
-    live = [p for p in procs.values() if p.poll() is None]
-    if not live:
-        _reap_sessions(procs)
-        return
+    """SIGTERM every live rank's session, SIGKILL what is left after the grace period,
+    then reap every rank."""
+    live = [p for p in procs.values() if _exit_status(p) is None]
     for proc in live:
         _signal_session(proc, signal.SIGTERM)
     deadline = time.monotonic() + GRACE_SECONDS
-    while time.monotonic() < deadline and any(p.poll() is None for p in live):
+    while time.monotonic() < deadline and any(_exit_status(p) is None for p in live):
         time.sleep(POLL_SECONDS)
     for proc in live:
-        if proc.poll() is None:
+        if _exit_status(proc) is None:
             _signal_session(proc, signal.SIGKILL)
-            proc.wait()
     _reap_sessions(procs)
 
 
 def _reap_sessions(procs: Mapping[int, subprocess.Popen[bytes]]) -> None:
-    """Kill what a rank left running in its session after it exited itself."""
+    """Kill what a rank left running in its session, then reap the rank.
+
+    Its session is signalled only while the rank is not reaped (a zombie at most):
+    after that its pid may belong to an unrelated new process group.
+    """
     for proc in procs.values():
-        _signal_session(proc, signal.SIGKILL)
+        if proc.returncode is None:
+            _signal_session(proc, signal.SIGKILL)
+            proc.wait()
 
 
 def _signal_session(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:

@@ -103,4 +103,4 @@ def test_bad_paths_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_run_without_gpus_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["--run"], capsys)
-    assert code == 2 and err.startswith("error[no-gpu]") and "hpnet check" in err
+    assert code == 2 and err.startswith("error[no-gpu]") and "hpnet bench --device cpu" in err

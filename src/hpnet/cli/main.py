@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from hpnet import __version__
-from hpnet.errors import ExitCode, HpnetError, UsageError
+from hpnet.errors import ExitCode, HpnetError, Terminated, UsageError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -126,6 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error[interrupted]: stopped by the user", file=sys.stderr)
         return 130
+    except Terminated as exc:  # SIGTERM / SIGHUP while ranks ran: they were ended first
+        import signal  # noqa: PLC0415
+
+        name = signal.Signals(exc.signum).name if exc.signum in signal.valid_signals() else ""
+        print(f"error[terminated]: stopped by {name or f'signal {exc.signum}'}", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:
         # `hpnet detect | head`: the reader left; nothing more to say.
         return int(ExitCode.OK)

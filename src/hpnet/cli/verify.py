@@ -21,9 +21,10 @@ per host and per communicator; with known failure signatures, their causes and f
                                              IB with GPUDirect RDMA everywhere
   hpnet verify --run [--fake-hosts 2]        run a short all_reduce here and verify it
 
-Exit 0: the log proves what was asked and shows no error; 1: an expectation failed
-or an error signature was found; 2: nothing to judge (no NCCL lines, bad input).
---json: docs/verify-schema.md.
+Exit 0: no error signature, and every --expect proven. Without --expect a log that
+proves no transport (UNKNOWN: no connection lines) also exits 0; with --expect,
+not proven is not met. 1: an error signature, or an --expect not met. 2: nothing
+to judge (no NCCL lines, bad input). --json: docs/verify-schema.md.
 """
 
 
@@ -33,7 +34,7 @@ class VerifyArgs:
     expect: str | None
     jobs: int | None
     run: bool
-    fake_hosts: int
+    fake_hosts: int | None
     nproc: int | None
     logs: str | None
     json: bool
@@ -44,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expect",
         metavar="SPEC",
-        help="net=ib|socket|<plugin name>[,gdr|no-gdr]: what inter-node traffic must use",
+        help="net=ib|socket|mnnvl|<plugin name>[,gdr|no-gdr]: what inter-node traffic must "
+        "use (exit 1 unless the log proves it)",
     )
     parser.add_argument(
         "--jobs", type=int, metavar="N", help="worker processes for large logs (default: CPUs)"
@@ -57,7 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fake-hosts",
         type=int,
-        default=1,
         metavar="K",
         help="with --run: split the GPUs into K NCCL hosts (NCCL_HOSTID) so that NCCL "
         "uses its network transport between them",
@@ -90,13 +91,30 @@ def run(namespace: argparse.Namespace) -> int:
                 str(exc),
                 code="bad-expect",
                 where=f"--expect {args.expect}",
-                fix="write net=ib, net=socket or net=<plugin name>, "
-                "optionally with ,gdr or ,no-gdr",
+                fix="write net=ib, net=socket, net=mnnvl or net=<plugin name>, "
+                "optionally with ,gdr or ,no-gdr (comma-separated)",
             ) from None
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(
             "must be 1 or more", code="usage", where=f"--jobs {args.jobs}", fix="--jobs 4"
         )
+    if not args.run:
+        given = [
+            flag
+            for flag, value in (
+                ("--fake-hosts", args.fake_hosts),
+                ("--nproc", args.nproc),
+                ("--logs", args.logs),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} only with --run",
+                code="usage",
+                where="hpnet verify " + " ".join(given),
+                fix="add --run to record a probe here, or leave them out to read logs",
+            )
     if args.run:
         if args.paths:
             raise UsageError(
@@ -107,7 +125,7 @@ def run(namespace: argparse.Namespace) -> int:
             )
         from hpnet.verify.probe import run_probe  # noqa: PLC0415
 
-        log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts, keep_dir=args.logs)
+        log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts or 1, keep_dir=args.logs)
     else:
         if not args.paths:
             raise UsageError(

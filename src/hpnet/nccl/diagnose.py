@@ -5,12 +5,16 @@ Pure functions over :class:`~hpnet.nccl.logmodel.NcclLog`.
 
 Intra- or inter-node is decided per connection. P2P, SHM and NVLS only connect ranks
 NCCL sees on one host (``src/transport/p2p.cc`` and ``shm.cc`` refuse peers whose
-``hostHash`` differs); NET usually connects hosts, but also carries traffic inside a
-machine when P2P and SHM are unusable. So a NET connection counts as inter-node
-unless the log places both ranks on the same NCCL host: the same machine (host name,
-told apart by bootstrap address when two machines share a name) and the same
-``NCCL_HOSTID``. Ranks are placed through the communicators' init lines, or, when a
-log has none, through which process printed which rank.
+``hostHash`` differs) — except with multi-node NVLink (MNNVL), where P2P reaches other
+hosts (p2p.cc:143-146 @2.28.9 lets a non-local peer through) and prints ``P2P/MNNVL``,
+and NVLS spans the NVLink domain. NET usually connects hosts, but also carries traffic
+inside a machine when P2P and SHM are unusable. So a NET or ``P2P/MNNVL`` connection
+counts as inter-node unless the log places both ranks on the same NCCL host: the same
+machine (host name, told apart by address when two machines share a name) and the
+same ``NCCL_HOSTID``. Ranks are placed through the communicators' init lines, or, when
+a log has none, through which process printed which rank. Where NCCL counted more
+ranks on one host than the log's names tell apart (``localRanks``), the peer's host is
+not known either.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from hpnet.nccl.findings import (
     mixed_versions,
     structural_findings,
 )
-from hpnet.nccl.logmodel import Connection, Membership, NcclLog, ProcessLog, TransportKind
+from hpnet.nccl.logmodel import Connection, NcclLog, ProcessLog, TransportKind
+from hpnet.nccl.placement import (
+    INTRA_KINDS,
+    Placement,
+    by_host,
+    crowded_hosts,
+    machine_labels,
+)
 
 __all__ = [
     "CommSummary",
@@ -38,8 +49,6 @@ __all__ = [
     "analyse",
     "parse_expectation",
 ]
-
-INTRA_KINDS = frozenset({TransportKind.P2P, TransportKind.SHM, TransportKind.NVLS})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -134,6 +143,10 @@ class VerifyReport:
     num_bytes: int
 
 
+#: what NCCL and its plugins call networks: IB, Socket, IBext_v8, AWS Libfabric, ...
+_NET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.+-]*")
+
+
 def parse_expectation(text: str) -> Expectation:
     """``net=ib,gdr`` / ``net=socket`` / ``net=AWS Libfabric,no-gdr``.
 
@@ -147,11 +160,16 @@ def parse_expectation(text: str) -> Expectation:
             continue
         key, sep, value = part.partition("=")
         if sep and key.strip().lower() == "net" and value.strip():
+            if net is not None:
+                raise ValueError(f"net= given twice ({net!r} and {value.strip()!r})")
             net = value.strip()
-        elif not sep and part.lower() in {"gdr", "gdrdma"}:
-            gdr = True
-        elif not sep and part.lower() in {"no-gdr", "nogdr"}:
-            gdr = False
+            if not _NET_NAME.fullmatch(net):  # 'net=ib;gdr': a separator, not a name
+                raise ValueError(f"{net!r} is not a network name")
+        elif not sep and part.lower() in {"gdr", "gdrdma", "no-gdr", "nogdr"}:
+            wanted = part.lower() in {"gdr", "gdrdma"}
+            if gdr is not None and gdr != wanted:
+                raise ValueError("gdr and no-gdr both given")
+            gdr = wanted
         else:
             raise ValueError(f"unknown expectation {part!r}")
     if net is None and gdr is None:
@@ -162,8 +180,9 @@ def parse_expectation(text: str) -> Expectation:
 def net_matches(wanted: str, label: str) -> bool:
     """Does a transport label (``NET/IBext_v8/GDRDMA``) name the network ``wanted``?
 
-    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin);
-    comparison ignores case, spaces and punctuation (``aws-libfabric``).
+    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin), ``mnnvl`` the
+    NVLink transports that cross hosts; comparison ignores case, spaces and punctuation
+    (``aws-libfabric``).
 
     >>> net_matches("ib", "NET/IBext_v8/GDRDMA"), net_matches("socket", "NET/IB")
     (True, False)
@@ -176,140 +195,9 @@ def net_matches(wanted: str, label: str) -> bool:
 
     if simple(wanted) == "ib":
         return simple(name) == "ib" or simple(name).startswith("ibext")
+    if simple(wanted) == "mnnvl":  # multi-node NVLink: P2P/MNNVL, and NVLS across hosts
+        return simple(label) in {"p2pmnnvl", "nvls"}
     return simple(name) == simple(wanted)
-
-
-# ---------------------------------------------------------------- machines and hosts
-
-
-def _address(bootstrap: str) -> str | None:
-    """``eth0:10.0.0.5<0>`` -> ``10.0.0.5``."""
-    found = re.match(r"[^:]+:(.+?)(?:<\d+>)?(?: \(OOB\))?$", bootstrap)
-    return found.group(1) if found else None
-
-
-def _machines(processes: Sequence[ProcessLog]) -> dict[str, str]:
-    """process key -> machine label; a host name that two machines share (two
-    bootstrap addresses) is told apart by address."""
-    addresses: dict[str, set[str]] = {}
-    own: dict[str, str | None] = {}
-    for p in processes:
-        found = {a for a in (_address(b) for b in p.bootstrap) if a}
-        found |= {n.address.split("<")[0] for n in p.socket_interfaces if n.address}
-        found.discard("127.0.0.1")
-        own[p.key] = min(found) if len(found) == 1 else None
-        if p.host:
-            addresses.setdefault(p.host, set()).update(found)
-    labels = {}
-    for p in processes:
-        if p.host is None:
-            labels[p.key] = p.key
-        elif len(addresses.get(p.host, ())) > 1 and own[p.key]:
-            labels[p.key] = f"{p.host}@{own[p.key]}"
-        else:
-            labels[p.key] = p.host
-    return labels
-
-
-class _Placement:
-    """Where each rank runs: through communicator membership, else through the
-    processes that printed it."""
-
-    def __init__(
-        self,
-        processes: Sequence[ProcessLog],
-        machines: dict[str, str],
-        placements: Sequence[tuple[int, str, int, int]] = (),
-    ) -> None:
-        self.machines = machines
-        #: nccl-tests' "# Rank N ... Pid P on HOST" table: rank -> "host:pid"
-        self.tested = {rank: f"{host}:{pid}" for rank, host, pid, _ in placements}
-        self.comms: dict[str, _Comm] = {}
-        self.of_process: dict[str, list[_Comm]] = {}
-        for process in processes:
-            ordinal: dict[int, int] = {}
-            for membership in process.memberships:
-                if membership.nranks <= 0 or membership.rank < 0:
-                    continue
-                if membership.comm_id:
-                    key = membership.comm_id
-                else:
-                    nth = ordinal.get(membership.nranks, 0)
-                    ordinal[membership.nranks] = nth + 1
-                    key = f"nranks={membership.nranks} #{nth + 1}"
-                comm = self.comms.get(key)
-                if comm is None:
-                    comm = self.comms[key] = _Comm(key, membership.nranks)
-                comm.members.setdefault(membership.rank, process)
-                comm.memberships.append(membership)
-                self.of_process.setdefault(process.key, []).append(comm)
-        # without init lines: the processes that printed each rank's lines
-        self.printers: dict[int, set[str]] = {}
-        for process in processes:
-            for connection in process.connections:
-                self.printers.setdefault(connection.printing_rank, set()).add(process.key)
-        self.by_key = {p.key: p for p in processes}
-        self._by_rank: dict[str, dict[int, list[_Comm]]] = {}
-
-    def nccl_host(self, process: ProcessLog) -> str:
-        machine = self.machines[process.key]
-        return f"{machine}/{process.host_id}" if process.host_id else machine
-
-    def comms_of(self, process: ProcessLog, connection: Connection) -> list[_Comm]:
-        """The communicators a connection line of ``process`` can belong to."""
-        top = max(connection.src, connection.dst)
-        by_rank = self._by_rank.get(process.key)
-        if by_rank is None:
-            by_rank = self._by_rank[process.key] = {}
-            for comm in self.of_process.get(process.key, []):
-                for rank, member in comm.members.items():
-                    if member is process:
-                        by_rank.setdefault(rank, []).append(comm)
-        fitting = [c for c in by_rank.get(connection.printing_rank, ()) if c.nranks > top]
-        if len(fitting) <= 1:
-            return fitting
-        # several communicators give this process that rank: keep those where the
-        # peer sits where the transport says (P2P/SHM: the same NCCL host)
-        plausible = []
-        for comm in fitting:
-            peer = comm.members.get(_peer_rank(connection))
-            if peer is None or (connection.transport.kind in INTRA_KINDS) == (
-                self.nccl_host(peer) == self.nccl_host(process)
-            ):
-                plausible.append(comm)
-        return plausible or fitting
-
-    def peer(
-        self, process: ProcessLog, connection: Connection, comms: Sequence[_Comm]
-    ) -> ProcessLog | None:
-        rank = _peer_rank(connection)
-        if rank < 0:
-            return None
-        for comm in comms:
-            found = comm.members.get(rank)
-            if found is not None:
-                return found
-        tested = self.by_key.get(self.tested.get(rank, ""))
-        if tested is not None:
-            return tested
-        if not self.comms:
-            printers = self.printers.get(rank, set())
-            if len(printers) == 1:
-                return self.by_key[next(iter(printers))]
-        return None
-
-
-class _Comm:
-    def __init__(self, key: str, nranks: int) -> None:
-        self.key = key
-        self.nranks = nranks
-        self.members: dict[int, ProcessLog] = {}
-        self.memberships: list[Membership] = []
-        self.connections: list[tuple[ProcessLog, Connection, bool]] = []
-
-
-def _peer_rank(connection: Connection) -> int:
-    return connection.dst if connection.printing_rank == connection.src else connection.src
 
 
 # ---------------------------------------------------------------- transports
@@ -405,34 +293,47 @@ def _range_text(names: Sequence[str]) -> str:
 def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyReport:
     """Judge everything :func:`hpnet.nccl.log.parse_nccl_log` found."""
     processes = log.processes
-    machines = _machines(processes)
-    place = _Placement(processes, machines, log.placements)
+    machines = machine_labels(processes)
+    place = Placement(processes, machines, log.placements)
+
+    crowded = crowded_hosts(place)
 
     rows = []
     same_host_net: list[str] = []
     split_by_hostid: list[str] = []
+    indistinct: list[str] = []
     for process in processes:
         intra: list[Connection] = []
         inter: list[Connection] = []
         for connection in process.connections:
             kind = connection.transport.kind
-            is_inter = kind not in INTRA_KINDS
             comms = place.comms_of(process, connection)
-            if kind is TransportKind.NET:
+            if by_host(connection):
+                # inter-node unless the log places the peer on this NCCL host
+                is_inter = True
                 peer = place.peer(process, connection, comms)
                 if peer is not None and machines[peer.key] == machines[process.key]:
                     line = (
                         f"{process.key} rank {connection.src} -> {connection.dst} via "
                         f"{connection.transport.raw} (both on {machines[process.key]})"
                     )
-                    if place.nccl_host(peer) == place.nccl_host(process):
-                        is_inter = False
-                        same_host_net.append(line)
+                    host = place.nccl_host(process)
+                    if place.nccl_host(peer) != host:
+                        if kind is TransportKind.NET:
+                            split_by_hostid.append(line)
+                    elif host in crowded:
+                        indistinct.append(f"{line}: {crowded[host]}")
                     else:
-                        split_by_hostid.append(line)
+                        is_inter = False
+                        if kind is TransportKind.NET:
+                            same_host_net.append(line)
+            else:
+                is_inter = kind not in INTRA_KINDS
             (inter if is_inter else intra).append(connection)
             for comm in comms:
                 comm.connections.append((process, connection, is_inter))
+        # NVLS under MNNVL: the multicast group spans the NVLink domain's hosts
+        nvls_across = any(m.mnnvl and (m.nnodes or 0) > 1 for m in process.memberships)
         rows.append(
             ProcessRow(
                 process=process.key,
@@ -447,9 +348,13 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 nics=_natural(_nic_names(process, inter)),
                 bootstrap=process.bootstrap,
                 intra_node=_uniq(
-                    [_label(c, False) for c in intra] + (["NVLS"] if process.nvls else [])
+                    [_label(c, False) for c in intra]
+                    + (["NVLS"] if process.nvls and not nvls_across else [])
                 ),
-                inter_node=_uniq(_label(c, True) for c in inter),
+                inter_node=_uniq(
+                    [_label(c, True) for c in inter]
+                    + (["NVLS"] if process.nvls and nvls_across else [])
+                ),
                 gdr=_gdr(inter),
             )
         )
@@ -502,6 +407,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         mixed=mixed_versions(log, versions),
         same_host_net=same_host_net,
         split_by_hostid=split_by_hostid,
+        indistinct=indistinct,
         socket_expected=bool(
             expectation and expectation.net and net_matches(expectation.net, "NET/Socket")
         ),
@@ -574,8 +480,10 @@ def _unknowns(
         )
     if log.num_dropped:
         notes.append(f"{log.num_dropped} further evidence line(s) were counted but not kept")
-    if any(r.version_range and not r.nccl_version for r in rows) and not any(
-        r.nccl_version for r in rows
+    if (
+        any(r.version_range and not r.nccl_version for r in rows)
+        and not any(r.nccl_version for r in rows)
+        and not log.bare_versions  # rank 0's version line says it
     ):
         ranges = _uniq(r.version_range or "" for r in rows)
         notes.append(

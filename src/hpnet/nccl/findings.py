@@ -8,6 +8,7 @@ Pure functions; :mod:`hpnet.nccl.diagnose` calls them with what it computed.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
 __all__ = ["Finding", "match_signatures", "mixed_versions", "structural_findings"]
 
 MAX_EVIDENCE = 6
+#: INFO lines about calls NCCL retried or whose failure it ignores: no failure by
+#: themselves (when the retries run out NCCL WARNs, and that line is matched):
+#: "Call to ibv_modify_qp failed with %d %s, %s, retrying %d/%d after %u msec of sleep"
+#: (ibvwrap.cc:281 @2.24.3), "%s: connect to %s returned %s, retrying (%d/%ld) after sleep
+#: for %u msec" (socket.cc:587 @2.28.9), "Call to accept returned %s, retrying"
+#: (socket.cc:456), and CUDACHECKIGNORE's "%s:%d Cuda failure '%s'" (checks.h:34 @2.28.9)
+_TRANSIENT = re.compile(r"^INFO .*\bretrying\b|^INFO (?:\S+:\d+ )?Cuda failure ")
 #: interfaces that exist on one host only: a socket transport over them cannot reach
 #: another node (NCCL skips docker* and lo by default, virbr* since 2.28)
 _LOCAL_BRIDGES = ("docker", "virbr", "br-", "veth", "cni", "flannel", "lo")
@@ -64,9 +72,16 @@ def match_signatures(log: NcclLog) -> list[Finding]:
                 (process.key, LogLine(source="", line_number=0, text=f"INFO {note}"), False)
             )
     matching: dict[str, list[Signature]] = {}
+    transient: list[str] = []
+    num_transient = 0
     for key, line, report_unknown in lines:
         where = f"{line.source}:{line.line_number}: " if line.line_number else ""
         text = f"{where}{key + ' ' if key else ''}{line.text}".strip()
+        if _TRANSIENT.search(line.text):
+            if len(transient) < MAX_EVIDENCE:
+                transient.append(text)
+            num_transient += line.count
+            continue
         signatures = matching.get(line.text)
         if signatures is None:  # the same text from many processes: matched once
             signatures = matching[line.text] = _signatures_of(line.text)
@@ -97,6 +112,21 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         )
         for sig, evidence, processes, count in found.values()
     ]
+    if transient:
+        findings.append(
+            Finding(
+                id="retried-calls",
+                severity="info",
+                title="NCCL retried calls that failed, or ignored their failure",
+                cause="a connection or an RDMA queue-pair transition failed and NCCL tried "
+                "again (NCCL_IB_MQP_RETRY_*, NCCL_SOCKET_RETRY_*), or a CUDA call whose "
+                "failure NCCL ignores failed; if the retries ran out NCCL printed a WARN, "
+                "reported on its own",
+                fix="nothing if the job ran; if it hangs or fails, the WARN lines say why",
+                evidence=tuple(transient),
+                count=num_transient,
+            )
+        )
     if unknown:
         findings.append(
             Finding(
@@ -202,6 +232,7 @@ def structural_findings(
     same_host_net: Sequence[str],
     split_by_hostid: Sequence[str],
     socket_expected: bool,
+    indistinct: Sequence[str] = (),
 ) -> list[Finding]:
     """Conclusions no single line states."""
     findings: list[Finding] = []
@@ -270,6 +301,24 @@ def structural_findings(
                 fix="nothing to fix for a test; unset NCCL_HOSTID for real jobs",
                 evidence=tuple(split_by_hostid[:MAX_EVIDENCE]),
                 count=len(split_by_hostid),
+            )
+        )
+    if indistinct:
+        findings.append(
+            Finding(
+                id="hosts-indistinct",
+                severity="info",
+                title="NCCL counted more hosts than the log's host names tell apart: "
+                "network connections among them are counted as inter-node",
+                cause="several machines share a host name (and their lines show no address "
+                "that tells them apart), or NCCL_HOSTID split a machine and the log does "
+                "not show it (NCCL prints it with NCCL_DEBUG_SUBSYS=ENV): NCCL's nNodes / "
+                "localRanks say the ranks under one name run on several NCCL hosts",
+                fix="give every machine its own host name; log with "
+                "NCCL_DEBUG_SUBSYS=INIT,NET,ENV so that NCCL_HOSTID and the bootstrap "
+                "addresses are shown",
+                evidence=tuple(indistinct[:MAX_EVIDENCE]),
+                count=len(indistinct),
             )
         )
     findings += _hca_prefix(log)

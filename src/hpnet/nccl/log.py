@@ -32,7 +32,7 @@ from hpnet.nccl.logmodel import (
     ProcessLog,
     parse_transport,
 )
-from hpnet.nccl.logscan import BlockResult, iter_blocks, scan_block
+from hpnet.nccl.logscan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
 from hpnet.nccl.logversions import VersionRange, empty, format_range, hint_for, intersect
 
 __all__ = ["BLOCK_BYTES", "LogFolder", "parse_nccl_log", "parse_nccl_text"]
@@ -47,6 +47,9 @@ MAX_NOTES = 32
 #: connection / communicator lines per process whose form is checked against the
 #: version fingerprints (the first few pin a process's release as well as all would)
 HINTS_PER_PROCESS = 6
+#: ``hashUniqueId`` (init.cc:50 @2.21.5) of an all-zero ncclUniqueId: the commId NCCL
+#: 2.18-2.22 print for communicators made by ncclCommSplit, the same for all of them
+ZERO_ID_HASH = "0xd6f7ddbca6ef589b"
 #: communicator memberships kept per process: a long job re-creating its groups would
 #: otherwise grow without bound; the rest are counted (NcclLog.num_dropped_memberships)
 MAX_MEMBERSHIPS = 128
@@ -220,20 +223,33 @@ def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
 
 def _membership(record: dict[str, object]) -> Membership:
     def number(name: str) -> int | None:
+        value = str(record.get(name))
+        return int(value) if value.lstrip("-").isdigit() else None
+
+    def text(name: str) -> str | None:
         value = record.get(name)
-        return int(str(value)) if value is not None else None
+        return str(value) if value else None
 
     rank = number("rank")
     nranks = number("nranks")
+    comm_id = text("commId")
+    mnnvl = number("MNNVL")
     return Membership(
         comm=str(record["comm"]),
         rank=rank if rank is not None else -1,
         nranks=nranks if nranks is not None else 0,
-        comm_id=str(record["commId"]) if record.get("commId") else None,
+        # the hash of an all-zero unique id names no communicator: NCCL 2.18-2.22 print it
+        # for every ncclCommSplit child (hashUniqueId(job->commId) of a calloc'ed job,
+        # init.cc:1541 @2.21.5), so it would merge every split communicator into one
+        comm_id=None if comm_id == ZERO_ID_HASH else comm_id,
         cuda_dev=number("cudaDev"),
-        bus_id=str(record["busId"]) if record.get("busId") else None,
+        nvml_dev=number("nvmlDev"),
+        bus_id=text("busId"),
         nnodes=number("nNodes"),
         local_ranks=number("localRanks"),
+        parent=text("parent"),
+        color=number("color"),
+        mnnvl=bool(mnnvl) if mnnvl is not None else None,
         completed=bool(record.get("completed")),
         aborted=bool(record.get("aborted")),
     )
@@ -268,6 +284,8 @@ class LogFolder:
         self._num_lines = 0
         self._num_nccl_lines = 0
         self._num_bytes = 0
+        #: per source: lines longer than MAX_LINE_BYTES, cut
+        self._num_cut: dict[str, int] = {}
         self.num_dropped = 0
         self._num_evidence = 0
 
@@ -288,6 +306,8 @@ class LogFolder:
         self._num_lines += block.num_lines
         self._num_nccl_lines += block.num_nccl_lines
         self._num_bytes += block.num_bytes
+        if block.num_cut:
+            self._num_cut[block.source] = self._num_cut.get(block.source, 0) + block.num_cut
         for event in block.events:
             self._fold(event)
 
@@ -333,6 +353,8 @@ class LogFolder:
         self._num_lines += later._num_lines
         self._num_nccl_lines += later._num_nccl_lines
         self._num_bytes += later._num_bytes
+        for source, num_cut in later._num_cut.items():
+            self._num_cut[source] = self._num_cut.get(source, 0) + num_cut
         self.num_dropped += later.num_dropped
         for line in later._signals.values():
             self.keep_line(self._signals, shift(line))
@@ -460,7 +482,10 @@ class LogFolder:
             fields = dict(fields, nranks=fields["nRanks"])
         if "commHash" in fields and "commId" not in fields:
             fields = dict(fields, commId=fields["commHash"])
-        for name in ("rank", "nranks", "cudaDev", "busId", "commId", "nNodes", "localRanks"):
+        for name in (
+            "rank", "nranks", "cudaDev", "nvmlDev", "busId", "commId", "nNodes", "localRanks",
+            "parent", "color", "MNNVL",
+        ):  # fmt: skip
             if name in fields and record.get(name) is None:
                 record[name] = fields[name]
         if what == "Init" and state == "COMPLETE":
@@ -471,6 +496,11 @@ class LogFolder:
             process.close(comm)
 
     def result(self) -> NcclLog:
+        for source, num_cut in self._num_cut.items():
+            self.note(
+                f"{source}: {num_cut} line(s) longer than {MAX_LINE_BYTES >> 20} MiB, "
+                f"read up to {MAX_LINE_BYTES >> 20} MiB"
+            )
         return NcclLog(
             sources=tuple(self._sources),
             processes=tuple(p.freeze() for p in self._processes.values()),

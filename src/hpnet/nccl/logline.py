@@ -103,10 +103,13 @@ def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
 # ---------------------------------------------------------------- the line prefix
 
 #: ``host:pid:tid [dev]`` and, on WARN lines, `` file.cc:line`` (searched from the end
-#: of the text before ``NCCL INFO``/``NCCL WARN``)
+#: of the text before ``NCCL INFO``/``NCCL WARN``). 2.30.7 adds the function, ``file.cc:123
+#: (func)`` ("[%d] %s:%d (%s) NCCL WARN %s\n", debug.cc:345 @2.30.7); aws-ofi-nccl passes
+#: ``__PRETTY_FUNCTION__`` as the file, spaces and parentheses included (``int
+#: nccl_net_ofi_rdma_connect(...):123``, include/nccl_ofi_log.h @v1.21.1)
 _PREFIX = re.compile(
     r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\]"
-    r"(?: (?P<where>[\w./+-]+:\d+))?\s*$"
+    r"(?: (?P<where>[^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)(?: \((?P<func>[^()\s]*)\))?)?\s*$"
 )
 #: timestamps that log collectors glue in front of the host (CloudWatch, kubectl
 #: --timestamps, NCCL 2.26+'s ``[2026-11-21 23:50:29]``), removed before the host is read
@@ -116,6 +119,17 @@ _OMPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 _TORCHRUN_TAG = re.compile(r"\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:")
 _SRUN_TAG = re.compile(r"^\s*(\d+): ")
 _BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
+
+
+#: what NCCL can print as a host: gethostname() cut at the first '.' (getHostName,
+#: misc/utils.cc), with '%' and '/' made '-' from 2.29.2 (debug.cc:51 @2.29.2)
+_HOSTNAME = re.compile(r"[A-Za-z0-9_-]+")
+#: text before the host that is a launcher's tags and nothing else
+_LAUNCHER_ONLY = re.compile(
+    r"\s*(?:(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[[A-Za-z_]*\d+(?:\|\d+)?\]:|\[\d+\] )\s*)*"
+)
+#: hosts remembered per pid, to recover a host glued to text before it
+MAX_HOSTS = 4096
 
 
 def _launcher_rank(tags: str) -> int | None:
@@ -142,7 +156,14 @@ _RING_ORDER = re.compile(r"^(?:Channel|Ring) :((?:\s+-?\d+)+)\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: Using (?:\[\d+\])?(\S+)")
-_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+)(?::(\d+))?(?:/(\w+))?(?::(\S+))?")
+#: one device of the list: `` [%d]%s:%d/%s`` (net_ib.cc:247 @2.12.7), from 2.30.7 with an
+#: optional ``:rail`` and ``:plane`` after the port (`` [0]mlx5_0:1:3/IB``, ``:`` + ``:2``
+#: for a plane without rail: net_ib/init.cc:494-504 @2.30.7)
+_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+)(?::(\d+))?(?::\d*(?::\d+)?)?(?:/(\w+))?(?::(\S+))?")
+#: NCCL_IB_MERGE_NICS (2.20.3-2.23.4): `` [%d]={`` + ``[%d] %s:%d/%s`` joined by ``, `` +
+#: ``}`` (net_ib.cc:313 @2.20.3); the outer index is the one ``via NET/IB/N`` names
+_MERGED_NIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
+_MERGED_PART = re.compile(r"\[\d+\] ([^\s:\[\],]+):(\d+)/(\w+)")
 _NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$")
 _NET_OLD_IFACE = re.compile(r"^NET : Using interface (\S+)")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
@@ -150,10 +171,16 @@ _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
 _SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+_LAST_VERBS_LIB = re.compile(r"^Count not open libibverbs\.so\.1\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
+#: ``name value`` pairs of the communicator lines (init.cc ``ncclCommInitRank comm %p rank %d
+#: nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx``, ``ncclCommSplit ... parent %p
+#: color %d key %d`` 2.21.5+, ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank
+#: %d MNNVL %d`` 2.20.3+): addresses and bus ids are hex, everything else decimal (a
+#: hex-looking rank is not a rank)
 _FIELDS = re.compile(
-    r"\b(comm|rank|nranks|nRanks|cudaDev|nvmlDev|busId|commId|commHash|nNodes|localRanks)"
-    r" (0x[0-9a-fA-F]+|[0-9a-fA-F]+|-?\d+)"
+    r"\b(?:(comm|busId|commId|commHash|parent) (0x[0-9a-fA-F]+|[0-9a-fA-F]+)"
+    r"|(rank|nranks|nRanks|cudaDev|nvmlDev|nNodes|localRanks|color|MNNVL) (-?\d+))\b"
 )
 _STATE = re.compile(r"- (Init|Abort|Destroy) (START|COMPLETE)")
 #: failures NCCL logs at INFO level (``misc/ibvwrap.cc``, ``NET/IB : No device found``,
@@ -185,7 +212,11 @@ _CODE_LINE = re.compile(r"\s*(?:raise |File \"|except |if |return |\^)")
 
 
 def _fields(message: str) -> dict[str, str]:
-    return {k: v for k, v in _FIELDS.findall(message)}
+    """``{"comm": "0x55d0", "rank": "3", ...}``: the first value of each name wins."""
+    found: dict[str, str] = {}
+    for hex_name, hex_value, name, value in _FIELDS.findall(message):
+        found.setdefault(hex_name or name, hex_value or value)
+    return found
 
 
 #: what an INFO message says: (kind, data, text kept as evidence)
@@ -239,6 +270,11 @@ def _message_event(message: str, process: None, source: str) -> Message:
         return _net_event(message, process)
     if head.startswith("Failed t") and "libibverbs" in message:
         return _m("ib-no-device", process, (), message)  # 2.11.4-2.29.7 INFO form
+    if head.startswith("Count no") and _LAST_VERBS_LIB.match(message):
+        # 2.30.3+: "Count not open %s" (sic) per library tried, NCCL_IBVERBS_LIB, then
+        # libibverbs.so, then libibverbs.so.1 (ibvsymbols.cc:78-86 @2.30.7): only the
+        # last one failing means no libibverbs (libibverbs.so is a -dev package's link)
+        return _m("ib-no-device", process, (), message)
     if head.startswith("Net/IB: ") and "returned 0 devices" in message:
         return _m("ib-no-device", process, (), message)  # 2.3: call to devices() returned 0
     if head.startswith("Using ne"):
@@ -310,10 +346,20 @@ def _net_event(message: str, process: None) -> Message:
                 for i, name, address in _SOCKET_NIC.findall(listing)
             )
         else:
-            nics = tuple(
-                (int(i), name, int(port) if port else None, link, address)
+            merged = []
+            for found in _MERGED_NIC.finditer(listing):  # one device made of several ports
+                parts = _MERGED_PART.findall(found.group(2))
+                links = {link for _, _, link in parts}
+                name = "+".join(f"{dev}:{port}" for dev, port, _ in parts) or found.group(0)
+                link = links.pop() if len(links) == 1 else None
+                merged.append((int(found.group(1)), name, None, link, None))
+            if merged:
+                listing = _MERGED_NIC.sub(" ", listing)
+            single = [
+                (int(i), name, int(port) if port else None, link or None, address or None)
                 for i, name, port, link, address in _NIC.findall(listing)
-            )
+            ]
+            nics = tuple(sorted(merged + single, key=lambda nic: nic[0]))
         if nics or network in {"IB", "Socket"}:
             return _m("net-list", process, (network, nics, oob))
     if _NOTABLE.search(message):
@@ -323,6 +369,15 @@ def _net_event(message: str, process: None) -> Message:
 
 #: where a second NCCL line starts inside a message (`` | host:pid:tid [d] NCCL INFO``)
 _GLUED = re.compile(r"(?:\s\|\s*|\s)\S*:\d+:\d+ \[-?\d+\](?: \S+:\d+)? NCCL (?:INFO|WARN) ")
+#: the prefix of an NCCL line glued to the end of another (no newline between them):
+#: the host is the run of host characters before ``:pid:tid``, possibly with the first
+#: line's last word in front of it (``...via NET/IB/0/GDRDMAnode2:1008:1008 [0] NCCL INFO``)
+_GLUED_PREFIX = re.compile(
+    rb"([\w-]*):(\d+):\d+ \[-?\d+\](?: [^\[\]\n]*?:\d+(?: \([^()\s]*\))?)? NCCL (?:INFO|WARN) "
+)
+#: how a connection line ends (transport/net.cc, p2p.cc, shm.cc): a word glued to a host
+#: after it is cut there when the host is not known yet
+_TRANSPORT_TAIL = re.compile(rb"(?:GDRDMA(?:\(PCI\))?|Shared|read|CE|CUMEM|IPC|MNNVL|direct)")
 
 
 def _first_line(message: str) -> str:
@@ -337,12 +392,14 @@ def _first_line(message: str) -> str:
 class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
-    __slots__ = ("_emitted", "_messages", "_prefixes")
+    __slots__ = ("_emitted", "_hosts", "_messages", "_prefixes")
 
     def __init__(self) -> None:
         #: lines of IDEMPOTENT kinds already reported (a process repeating "Using network
         #: IB" for every communicator says nothing new)
         self._emitted: set[bytes] = set()
+        #: pid -> hosts seen with it on lines nothing was glued to
+        self._hosts: dict[int, set[str]] = {}
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
         self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
 
@@ -358,8 +415,8 @@ class Classifier:
         if found:
             tags = text[: found.start()]
             rank = _launcher_rank(tags) if tags.strip() else None
-            host = found.group("host") or None
             pid = int(found.group("pid"))
+            host = self._host(found.group("host"), pid, glued=not _LAUNCHER_ONLY.fullmatch(tags))
             ref: ProcessRef = (
                 f"{host or '?'}:{pid}",
                 host,
@@ -367,7 +424,10 @@ class Classifier:
                 rank,
                 int(found.group("dev")),
             )
-            value: tuple[ProcessRef | None, str | None] = (ref, found.group("where"))
+            where = found.group("where")
+            if where and found.group("func"):
+                where = f"{where} ({found.group('func')})"
+            value: tuple[ProcessRef | None, str | None] = (ref, where)
         else:
             rank = _launcher_rank(text)
             key = source if rank is None else f"{source}[rank {rank}]"
@@ -375,6 +435,52 @@ class Classifier:
         if len(self._prefixes) < MAX_CACHED:
             self._prefixes[(prefix, source)] = value
         return value
+
+    def _host(self, host: str, pid: int, *, glued: bool) -> str | None:
+        """The host of a prefix: program output glued in front of it (``loss=0.52node1``)
+        is cut off where a host this pid printed before ends the text."""
+        valid = bool(_HOSTNAME.fullmatch(host))
+        if glued or not valid:
+            # the same process's host; a character no host name has ('=', '.') proves
+            # the glue, and then any host seen before may end the text
+            for known in (self._hosts.get(pid, ()), () if valid else self._hosts.get(-1, ())):
+                ends = [h for h in known if host.endswith(h) and h != host]
+                if ends:
+                    return max(ends, key=len)
+        if valid and len(self._hosts) < MAX_HOSTS:
+            self._hosts.setdefault(pid, set()).add(host)
+            self._hosts.setdefault(-1, set()).add(host)  # -1: every pid's
+        return host or None
+
+    def split(self, line: bytes) -> list[bytes]:
+        """A line with another NCCL line glued to its end (no newline between them), cut
+        into the lines it holds; a line of one NCCL line comes back alone.
+
+        >>> parts = Classifier().split(
+        ...     b"n1:7:7 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA"
+        ...     b"n2:8:8 [0] NCCL INFO Using network IB"
+        ... )
+        >>> [part.split(b" NCCL INFO ")[1] for part in parts]
+        [b'Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA', b'Using network IB']
+        """
+        markers = [i for i in (line.find(b"NCCL INFO "), line.find(b"NCCL WARN ")) if i >= 0]
+        if not markers:
+            return [line]
+        first = min(markers)
+        found = _GLUED_PREFIX.search(line, first + 10)
+        if found is None:
+            return [line]
+        run, pid = found.group(1), int(found.group(2))
+        cut = found.start(1)
+        known = [h for h in self._hosts.get(pid, ()) if run.endswith(h.encode())]
+        if known:  # the host this pid printed before
+            cut = found.end(1) - len(max(known, key=len))
+        else:  # a connection line's last word (GDRDMA, CUMEM, ...) before the host
+            tail = _TRANSPORT_TAIL.match(run)
+            if tail and tail.end() < len(run) and b" via " in line[:cut]:
+                cut += tail.end()
+        head = line[:cut].rstrip(b" |")
+        return [head, *self.split(line[cut:])]
 
     def __call__(self, line: bytes, source: str) -> Event | None:
         at = line.find(b"NCCL INFO ")

@@ -164,9 +164,18 @@ class Membership:
     nranks: int
     comm_id: str | None = None  # commId / commHash: the same on every member (2.19+)
     cuda_dev: int | None = None
+    nvml_dev: int | None = None
     bus_id: str | None = None
+    #: ``nNodes`` / ``localRanks``: the NCCL hosts NCCL counted in this communicator and
+    #: the ranks on this rank's host (2.20.3+)
     nnodes: int | None = None
     local_ranks: int | None = None
+    #: ncclCommSplit children (2.21.5+): the parent communicator's address in this
+    #: process and the color the ranks were split by
+    parent: str | None = None
+    color: int | None = None
+    #: ``MNNVL 1``: multi-node NVLink, P2P and NVLS reach other hosts (2.20.3+)
+    mnnvl: bool | None = None
     completed: bool = False
     aborted: bool = False
 

@@ -1,49 +1,64 @@
-"""The edge of the log parser: files, directories and standard input.
+"""The edge of the log parser: files, directories, pipes and standard input.
 
 Large files are cut into byte ranges at line boundaries and scanned in worker
 processes (:func:`hpnet.nccl.logscan.scan_block` needs nothing from the ranges
 before it); results come back in order and are folded by one
 :class:`hpnet.nccl.log.LogFolder`, so the answer is the same with one worker or
-sixteen. Memory stays at a few blocks per worker, whatever the file's size.
+sixteen. Standard input, a FIFO (``<(zcat job.log.gz)``) and ``.gz`` files are read
+once, front to back (gzip found by its magic bytes); a gzip cut short is read up to
+where it breaks. A line longer than :data:`MAX_LINE_BYTES` is read up to that length
+and counted once, on every path. Memory stays at a few blocks per worker, whatever
+the file's size.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import os
+import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO
 
 from hpnet.errors import InputError
 from hpnet.nccl.log import BLOCK_BYTES, LogFolder
 from hpnet.nccl.logline import Classifier
 from hpnet.nccl.logmodel import NcclLog
-from hpnet.nccl.logscan import scan_block
+from hpnet.nccl.logscan import MAX_LINE_BYTES, scan_block
 
-__all__ = ["LogInput", "collect_inputs", "read_logs"]
+__all__ = ["MAX_LINE_BYTES", "LogInput", "collect_inputs", "read_logs"]
 
 #: a range each worker scans at a time
 RANGE_BYTES = 32 << 20
 #: below this much input, worker processes cost more than they save
 PARALLEL_MIN_BYTES = 96 << 20
-#: a line longer than this is cut (binary data or a runaway progress bar)
-MAX_LINE_BYTES = 1 << 20
 #: files in a directory beyond this are an input error (a wrong directory)
 MAX_FILES = 100_000
 SNIFF_BYTES = 8192
+GZIP_MAGIC = b"\x1f\x8b"
+#: bytes of text: printable ASCII, the white space and escapes a terminal log holds, and
+#: everything from 0x80 (UTF-8 and other encodings); the rest are control bytes
+_TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r\f\v\b\x1b\x7f" + bytes(range(0x80, 0x100))
 
 Progress = Callable[[int, int], None]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class LogInput:
-    """One input: a regular file (``size_bytes`` known) or standard input."""
+    """One input: a regular file (``size_bytes`` known) or a stream."""
 
     path: str  # "-" for standard input
     size_bytes: int
     gzip: bool = False
+    #: read once, front to back: standard input, or a FIFO (``<(zcat job.log.gz)``);
+    #: gzip is recognised by its magic bytes
+    stream: bool = False
+    #: NUL bytes at the start of the file, not read (a log rotated with copytruncate)
+    skip_bytes: int = 0
 
 
 def collect_inputs(paths: Sequence[str]) -> tuple[list[LogInput], list[str]]:
@@ -52,10 +67,10 @@ def collect_inputs(paths: Sequence[str]) -> tuple[list[LogInput], list[str]]:
     notes: list[str] = []
     for path in paths:
         if path == "-":
-            inputs.append(LogInput(path="-", size_bytes=0))
+            inputs.append(LogInput(path="-", size_bytes=0, stream=True))
             continue
         try:
-            info = os.stat(path)
+            mode = os.stat(path).st_mode
         except OSError as exc:
             raise InputError(
                 f"cannot read the log ({exc.strerror})",
@@ -63,34 +78,51 @@ def collect_inputs(paths: Sequence[str]) -> tuple[list[LogInput], list[str]]:
                 where=path,
                 fix="pass NCCL debug logs: files, a directory of per-rank logs, or - for stdin",
             ) from None
-        if os.path.isdir(path):
-            found = _walk(path)
+        if stat.S_ISDIR(mode):
+            walk_notes: list[str] = []
+            found = _walk(path, walk_notes)
+            notes += walk_notes
             if not found:
                 raise InputError(
-                    "the directory holds no files",
+                    "the directory holds no readable files"
+                    + (f" ({walk_notes[0]})" if walk_notes else ""),
                     code="log-dir-empty",
                     where=path,
                     fix="point at the directory the per-rank logs were written to",
                 )
             for file in found:
                 _add_file(file, inputs, notes, in_directory=True)
-        elif os.path.isfile(path):
+        elif stat.S_ISREG(mode):
             _add_file(path, inputs, notes, in_directory=False)
+        elif stat.S_ISFIFO(mode):  # <(zcat job.log.gz), a named pipe: read as it comes
+            inputs.append(LogInput(path=path, size_bytes=0, stream=True))
         else:
             raise InputError(
-                "is not a regular file or directory",
+                "is not a regular file, a pipe or a directory",
                 code="log-not-a-file",
                 where=path,
                 fix="pass a log file, a directory, or - and pipe the log in",
             )
-        del info
     return inputs, notes
 
 
-def _walk(directory: str) -> list[str]:
+def _walk(directory: str, notes: list[str]) -> list[str]:
+    """The files under ``directory``, in order; what is not followed goes to ``notes``."""
+
+    def unreadable(exc: OSError) -> None:
+        notes.append(f"{exc.filename}: skipped, cannot be read ({exc.strerror})")
+
     found: list[str] = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        kept = []
+        for name in sorted(dirs):
+            if name.startswith("."):
+                continue
+            if os.path.islink(os.path.join(root, name)):  # a loop, or another job's logs
+                notes.append(f"{os.path.join(root, name)}: skipped, a link to a directory")
+                continue
+            kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             if not name.startswith("."):
                 found.append(os.path.join(root, name))
@@ -106,9 +138,17 @@ def _walk(directory: str) -> list[str]:
 
 def _add_file(path: str, inputs: list[LogInput], notes: list[str], *, in_directory: bool) -> None:
     try:
+        if in_directory and not stat.S_ISREG(os.stat(path).st_mode):
+            # opening a FIFO would wait for a writer forever
+            notes.append(f"{path}: skipped, not a regular file (a FIFO, socket or device)")
+            return
         with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
             size = os.fstat(handle.fileno()).st_size
+            head = handle.read(SNIFF_BYTES)
+            skipped = _leading_nuls(handle, head) if head[:1] == b"\0" else 0
+            if skipped:
+                handle.seek(skipped)
+                head = handle.read(SNIFF_BYTES)
     except OSError as exc:
         if in_directory:
             notes.append(f"{path}: skipped, cannot be read ({exc.strerror})")
@@ -119,88 +159,219 @@ def _add_file(path: str, inputs: list[LogInput], notes: list[str], *, in_directo
             where=path,
             fix="check the path and its permissions",
         ) from None
-    gzip = head[:2] == b"\x1f\x8b"
-    if not gzip and b"\x00" in head:
+    gzip = head[:2] == GZIP_MAGIC
+    if skipped and not head:
+        notes.append(f"{path}: skipped, nothing but NUL bytes")
+        return
+    if not gzip and _binary(head):
         notes.append(f"{path}: skipped, binary data (not a text log)")
         return
-    inputs.append(LogInput(path=path, size_bytes=size, gzip=gzip))
+    if skipped:
+        notes.append(
+            f"{path}: {skipped} NUL bytes at its start skipped (a log rotated with copytruncate)"
+        )
+    inputs.append(LogInput(path=path, size_bytes=size, gzip=gzip, skip_bytes=skipped))
 
 
-def _open(source: LogInput) -> BinaryIO:
-    if source.path == "-":
-        return sys.stdin.buffer
-    if source.gzip:
-        import gzip  # noqa: PLC0415 - only for compressed logs
-
-        return gzip.open(source.path, "rb")  # type: ignore[return-value]
-    return open(source.path, "rb")
-
-
-def _stream_blocks(handle: BinaryIO, notes: list[str], name: str) -> Iterator[bytes]:
-    """Blocks of whole lines from a stream (stdin, gzip)."""
-    rest = b""
+def _leading_nuls(handle: BinaryIO, head: bytes) -> int:
+    """How many NUL bytes the file starts with (holes skipped with SEEK_DATA)."""
+    skipped = len(head) - len(head.lstrip(b"\0"))
+    if skipped < len(head):
+        return skipped
+    # a sparse hole (copytruncate of a file still written to) is not read through
+    with contextlib.suppress(AttributeError, OSError):
+        skipped = max(skipped, os.lseek(handle.fileno(), 0, os.SEEK_DATA))
+    handle.seek(skipped)
     while True:
+        chunk = handle.read(1 << 20)
+        rest = chunk.lstrip(b"\0")
+        skipped += len(chunk) - len(rest)
+        if rest or not chunk:
+            return skipped
+
+
+def _binary(sample: bytes) -> bool:
+    """Not a text log: more than 1 NUL in 100 bytes, or a third of them control bytes.
+
+    One stray NUL (a crashed writer, a torn page) leaves a log a log.
+    """
+    if not sample:
+        return False
+    control = len(sample.translate(None, _TEXT_BYTES))
+    return sample.count(0) * 100 > len(sample) or control * 3 > len(sample)
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream with the bytes already read from it put back in front (for gzip)."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        super().__init__()
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            data, self._head = self._head[: len(buffer)], self._head[len(buffer) :]
+        else:
+            data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _stream_chunks(source: LogInput, notes: list[str], name: str) -> Iterator[bytes]:
+    """The bytes of a stream or a gzip file, decompressed where they are gzip.
+
+    A truncated or corrupt gzip ends the input where it breaks, with a note: what was
+    read before is analysed.
+    """
+    raw: BinaryIO = sys.stdin.buffer if source.path == "-" else open(source.path, "rb")  # noqa: SIM115
+    try:
+        head = raw.read(2)
+        handle: BinaryIO = raw
+        if head == GZIP_MAGIC:
+            import gzip  # noqa: PLC0415 - only for compressed logs
+
+            handle = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")  # type: ignore[assignment]
+        elif head:
+            yield head
+        # read1: what one read gives (gzip: one input buffer decompressed), so that a
+        # break loses nothing before it; gathered into blocks of BLOCK_BYTES
+        read_some: Callable[[int], bytes] = getattr(handle, "read1", handle.read)
+        while True:
+            pieces: list[bytes] = []
+            size = 0
+            try:
+                while size < BLOCK_BYTES:
+                    piece = read_some(BLOCK_BYTES - size)
+                    if not piece:
+                        break
+                    pieces.append(piece)
+                    size += len(piece)
+            except (EOFError, OSError, zlib.error) as exc:
+                # EOFError: cut short; BadGzipFile (an OSError): a bad header or CRC;
+                # zlib.error: corrupt deflate data
+                what = "truncated or corrupt gzip" if head == GZIP_MAGIC else "read error"
+                notes.append(f"{name}: {what} ({exc}): analysed up to where it breaks")
+                if pieces:
+                    yield b"".join(pieces)
+                return
+            if not pieces:
+                return
+            yield b"".join(pieces)
+    finally:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+
+
+def _range_chunks(
+    handle: BinaryIO, start: int, end: int, *, line_start: bool = False
+) -> Iterator[bytes]:
+    """The bytes of the lines that begin in ``[start, end)`` of a file: from the first
+    line start at or after ``start`` (``start`` itself with ``line_start``) to the end
+    of the line under ``end - 1``."""
+    if start > 0 and not line_start:
+        handle.seek(start - 1)
+        if handle.read(1) != b"\n":  # the line under start belongs to the range before
+            while True:
+                data = handle.read(BLOCK_BYTES)
+                if not data:
+                    return
+                newline = data.find(b"\n")
+                if newline >= 0:
+                    start = handle.tell() - len(data) + newline + 1
+                    break
+    if start >= end:
+        return
+    handle.seek(start)
+    position = start
+    data = b""
+    while position < end:
+        data = handle.read(min(BLOCK_BYTES, end - position))
+        if not data:
+            return
+        position += len(data)
+        yield data
+    while not data.endswith(b"\n"):  # the last line goes on past the range
         data = handle.read(BLOCK_BYTES)
         if not data:
-            if rest:
-                yield rest
             return
-        data = rest + data if rest else data
+        newline = data.find(b"\n")
+        if newline >= 0:
+            data = data[: newline + 1]
+        yield data
+
+
+def _whole_lines(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Blocks of whole lines, each with the bytes of input it stands for.
+
+    A line longer than :data:`MAX_LINE_BYTES` is passed on as its first
+    ``MAX_LINE_BYTES + 1`` bytes (:func:`scan_block` cuts it and counts it) and the rest
+    of it is dropped: memory stays bounded and it still counts as one line.
+    """
+    rest = b""
+    consumed = 0  # bytes read and not yet passed on
+    skipping = False  # inside the tail of a cut line
+    for chunk in chunks:
+        consumed += len(chunk)
+        data = chunk
+        if skipping:
+            newline = data.find(b"\n")
+            if newline < 0:
+                continue
+            data, skipping = data[newline + 1 :], False
+        if rest:
+            data, rest = rest + data, b""
         cut = data.rfind(b"\n")
-        if cut < 0:
-            if len(data) > MAX_LINE_BYTES:
-                notes.append(f"{name}: a line longer than {MAX_LINE_BYTES >> 20} MiB was cut")
-                yield data + b"\n"
-                rest = b""
-            else:
-                rest = data
-            continue
-        yield data[: cut + 1]
-        rest = data[cut + 1 :]
+        if cut >= 0:
+            rest = data[cut + 1 :]
+            yield data[: cut + 1], consumed - len(rest)
+            consumed = len(rest)
+        else:
+            rest = data
+        if len(rest) > MAX_LINE_BYTES:
+            yield rest[: MAX_LINE_BYTES + 1] + b"\n", consumed
+            rest, consumed, skipping = b"", 0, True
+    if rest or consumed:
+        yield rest, consumed
 
 
-def _scan_range(path: str, start: int, end: int, name: str) -> LogFolder:
+def _scan_lines(
+    blocks: Iterable[tuple[bytes, int]],
+    folder: LogFolder,
+    name: str,
+    progress: Callable[[int], None],
+) -> None:
+    classifier = Classifier()
+    line = 1
+    for block, num_bytes in blocks:
+        result = scan_block(block, source=name, start_line=line, classifier=classifier)
+        result.num_bytes = num_bytes
+        line += result.num_lines
+        folder.add(result)
+        progress(num_bytes)
+
+
+def _scan_range(path: str, start: int, end: int, name: str, line_start: bool) -> LogFolder:
     """Scan and fold the lines that begin in ``[start, end)`` of ``path`` (a worker's job).
 
     Line numbers in the result count from the range's first line; the caller adds the
     lines of the ranges before it when it merges.
     """
     folder = LogFolder()
-    classifier = Classifier()
     with open(path, "rb") as handle:
-        if start > 0:
-            handle.seek(start - 1)
-            if handle.read(1) != b"\n":
-                # the line under ``start`` belongs to the range before
-                skipped = handle.readline(MAX_LINE_BYTES)
-                start += len(skipped)
-        handle.seek(start)
-        position = start
-        line = 1
-        while position < end:
-            data = handle.read(min(BLOCK_BYTES, end - position))
-            if not data:
-                break
-            position += len(data)
-            if not data.endswith(b"\n"):
-                tail = handle.readline(MAX_LINE_BYTES) if position >= end else b""
-                if position < end:
-                    cut = data.rfind(b"\n")
-                    if cut >= 0:
-                        handle.seek(position - (len(data) - cut - 1))
-                        position -= len(data) - cut - 1
-                        data = data[: cut + 1]
-                else:
-                    position += len(tail)
-                    data += tail
-            result = scan_block(data, source=name, start_line=line, classifier=classifier)
-            line += result.num_lines
-            folder.add(result)
+        chunks = _range_chunks(handle, start, end, line_start=line_start)
+        _scan_lines(_whole_lines(chunks), folder, name, lambda _: None)
     return folder
 
 
-def _ranges(size: int) -> list[tuple[int, int]]:
-    return [(s, min(size, s + RANGE_BYTES)) for s in range(0, size, RANGE_BYTES)] or [(0, 0)]
+def _ranges(size: int, start: int = 0) -> list[tuple[int, int]]:
+    """Byte ranges of a file from ``start`` (its first line's start) to its end."""
+    return [(s, min(size, s + RANGE_BYTES)) for s in range(start, size, RANGE_BYTES)] or [
+        (start, start)
+    ]
 
 
 def read_logs(
@@ -214,11 +385,19 @@ def read_logs(
     folder = LogFolder()
     for note in notes:
         folder.note(note)
-    total = sum(i.size_bytes for i in inputs)
+    total = sum(i.size_bytes - i.skip_bytes for i in inputs)
     done = 0
+
+    def advance(num_bytes: int) -> None:
+        nonlocal done
+        done += num_bytes
+        if progress:
+            progress(done, total)
+
     # a pool forks all its workers up front: never more than 4 per CPU nor than ranges
     # to give them (--jobs 100000 forked thousands of processes and exhausted memory)
-    chunks = sum(len(_ranges(i.size_bytes)) for i in inputs if i.path != "-" and not i.gzip)
+    files = [i for i in inputs if not i.stream and not i.gzip]
+    chunks = sum(len(_ranges(i.size_bytes, i.skip_bytes)) for i in files)
     cpus = _cpu_count()
     workers = min(jobs if jobs is not None else cpus, 4 * cpus, max(chunks, 1))
     parallel = workers > 1 and total >= PARALLEL_MIN_BYTES
@@ -227,30 +406,19 @@ def read_logs(
         for source in inputs:
             name = "<stdin>" if source.path == "-" else source.path
             folder.add_source(name)
-            if source.path == "-" or source.gzip:
+            if source.stream or source.gzip:
                 stream_notes: list[str] = []
-                handle = _open(source)
-                try:
-                    line = 1
-                    classifier = Classifier()
-                    for block in _stream_blocks(handle, stream_notes, name):
-                        folder.add(
-                            scan_block(block, source=name, start_line=line, classifier=classifier)
-                        )
-                        line += block.count(b"\n")
-                        done += len(block)
-                        if progress:
-                            progress(done, total)
-                finally:
-                    if handle is not sys.stdin.buffer:
-                        handle.close()
+                chunks_read = _stream_chunks(source, stream_notes, name)
+                _scan_lines(_whole_lines(chunks_read), folder, name, advance)
                 for note in stream_notes:
                     folder.note(note)
                 continue
-            ranges = _ranges(source.size_bytes)
+            ranges = _ranges(source.size_bytes, source.skip_bytes)
+            first = [i == 0 for i in range(len(ranges))]  # starts at the first line
             if pool is None:
                 results: Iterator[LogFolder] = (
-                    _scan_range(source.path, s, e, name) for s, e in ranges
+                    _scan_range(source.path, s, e, name, f)
+                    for (s, e), f in zip(ranges, first, strict=True)
                 )
             else:
                 results = pool.map(
@@ -259,14 +427,13 @@ def read_logs(
                     [s for s, _ in ranges],
                     [e for _, e in ranges],
                     [name] * len(ranges),
+                    first,
                 )
             lines_before = 0
             for (start, end), scanned in zip(ranges, results, strict=True):
                 folder.merge(scanned, line_offset=lines_before)
                 lines_before += scanned.num_lines
-                done += end - start
-                if progress:
-                    progress(done, total)
+                advance(end - start)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

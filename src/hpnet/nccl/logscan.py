@@ -23,7 +23,11 @@ from collections.abc import Iterator
 from hpnet.nccl import logline
 from hpnet.nccl.logline import Event
 
-__all__ = ["BlockResult", "scan_block"]
+__all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
+
+#: a line longer than this is cut (binary data or a runaway progress bar); NCCL's own
+#: lines are at most 1 KiB up to 2.28.9 (debug.cc) and a few KiB after
+MAX_LINE_BYTES = 1 << 20
 
 #: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
 #: of one connection on every channel become one line. The ring-order lines
@@ -49,7 +53,9 @@ _LAST_ERROR = re.compile(rb"Last error:[ \t]*\r?\n([^\n]*)")
 class BlockResult:
     """The events of one block, in the order of their first line, and its counts."""
 
-    __slots__ = ("events", "num_bytes", "num_lines", "num_nccl_lines", "source", "start_line")
+    __slots__ = (
+        "events", "num_bytes", "num_cut", "num_lines", "num_nccl_lines", "source", "start_line",
+    )  # fmt: skip
 
     def __init__(self, source: str, start_line: int) -> None:
         self.source = source
@@ -58,6 +64,8 @@ class BlockResult:
         self.num_lines = 0
         self.num_nccl_lines = 0
         self.num_bytes = 0
+        #: lines longer than MAX_LINE_BYTES, read up to that length
+        self.num_cut = 0
 
 
 def scan_block(
@@ -79,6 +87,8 @@ def scan_block(
     result.num_bytes = len(data)
     if not data:
         return result
+    if b"\0" in data:  # NCCL never writes NUL: a torn page, copytruncate's hole
+        data = data.replace(b"\0", b"")
     text = _NOISE.sub(b"NCCL INFO -", data)
     text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
     if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
@@ -91,7 +101,14 @@ def scan_block(
     locate = _Locator(text, start_line)
     classify = classifier if classifier is not None else logline.Classifier()
     events = result.events
-    for line, count in counts.items():
+    nccl = 0
+    for whole, count in counts.items():
+        line = whole
+        if len(line) > MAX_LINE_BYTES:
+            line = line[:MAX_LINE_BYTES]
+            result.num_cut += count
+        if b"NCCL INFO " in line or b"NCCL WARN " in line:
+            nccl += count
         if (
             b"NCCL" not in line
             and b"nccl" not in line
@@ -99,13 +116,16 @@ def scan_block(
             and b" Pid " not in line  # nccl-tests' rank table
         ):
             continue
-        event = classify(line, source)
-        if event is None:
-            continue
-        event.count = count
-        if event.kind in logline.EVIDENCE_KINDS:
-            event.line_number = locate(line)
-        events.append(event)
+        # two NCCL lines glued together (no newline between): each is read
+        parts = classify.split(line) if line.count(b"NCCL ") > 1 else (line,)
+        for part in parts:
+            event = classify(part, source)
+            if event is None:
+                continue
+            event.count = count
+            if event.kind in logline.EVIDENCE_KINDS:
+                event.line_number = locate(whole)
+            events.append(event)
     if b"Last error:" in text:
         # PyTorch prints NCCL's last error on the line after "Last error:", without
         # any prefix ("Bootstrap : no socket interface found")
@@ -115,7 +135,7 @@ def scan_block(
                 event = logline.Event("signal", None, (), f"Last error: {message}", source)
                 event.line_number = start_line + text.count(b"\n", 0, found.start(1))
                 events.append(event)
-    result.num_nccl_lines = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ")
+    result.num_nccl_lines = nccl
     return result
 
 

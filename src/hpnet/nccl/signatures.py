@@ -62,13 +62,15 @@ SIGNATURES: tuple[Signature, ...] = (
         "libibverbs-missing",
         "warning",  # an error only when traffic then went over sockets (socket-fallback)
         "libibverbs cannot be loaded: NCCL cannot use RDMA at all",
-        r"Failed to open libibverbs|libibverbs\.so[.\d]*: cannot open shared object",
+        r"Failed to open libibverbs|libibverbs\.so[.\d]*: cannot open shared object"
+        r"|Count not open libibverbs\.so\.1\b",
         "the RDMA user-space library (rdma-core's libibverbs) is not installed in this "
         "image, so the IB transport is off and NCCL falls back to sockets",
-        "install rdma-core's libibverbs and the verbs provider for the NIC "
-        "(`hpnet image dockerfile --profile <yours>`; Debian/Ubuntu: libibverbs1 "
-        "ibverbs-providers)",
-        'src/misc/ibvsymbols.cc ("Failed to open libibverbs.so[.1]")',
+        "install rdma-core's libibverbs and the verbs provider for the NIC in the image "
+        "(Debian/Ubuntu: apt-get install libibverbs1 ibverbs-providers; RHEL: dnf install "
+        "rdma-core libibverbs), then `hpnet detect` in the container lists the devices",
+        'src/misc/ibvsymbols.cc ("Failed to open libibverbs.so[.1]"; 2.30.3+: "Count not '
+        'open %s" per library, the last libibverbs.so.1, ibvsymbols.cc:86 @2.30.7)',
         exclusive=True,
     ),
     _sig(

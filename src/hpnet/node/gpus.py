@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Mapping, Sequence
 
 from hpnet.errors import ParseError
 from hpnet.node.sysfs import BDF_RE, FsRoot, pci_chain
@@ -22,6 +23,7 @@ __all__ = [
     "read_gpus_nvidia_smi",
     "read_gpus_nvml",
     "read_gpus_sysfs",
+    "visible_gpu_count",
 ]
 
 NVIDIA_VENDOR = "0x10de"
@@ -50,6 +52,35 @@ class GpuReport:
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     error: str | None = None  # why a better source was not used
+
+
+def visible_gpu_count(gpus: Sequence[Gpu], environ: Mapping[str, str]) -> int:
+    """The GPUs a CUDA program started here sees: NVML's, narrowed by
+    CUDA_VISIBLE_DEVICES, which CUDA reads up to its first invalid entry (an index out
+    of range, ``-1``, a UUID that names no GPU); an empty value hides every GPU.
+
+    >>> four = [Gpu(index=i, name="H200", pci_bus_id="", uuid=f"GPU-{i}abc") for i in range(4)]
+    >>> [visible_gpu_count(four, e) for e in ({}, {"CUDA_VISIBLE_DEVICES": "0,2"})]
+    [4, 2]
+    >>> [visible_gpu_count(four, {"CUDA_VISIBLE_DEVICES": v}) for v in ("", "-1", "1,7,2", "GPU-3")]
+    [0, 0, 1, 1]
+    """
+    value = environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return len(gpus)
+    count = 0
+    for raw in value.split(","):
+        entry = raw.strip()
+        if entry.isdigit():
+            valid = int(entry) < len(gpus)
+        elif entry.startswith("GPU-"):  # a UUID or a unique prefix of one
+            valid = sum(1 for g in gpus if (g.uuid or "").startswith(entry)) == 1
+        else:  # MIG-... instances NVML lists elsewhere; anything else is invalid
+            valid = entry.startswith("MIG-")
+        if not valid:
+            break
+        count += 1
+    return count
 
 
 def normalize_bus_id(bus_id: str) -> str:

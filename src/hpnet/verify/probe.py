@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 
-from hpnet.errors import HpnetError, InputError
+from hpnet.errors import HpnetError, InputError, UsageError
 from hpnet.nccl.logmodel import NcclLog
 
 __all__ = ["ProbePlan", "plan_probe", "run_probe"]
@@ -30,6 +30,9 @@ PROBE_ENV = {
     "PYTHONUNBUFFERED": "1",
 }
 PROBE_TIMEOUT_SECONDS = 180.0
+#: variables of the caller's environment the ranks must not see: NCCL_DEBUG_FILE would
+#: send NCCL's lines to the user's file instead of the rank log the probe reads
+PROBE_UNSET = ("NCCL_DEBUG_FILE",)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,7 +59,6 @@ def plan_probe(
             where=f"--fake-hosts {fake_hosts}",
             fix=f"use 1 to {nproc} fake hosts",
         )
-    per_host = -(-nproc // fake_hosts)
     envs = []
     for rank in range(nproc):
         env = dict(PROBE_ENV)
@@ -68,8 +70,8 @@ def plan_probe(
             MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(port),
         )
-        if fake_hosts > 1:
-            env["NCCL_HOSTID"] = f"hpnet-fake-host{rank // per_host}"
+        if fake_hosts > 1:  # exactly K hosts, sizes differing by one at most
+            env["NCCL_HOSTID"] = f"hpnet-fake-host{rank * fake_hosts // nproc}"
         envs.append(env)
     return ProbePlan(
         nproc=nproc,
@@ -79,12 +81,12 @@ def plan_probe(
     )
 
 
-def _gpu_count() -> int:
-    from hpnet.node.gpus import read_gpus_nvml  # noqa: PLC0415
+def _gpu_count(environ: Mapping[str, str]) -> int:
+    """The GPUs the ranks can use: NVML's, narrowed by CUDA_VISIBLE_DEVICES."""
+    from hpnet.node.gpus import read_gpus_nvml, visible_gpu_count  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
 
-    report = read_gpus_nvml(FsRoot("/"))
-    return len(report.gpus)
+    return visible_gpu_count(read_gpus_nvml(FsRoot("/")).gpus, environ)
 
 
 def run_probe(
@@ -98,19 +100,29 @@ def run_probe(
     from hpnet.localrun import RankSpec, free_port, run_ranks  # noqa: PLC0415
     from hpnet.nccl.logread import collect_inputs, read_logs  # noqa: PLC0415
 
-    gpus = _gpu_count()
+    base = dict(os.environ if environ is None else environ)
+    gpus = _gpu_count(base)
     if gpus == 0:
+        hidden = " (CUDA_VISIBLE_DEVICES hides them)" if "CUDA_VISIBLE_DEVICES" in base else ""
         raise InputError(
-            "this node has no NVIDIA GPU that NVML can see: there is no NCCL job to run",
+            f"this node has no NVIDIA GPU that NVML can see{hidden}: there is no NCCL job to run",
             code="no-gpu",
             where="hpnet verify --run",
             fix="run it on a GPU node, or verify a log from one (hpnet verify FILE); "
-            "`hpnet check` runs the CPU (gloo) path here",
+            "`hpnet bench --device cpu` runs a collective over gloo here",
+        )
+    if nproc is not None and nproc > gpus:
+        raise UsageError(
+            f"{nproc} ranks for {gpus} GPU(s): NCCL needs a GPU of its own for every rank",
+            code="usage",
+            where=f"--nproc {nproc}",
+            fix=f"--nproc {gpus} or fewer (CUDA_VISIBLE_DEVICES counts)",
         )
     count = nproc if nproc is not None else gpus
     plan = plan_probe(nproc=count, fake_hosts=fake_hosts, port=free_port(), python=sys.executable)
-    base = dict(os.environ if environ is None else environ)
     # the debug settings are the probe's; anything else the user set stays
+    for name in PROBE_UNSET:
+        base.pop(name, None)
     if keep_dir:
         os.makedirs(keep_dir, exist_ok=True)
     directory = keep_dir or tempfile.mkdtemp(prefix="hpnet-probe-")
@@ -129,7 +141,12 @@ def run_probe(
         + f", logs in {directory}",
         file=sys.stderr,
     )
-    results = run_ranks(specs, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    try:
+        results = run_ranks(specs, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    except BaseException:  # Ctrl-C, SIGTERM / SIGHUP (Terminated): the ranks are ended
+        if keep_dir is None:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     inputs, notes = collect_inputs([r.log_path for r in results])
     for result in results:
         if not result.ok:

@@ -1,0 +1,288 @@
+"""Where each rank of an NCCL log runs: machines, NCCL hosts, communicators.
+
+Pure functions over :class:`~hpnet.nccl.logmodel.ProcessLog` values, for
+:mod:`hpnet.nccl.diagnose`. A machine is a host name, told apart by address when two
+machines share one; an NCCL host is a machine and its ``NCCL_HOSTID``. Ranks are
+placed through the communicators' init lines (keyed by commId, or by a split's parent
+and color), or, when a log has none, through which process printed which rank.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from hpnet.nccl.logmodel import Connection, Membership, ProcessLog, TransportKind
+
+__all__ = [
+    "INTRA_KINDS",
+    "Comm",
+    "Placement",
+    "by_host",
+    "crowded_hosts",
+    "machine_labels",
+    "peer_rank",
+]
+
+#: transports that stay inside an NCCL host (p2p.cc / shm.cc refuse other hosts' peers)
+INTRA_KINDS = frozenset({TransportKind.P2P, TransportKind.SHM, TransportKind.NVLS})
+
+
+def _address(bootstrap: str) -> str | None:
+    """``eth0:10.0.0.5<0>`` -> ``10.0.0.5``."""
+    found = re.match(r"[^:]+:(.+?)(?:<\d+>)?(?: \(OOB\))?$", bootstrap)
+    return found.group(1) if found else None
+
+
+def machine_labels(processes: Sequence[ProcessLog]) -> dict[str, str]:
+    """process key -> machine label; a host name that two machines share is told apart
+    by address: processes of one name whose addresses (bootstrap, socket interfaces)
+    overlap are one machine, disjoint addresses are two (``host@address``)."""
+    named: dict[str, list[tuple[str, set[str]]]] = {}
+    labels = {}
+    for p in processes:
+        labels[p.key] = p.host or p.key
+        if p.host:
+            found = {a for a in (_address(b) for b in p.bootstrap) if a}
+            found |= {n.address.split("<")[0] for n in p.socket_interfaces if n.address}
+            found.discard("127.0.0.1")
+            named.setdefault(p.host, []).append((p.key, found))
+    for host, members in named.items():
+        machines = _overlapping([found for _, found in members if found])
+        if len(machines) <= 1:
+            continue
+        label = {address: f"{host}@{min(m)}" for m in machines for address in m}
+        for key, found in members:
+            if found:  # a process that shows no address stays under the bare name
+                labels[key] = label[next(iter(found))]
+    return labels
+
+
+def _overlapping(sets: Iterable[set[str]]) -> list[set[str]]:
+    """Merge the sets that share an element (connected components, by union-find).
+
+    >>> sorted(map(sorted, _overlapping([{"a", "b"}, {"c"}, {"b", "d"}])))
+    [['a', 'b', 'd'], ['c']]
+    """
+    parent: dict[str, str] = {}
+
+    def root(item: str) -> str:
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for found in sets:
+        items = sorted(found)
+        for item in items:
+            parent.setdefault(item, item)
+        for item in items[1:]:
+            parent[root(item)] = root(items[0])
+    groups: dict[str, set[str]] = {}
+    for item in parent:
+        groups.setdefault(root(item), set()).add(item)
+    return list(groups.values())
+
+
+class Placement:
+    """Where each rank runs: through communicator membership, else through the
+    processes that printed it."""
+
+    def __init__(
+        self,
+        processes: Sequence[ProcessLog],
+        machines: dict[str, str],
+        placements: Sequence[tuple[int, str, int, int]] = (),
+    ) -> None:
+        self.machines = machines
+        #: nccl-tests' "# Rank N ... Pid P on HOST" table: rank -> "host:pid"
+        self.tested = {rank: f"{host}:{pid}" for rank, host, pid, _ in placements}
+        self.comms: dict[str, Comm] = {}
+        self.of_process: dict[str, list[Comm]] = {}
+        #: process key -> rank -> the communicators in which that process holds it
+        self._by_rank: dict[str, dict[int, list[Comm]]] = {}
+        for process in processes:
+            for membership, key in _comm_keys(process):
+                comm = self.comms.get(key)
+                if comm is None:
+                    comm = self.comms[key] = Comm(key, membership.nranks)
+                if comm.members.setdefault(membership.rank, process) is process:
+                    held = self._by_rank.setdefault(process.key, {}).setdefault(membership.rank, [])
+                    if comm not in held:
+                        held.append(comm)
+                comm.by_rank.setdefault(membership.rank, membership)
+                comm.memberships.append(membership)
+                self.of_process.setdefault(process.key, []).append(comm)
+        # without init lines: the processes that printed each rank's lines
+        self.printers: dict[int, set[str]] = {}
+        for process in processes:
+            for connection in process.connections:
+                self.printers.setdefault(connection.printing_rank, set()).add(process.key)
+        self.by_key = {p.key: p for p in processes}
+
+    def nccl_host(self, process: ProcessLog) -> str:
+        machine = self.machines[process.key]
+        return f"{machine}/{process.host_id}" if process.host_id else machine
+
+    def comms_of(self, process: ProcessLog, connection: Connection) -> list[Comm]:
+        """The communicators a connection line of ``process`` can belong to."""
+        top = max(connection.src, connection.dst)
+        by_rank = self._by_rank.get(process.key, {})
+        wanted = peer_rank(connection)
+        # the line prints the peer's GPU ([nvmlDev] 2.18.3+, [busId] before): a
+        # communicator whose member of that rank holds another GPU is not this line's
+        fitting = [
+            c
+            for c in by_rank.get(connection.printing_rank, ())
+            if c.nranks > top and _same_gpu(c.by_rank.get(wanted), _peer_device(connection))
+        ]
+        intra = _fixed_side(connection)
+        if len(fitting) <= 1 or intra is None:
+            return fitting
+        # several communicators give this process that rank: keep those where the
+        # peer sits where the transport says (P2P/SHM: the same NCCL host). When none
+        # does, the line belongs to a communicator whose init lines the log lacks: its
+        # peer is unknown (a NET line then counts as inter-node, as without init lines),
+        # never borrowed from a communicator that contradicts the transport
+        plausible = []
+        for comm in fitting:
+            peer = comm.members.get(wanted)
+            if peer is None or intra == (self.nccl_host(peer) == self.nccl_host(process)):
+                plausible.append(comm)
+        return plausible
+
+    def peer(
+        self, process: ProcessLog, connection: Connection, comms: Sequence[Comm]
+    ) -> ProcessLog | None:
+        rank = peer_rank(connection)
+        if rank < 0:
+            return None
+        for comm in comms:
+            found = comm.members.get(rank)
+            if found is not None:
+                return found
+        tested = self.by_key.get(self.tested.get(rank, ""))
+        if tested is not None:
+            return tested
+        if not self.comms:
+            printers = self.printers.get(rank, set())
+            if len(printers) == 1:
+                return self.by_key[next(iter(printers))]
+        return None
+
+
+def _comm_keys(process: ProcessLog) -> list[tuple[Membership, str]]:
+    """Each membership of ``process`` with the key that names its communicator in
+    every member process: the commId, else the split's parent and color, else the
+    how-many-th communicator of that size (releases that print no commId)."""
+    ordinal: dict[tuple[object, ...], int] = {}
+    #: this process's communicator addresses -> their keys (a split's parent)
+    keys: dict[str, str] = {}
+    found = []
+    for membership in process.memberships:
+        if membership.nranks <= 0 or membership.rank < 0:
+            continue
+        if membership.comm_id:
+            key = membership.comm_id
+        elif membership.parent is not None and membership.color is not None:
+            # ncclCommSplit children print no usable commId (log.ZERO_ID_HASH, none
+            # from 2.23.4): the parent, the color and the how-many-th such split name
+            # them the same in every member process
+            parent = keys.get(membership.parent)
+            what = (parent or "?", membership.color, membership.nranks)
+            count = ordinal[what] = ordinal.get(what, 0) + 1
+            key = (
+                f"{parent} color {membership.color}"
+                if parent
+                else f"split color {membership.color} nranks={membership.nranks}"
+            ) + (f" #{count}" if count > 1 or not parent else "")
+        else:
+            count = ordinal[(membership.nranks,)] = ordinal.get((membership.nranks,), 0) + 1
+            key = f"nranks={membership.nranks} #{count}"
+        keys[membership.comm] = key
+        found.append((membership, key))
+    return found
+
+
+class Comm:
+    def __init__(self, key: str, nranks: int) -> None:
+        self.key = key
+        self.nranks = nranks
+        self.members: dict[int, ProcessLog] = {}
+        self.by_rank: dict[int, Membership] = {}
+        self.memberships: list[Membership] = []
+        self.connections: list[tuple[ProcessLog, Connection, bool]] = []
+
+
+def peer_rank(connection: Connection) -> int:
+    return connection.dst if connection.printing_rank == connection.src else connection.src
+
+
+def _peer_device(connection: Connection) -> str:
+    if connection.printing_rank == connection.src:
+        return connection.dst_device
+    return connection.src_device
+
+
+def _same_gpu(member: Membership | None, printed: str) -> bool:
+    """Can ``printed`` (a connection line's ``[...]``) name ``member``'s GPU?
+
+    Only judged where the init line names the GPU by bus id (2.6+): the brackets then
+    hold that bus id (up to 2.18.1) or the nvmlDev (2.18.3+); older init lines print
+    neither, and their brackets cannot be compared.
+    """
+    if member is None or not printed or not member.bus_id:
+        return True
+    ids = {str(v) for v in (member.nvml_dev, member.cuda_dev) if v is not None}
+    ids.add(member.bus_id.lower().lstrip("0") or "0")
+    return printed in ids or (printed.lower().lstrip("0") or "0") in ids
+
+
+def _fixed_side(connection: Connection) -> bool | None:
+    """True: a transport that stays inside an NCCL host (P2P, SHM, NVLS); False: one
+    that usually leaves it (NET); None: either (``P2P/MNNVL``, multi-node NVLink)."""
+    transport = connection.transport
+    if transport.kind is TransportKind.P2P and transport.name == "MNNVL":
+        return None
+    return transport.kind in INTRA_KINDS
+
+
+def by_host(connection: Connection) -> bool:
+    """Whether the side of a connection is decided by where its peer runs."""
+    transport = connection.transport
+    return transport.kind is TransportKind.NET or _fixed_side(connection) is None
+
+
+def crowded_hosts(place: Placement) -> dict[str, str]:
+    """NCCL hosts (labels) that hold more ranks of a communicator than NCCL counted on
+    one of its hosts: several machines under one name, or an NCCL_HOSTID the log does
+    not show. -> why, in a sentence.
+
+    NCCL's ``nNodes`` / ``localRanks`` (init.cc:1095-1171 @2.28.9) count the islands of
+    its ring graph, not hostHash values: ranks of one host that P2P and SHM cannot join
+    are islands of their own (``localRanks 1`` with NCCL_P2P_DISABLE and
+    NCCL_SHM_DISABLE). An island of two or more ranks proves that P2P or SHM worked on
+    that host; with SHM allowed NCCL joins every rank of one host that way, so more
+    ranks under the name than in the island means more than one NCCL host.
+    """
+    crowded: dict[str, str] = {}
+    for comm in place.comms.values():
+        on_host: dict[str, list[int]] = {}
+        for rank, process in comm.members.items():
+            on_host.setdefault(place.nccl_host(process), []).append(rank)
+        nnodes = max((m.nnodes or 0 for m in comm.memberships), default=0)
+        for host, ranks in on_host.items():
+            local = max((comm.by_rank[r].local_ranks or 0 for r in ranks), default=0)
+            if local < 2 or len(ranks) <= local or host in crowded:
+                continue
+            shm_off = any(
+                dict(comm.members[r].env).get("NCCL_SHM_DISABLE", "0") not in ("", "0")
+                for r in ranks
+            )
+            if not shm_off:
+                crowded.setdefault(
+                    host,
+                    f"{len(ranks)} ranks of comm {comm.key} under {host}, where NCCL "
+                    f"counted {local} ranks per host ({nnodes or '?'} hosts)",
+                )
+    return crowded
