@@ -489,3 +489,14 @@ def test_a_taken_rendezvous_port_is_retried_on_another(tmp_path: Path) -> None:
     outcome = bench.execute_with_port(build, environ=os.environ, progress=False)
     assert outcome.failure is None and counter.read_text() == "2"
     assert len(ports) == 2  # a new free port for the second try
+
+
+@pytest.mark.parametrize(("nproc", "hosts"), [(4, 2), (4, 3), (5, 4), (8, 8), (3, 1)])
+def test_fake_hosts_gives_exactly_that_many_hosts(nproc: int, hosts: int) -> None:
+    from hpnet.bench import run as bench
+
+    plan = bench.plan_local(BenchSpec(sizes=(8,)), nproc=nproc, device="cuda", port=1,
+                            python="python", fake_hosts=hosts)  # fmt: skip
+    ids = [env.get("NCCL_HOSTID") for env in plan.rank_env]
+    assert len(set(ids)) == hosts
+    assert ids == sorted(ids)  # neighbours share a host, as on a real node

@@ -194,3 +194,25 @@ def _port() -> int:
     from hpnet.localrun import free_port
 
     return free_port()
+
+
+def test_sigterm_to_hpnet_launch_ends_every_rank(tmp_path: Path) -> None:
+    """`timeout`, scancel or a closed terminal send SIGTERM: no rank may survive it."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK)
+    proc = subprocess.Popen(
+        [*HPNET, "launch", "--nproc-per-node", "2", "--master-port", str(_port()), "--",
+         "python", "rank.py", str(tmp_path), "120"],
+        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("rank*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pids = [int(str(r["pid"])) for r in ranks_of(tmp_path)]
+    assert len(pids) == 2, proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    assert not any(alive(pid) for pid in pids)

@@ -124,7 +124,6 @@ def plan_local(
             where=f"--fake-hosts {fake_hosts}",
             fix=f"use 1 to {nproc}",
         )
-    per_host = -(-nproc // fake_hosts)
     envs = []
     for rank in range(nproc):
         env = dict(RANK_ENV)
@@ -137,7 +136,8 @@ def plan_local(
             MASTER_PORT=str(port),
         )
         if fake_hosts > 1:
-            env["NCCL_HOSTID"] = f"hpnet-fake-host{rank // per_host}"
+            # exactly K hosts, as even as the ranks allow (4 ranks, K=3: 0 1 | 2 | 3)
+            env["NCCL_HOSTID"] = f"hpnet-fake-host{rank * fake_hosts // nproc}"
         envs.append(env)
     return BenchPlan(
         nproc=nproc,
@@ -367,33 +367,12 @@ class _ProgressEcho:
             self.line = ""
 
 
-def visible_gpus(nvml_count: int, environ: Mapping[str, str]) -> int:
-    """The GPUs a rank can use: NVML's count, narrowed by CUDA_VISIBLE_DEVICES.
-
-    >>> visible_gpus(4, {}), visible_gpus(4, {"CUDA_VISIBLE_DEVICES": "0,2"})
-    (4, 2)
-    >>> visible_gpus(4, {"CUDA_VISIBLE_DEVICES": ""})
-    0
-    >>> visible_gpus(4, {"CUDA_VISIBLE_DEVICES": "-1,0"})
-    0
-    """
-    if "CUDA_VISIBLE_DEVICES" not in environ:
-        return nvml_count
-    visible = 0
-    for raw in environ["CUDA_VISIBLE_DEVICES"].split(","):
-        entry = raw.strip()
-        if not entry or entry.startswith("-"):
-            break  # CUDA stops at the first invalid entry
-        visible += 1
-    return min(visible, nvml_count)
-
-
 def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:
     """How many local ranks on which device: one per visible GPU, else 2 CPU ranks."""
-    from hpnet.node.gpus import read_gpus_nvml  # noqa: PLC0415
+    from hpnet.node.gpus import read_gpus_nvml, visible_gpu_count  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
 
-    gpus = 0 if device == "cpu" else visible_gpus(len(read_gpus_nvml(FsRoot("/")).gpus), os.environ)
+    gpus = 0 if device == "cpu" else visible_gpu_count(read_gpus_nvml(FsRoot("/")).gpus, os.environ)
     if device == "cuda" and gpus == 0:
         raise InputError(
             "no NVIDIA GPU that NVML can see (and CUDA_VISIBLE_DEVICES allows)",
