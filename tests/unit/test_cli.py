@@ -23,7 +23,16 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_command_table_is_pinned() -> None:
     # Adding or renaming a command is a deliberate change: update this list with it.
-    assert list(COMMANDS) == ["bench", "detect", "doctor", "env", "launch", "profiles", "verify"]
+    assert list(COMMANDS) == [
+        "bench",
+        "check",
+        "detect",
+        "doctor",
+        "env",
+        "launch",
+        "profiles",
+        "verify",
+    ]
 
 
 @pytest.mark.parametrize("sub", ["", "import", "compare", "plot", "train"])

@@ -70,9 +70,15 @@ def _nice_step(top: float) -> float:
     return float(next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw))
 
 
-def render_svg(series: Sequence[Series], title: str) -> str:
+def render_svg(
+    series: Sequence[Series],
+    title: str,
+    references: Sequence[tuple[str, float]] = (),
+) -> str:
+    """The figure; ``references`` are dashed horizontal lines (a link's peak, the
+    floor a check expects) with their labels."""
     sizes = [s for line in series for s, _ in line.points]
-    values = [v for line in series for _, v in line.points]
+    values = [v for line in series for _, v in line.points] + [v for _, v in references]
     low, high = math.log2(min(sizes)), math.log2(max(sizes))
     if high - low < 1:
         low, high = low - 0.5, high + 0.5
@@ -119,6 +125,13 @@ def render_svg(series: Sequence[Series], title: str) -> str:
         f'<text x="18" y="{TOP + plot_h / 2}" text-anchor="middle" '
         f'transform="rotate(-90 18 {TOP + plot_h / 2})">bus bandwidth (GB/s)</text>',
     ]
+    for label, value in references:
+        py = y(value)
+        out.append(
+            f'<line x1="{LEFT}" y1="{py:.1f}" x2="{LEFT + plot_w}" y2="{py:.1f}" stroke="#555" '
+            'stroke-dasharray="6 4"/>'
+        )
+        out.append(f'<text x="{LEFT + 6}" y="{py - 4:.1f}" fill="#555">{escape(label)}</text>')
     for index, line in enumerate(series):
         colour = COLOURS[index % len(COLOURS)]
         path = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in line.points)

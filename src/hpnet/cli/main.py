@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.bench",
         "collective benchmarks with nccl-tests' semantics; import, compare, plot; training",
     ),
+    "check": (
+        "hpnet.cli.check",
+        "one verdict: will jobs here use the fast network, at the bandwidth they should?",
+    ),
     "detect": (
         "hpnet.cli.detect",
         "inventory this node: RDMA devices, GIDs, netdevs, GPUs, PCIe topology, versions, limits",

@@ -1,0 +1,144 @@
+"""`hpnet check --report DIR`: report.json (the data) and report.html, one file that
+opens from disk with no network: the verdict, the fixes, the benchmark figures against
+the link's peak and the check's floor, the transports, the doctor's findings. Every
+text from the node or a log is HTML-escaped."""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hpnet.check.model import CheckReport
+
+__all__ = ["render_html", "report_data", "write_report"]
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}
+.verdict{padding:1em;border-radius:6px;font-size:1.2em}
+.ready{background:#e3f6e3;border:1px solid #3a3}.notready{background:#fbe4e4;border:1px solid #c33}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 8px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}code{background:#f3f3f3;padding:1px 3px}
+.fix{color:#333}.impact{font-weight:bold}
+"""
+
+
+def report_data(report: CheckReport) -> dict[str, Any]:
+    from hpnet.check.model import SCHEMA_VERSION  # noqa: PLC0415
+    from hpnet.jsonout import to_data  # noqa: PLC0415
+
+    data: Any = to_data(report)
+    return {"schema_version": SCHEMA_VERSION, **data, "exit_code": report.exit_code}
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _figure(report: CheckReport) -> str:
+    from hpnet.bench.plot import render_svg, series_of  # noqa: PLC0415
+
+    figures = []
+    for stage in report.stages:
+        if stage.bench is None:
+            continue
+        series = series_of(stage.bench, stage.name)
+        if not series:
+            continue
+        references: list[tuple[str, float]] = []
+        j = stage.judgement
+        if j is not None and j.expectation is not None:
+            peak = j.expectation.peak_gbps
+            references = [(f"{j.expectation.link} peak {peak:g} GB/s", peak),
+                          (f"check's floor {peak / 2:g} GB/s", peak / 2)]  # fmt: skip
+        figures.append(
+            f"<h3>{_e(stage.name)}</h3>"
+            + render_svg(series, f"all_reduce bus bandwidth, {stage.name}", references)
+        )
+    return "\n".join(figures)
+
+
+def render_html(report: CheckReport) -> str:
+    good = report.verdict == "READY"
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>hpnet check: {_e(report.verdict)} ({_e(report.node)})</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>hpnet check — {_e(report.node)}</h1>",
+        f"<div class='verdict {'ready' if good else 'notready'}' id='verdict'>"
+        f"<b>{_e(report.verdict)}</b> — {_e(report.headline)}</div>",
+        f"<p>{report.gpus} GPU(s) {_e(report.gpu_name or '')}; "
+        f"{len(report.rdma_ports)} RDMA port(s); profile <code>{_e(report.profile)}</code>, "
+        f"transport <code>{_e(report.transport)}</code>; {_e(report.mode)} check.</p>",
+    ]
+    if report.problems:
+        parts.append("<h2>What to fix, most important first</h2><ol id='problems'>")
+        for problem in report.problems:
+            evidence = "".join(f"<li>{_e(e)}</li>" for e in problem.evidence if e)
+            fix = (
+                f"<div class='fix'>fix: <code>{_e(problem.fix)}</code></div>" if problem.fix else ""
+            )
+            parts.append(
+                f"<li><span class='impact'>{_e(problem.title)}</span><ul>{evidence}</ul>{fix}</li>"
+            )
+        parts.append("</ol>")
+    parts.append("<h2>Transports and bandwidth</h2><table id='transports'><tr><th>stage</th>"
+                 "<th>backend</th><th>ranks</th><th>intra-node</th><th>inter-node</th>"
+                 "<th>GDR</th><th>busbw</th><th>vs link</th></tr>")  # fmt: skip
+    for stage in report.stages:
+        j = stage.judgement
+        busbw = f"{j.measured_gbps:.2f} GB/s" if j and j.measured_gbps is not None else "-"
+        versus = (
+            f"{j.status}: {j.fraction:.0%} of {j.expectation.link}"
+            if j and j.fraction is not None and j.expectation
+            else (j.detail if j else "-")
+        )
+        parts.append(
+            f"<tr><td>{_e(stage.name)}</td><td>{_e(stage.backend)}</td><td>{stage.nranks}</td>"
+            f"<td>{_e(', '.join(stage.transports.get('intra_node', ())) or '-')}</td>"
+            f"<td>{_e(', '.join(stage.transports.get('inter_node', ())) or '-')}</td>"
+            f"<td>{_e(stage.gdr or '-')}</td><td>{_e(busbw)}</td><td>{_e(versus)}</td></tr>"
+        )
+    parts.append("</table>")
+    parts.append(_figure(report))
+    parts.append("<h2>Doctor</h2><p>")
+    parts.append(", ".join(f"{n} {_e(s)}" for s, n in sorted(report.doctor.items())) + "</p>")
+    if report.doctor_checks:
+        parts.append("<table id='checks'><tr><th>check</th><th>status</th><th>summary</th>"
+                     "<th>fix</th></tr>")  # fmt: skip
+        for check in report.doctor_checks:
+            parts.append(
+                f"<tr><td>{_e(check['id'])}</td><td>{_e(check['status'])}</td>"
+                f"<td>{_e(check['summary'])}</td>"
+                f"<td><code>{_e(check.get('fix') or '')}</code></td></tr>"
+            )
+        parts.append("</table>")
+    if report.environment:
+        parts.append("<h2>Environment the benchmarks ran with</h2><pre>")
+        parts.append(_e("\n".join(f"{k}={v}" for k, v in sorted(report.environment.items()))))
+        parts.append("</pre>")
+    for note in report.notes:
+        parts.append(f"<p class='note'>note: {_e(note)}</p>")
+    parts.append("<p><small>report.json beside this page holds the data.</small></p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(directory: str, report: CheckReport) -> None:
+    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.jsonout import dumps  # noqa: PLC0415
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "report.json"), "w") as handle:
+            handle.write(dumps(report_data(report)) + "\n")
+        with open(os.path.join(directory, "report.html"), "w") as handle:
+            handle.write(render_html(report))
+    except OSError as exc:
+        raise InputError(
+            exc.strerror or str(exc),
+            code="unwritable",
+            where=directory,
+            fix="--report a writable directory",
+        ) from None

@@ -1,0 +1,78 @@
+"""``hpnet check``: one command, one verdict — will jobs here use the fast network, at
+the bandwidth they should?"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DESCRIPTION = """\
+Detect this node, resolve the NCCL environment for the profile, run the doctor, run a
+short all_reduce benchmark under NCCL_DEBUG=INFO (over all local GPUs, then across two
+fake NCCL hosts to exercise the network transport; gloo on CPU ranks where there is
+no GPU), verify in NCCL's log which transports carried the traffic against what the
+environment intends, compare the bandwidth with what the links give, and print one
+verdict with the fixes in order of impact.
+
+  hpnet check                          this node, the profile detected from the hardware
+  hpnet check --profile pai-dlc-erdma  against a platform's prescription
+  hpnet check --full --report out/     a longer sweep, and an HTML page with the JSON
+
+Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage.
+--json: docs/check-schema.md.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default="auto", help="the platform profile (default: auto)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="1 MiB to 256 MiB (the default)")
+    mode.add_argument("--full", action="store_true", help="8 B to 1 GiB")
+    parser.add_argument("--sysfs-root", default="/", metavar="DIR", help="read a recorded tree")
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
+    parser.add_argument("--nproc", type=int, metavar="N", help="local ranks (default: GPUs, or 2)")
+    parser.add_argument("--logs", metavar="DIR", help="keep the benchmarks' rank logs in DIR")
+    parser.add_argument("--report", metavar="DIR", help="write report.html and report.json to DIR")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(ns: argparse.Namespace) -> int:
+    from hpnet.check.run import CheckOptions, run_check  # noqa: PLC0415
+    from hpnet.cli.bench import _check_torch  # noqa: PLC0415
+    from hpnet.profiles import get_profile  # noqa: PLC0415
+
+    get_profile(ns.profile)  # a misspelled profile is a usage error before any work
+    _check_torch()
+    options = CheckOptions(
+        profile=ns.profile,
+        mode="full" if ns.full else "quick",
+        sysfs_root=ns.sysfs_root,
+        device=ns.device,
+        nproc=ns.nproc,
+        keep_dir=ns.logs,
+    )
+
+    def progress(message: str) -> None:
+        print(f"hpnet check: {message}", file=sys.stderr, flush=True)
+
+    report = run_check(options, os.environ, progress=progress)
+    data = None
+    if ns.json or ns.report:
+        from hpnet.check.report import report_data  # noqa: PLC0415
+
+        data = report_data(report)
+    if ns.report:
+        from hpnet.check.report import write_report  # noqa: PLC0415
+
+        write_report(ns.report, report)
+        progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
+    if ns.json:
+        from hpnet.jsonout import dumps  # noqa: PLC0415
+
+        print(dumps(data))
+    else:
+        from hpnet.render.check import render_check  # noqa: PLC0415
+
+        print(render_check(report), end="")
+    return report.exit_code

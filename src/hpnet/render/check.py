@@ -1,0 +1,94 @@
+"""`hpnet check` as text: the verdict, then what to fix (most important first), then
+the evidence (benchmarks and the transports NCCL's log proves, the doctor's count)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpnet.render.table import format_table
+
+if TYPE_CHECKING:
+    from hpnet.check.model import CheckReport, Stage
+
+__all__ = ["render_check"]
+
+MAX_PROBLEMS = 12
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size} B"
+
+
+def _transport(stage: Stage) -> str:
+    inter = ", ".join(stage.transports.get("inter_node", ()))
+    intra = ", ".join(stage.transports.get("intra_node", ()))
+    if inter and intra:
+        return f"{inter} (intra: {intra})"
+    return inter or intra or ("-" if stage.backend != "gloo" else "gloo (TCP)")
+
+
+def render_check(report: CheckReport) -> str:
+    lines = [f"hpnet check: {report.verdict} — {report.headline}"]
+    rdma = f"{len(report.rdma_ports)} RDMA port(s)" if report.rdma_ports else "no RDMA device"
+    gpus = f"{report.gpus} x {report.gpu_name}" if report.gpus else "no GPU"
+    lines.append(
+        f"node {report.node}: {gpus}, {rdma}; profile {report.profile} -> transport "
+        f"{report.transport}; {report.mode} check"
+    )
+    if report.problems:
+        lines += ["", "What to fix, most important first"]
+        for number, problem in enumerate(report.problems[:MAX_PROBLEMS], 1):
+            lines.append(f"  {number}. {problem.title}")
+            lines += [f"       {e}" for e in problem.evidence if e]
+            if problem.fix:
+                first, *rest = problem.fix.splitlines()
+                lines.append(f"       fix: {first}")
+                lines += [f"            {line}" for line in rest]
+        if len(report.problems) > MAX_PROBLEMS:
+            lines.append(f"  ... {len(report.problems) - MAX_PROBLEMS} more (--json has all)")
+    if report.stages:
+        lines += ["", "Benchmarks (all_reduce, with NCCL_DEBUG=INFO; transports from NCCL's log)"]
+        rows = []
+        for stage in report.stages:
+            j = stage.judgement
+            busbw = (
+                f"{j.measured_gbps:.2f} GB/s @ {_size(j.size_bytes)}"
+                if j and j.measured_gbps is not None
+                else "-"
+            )
+            versus = (
+                f"{j.status} {j.fraction:.0%} of {j.expectation.link}"
+                if j and j.fraction is not None and j.expectation
+                else "-"
+            )
+            rows.append(
+                [
+                    stage.name,
+                    stage.backend,
+                    stage.nranks,
+                    _transport(stage),
+                    stage.gdr,
+                    busbw,
+                    versus,
+                ]
+            )
+        lines.append(
+            format_table(
+                ["stage", "backend", "ranks", "transport", "GDR", "busbw", "vs link"], rows
+            )
+        )
+        for stage in report.stages:
+            if stage.error:
+                lines.append(f"  {stage.name}: {stage.error[:300]}")
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(report.doctor.items()))
+    lines += ["", f"Doctor: {counts or 'no checks'} (`hpnet doctor` prints every check)"]
+    if report.environment:
+        shown = " ".join(f"{k}={v}" for k, v in sorted(report.environment.items()))
+        lines.append(f"Environment the benchmarks ran with (hpnet env): {shown}")
+    lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
