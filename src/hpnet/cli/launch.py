@@ -125,6 +125,11 @@ def run(ns: argparse.Namespace) -> int:
         namespace=ns.namespace,
         kind=ns.k8s_kind,
         fake_hosts=ns.fake_hosts,
+        visible_devices=(
+            tuple(d.strip() for d in os.environ["CUDA_VISIBLE_DEVICES"].split(","))
+            if "CUDA_VISIBLE_DEVICES" in os.environ
+            else None
+        ),
     )
     options = LaunchOptions(
         request=request,

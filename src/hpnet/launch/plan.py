@@ -51,6 +51,9 @@ class LaunchRequest:
     #: give each node its own NCCL_HOSTID, so that NCCL treats nodes on one machine as
     #: separate hosts and connects them through its network transport
     fake_hosts: bool = False
+    #: the caller's CUDA_VISIBLE_DEVICES entries (None: unset): fake hosts on one
+    #: machine split them, nproc_per_node each, so that no two nodes share a GPU
+    visible_devices: tuple[str, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -39,11 +39,25 @@ def torchrun_target(command: tuple[str, ...]) -> tuple[str, ...]:
     return ("--no-python", *command)
 
 
-def fake_host_env(request: LaunchRequest, node_rank: int) -> dict[str, str]:
+def fake_host_env(request: LaunchRequest, node_rank: int, nproc: int) -> dict[str, str]:
     """NCCL_HOSTID per node with --fake-hosts: NCCL reads it instead of the host's name
     and boot id (NCCL's getHostHash, src/misc/utils.cc), so nodes on one machine become
-    separate NCCL hosts joined by the network transport."""
-    return {"NCCL_HOSTID": f"hpnet-fake-host{node_rank}"} if request.fake_hosts else {}
+    separate NCCL hosts joined by the network transport. Each also gets its own GPUs
+    (CUDA_VISIBLE_DEVICES): every node's local rank 0 would otherwise take GPU 0.
+
+    >>> req = LaunchRequest(command=("x",), fake_hosts=True)
+    >>> fake_host_env(req, 1, 2)
+    {'NCCL_HOSTID': 'hpnet-fake-host1', 'CUDA_VISIBLE_DEVICES': '2,3'}
+    """
+    if not request.fake_hosts:
+        return {}
+    devices = request.visible_devices
+    chosen = (
+        devices[node_rank * nproc : (node_rank + 1) * nproc]
+        if devices is not None
+        else tuple(str(i) for i in range(node_rank * nproc, (node_rank + 1) * nproc))
+    )
+    return {"NCCL_HOSTID": f"hpnet-fake-host{node_rank}", "CUDA_VISIBLE_DEVICES": ",".join(chosen)}
 
 
 def _nodes(context: Context, request: LaunchRequest) -> tuple[int, str, int]:
@@ -133,7 +147,7 @@ def build_torchrun(
         )  # fmt: skip
     commands = []
     for rank, ssh_host, name in _per_node(context, local_names):
-        node_env = {**env, **fake_host_env(request, rank)}
+        node_env = {**env, **fake_host_env(request, rank, nproc)}
         argv = (
             "torchrun", "--nnodes", str(nnodes), "--nproc-per-node", str(nproc),
             "--node-rank", str(rank), "--master-addr", master, "--master-port", str(port),
@@ -186,7 +200,7 @@ def build_env(
             "WORLD_SIZE": str(nnodes),
             "RANK": str(rank),
             **propagation.env,
-            **fake_host_env(request, rank),
+            **fake_host_env(request, rank, 1),
         }
         commands.append(
             NodeCommand(
