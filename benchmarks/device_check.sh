@@ -16,7 +16,7 @@ timeout 240 $H check --json > "$OUT/check.json" 2> /dev/null
 echo "check --json rc=$?" | tee -a "$OUT/summary.txt"
 # two "nodes" on this machine, G/2 GPUs each, their own NCCL_HOSTID
 timeout 240 $H launch --hosts 127.0.0.1,127.0.0.2 --fake-hosts --nproc-per-node $((G / 2)) \
-  --env NCCL_DEBUG=INFO --env NCCL_DEBUG_SUBSYS=INIT,NET --logs "$OUT/launch-logs" -- \
+  --env NCCL_DEBUG=INFO --env NCCL_DEBUG_SUBSYS=INIT,NET,ENV --logs "$OUT/launch-logs" -- \
   python3 -m hpnet bench all_reduce -b 1M -e 256M -f 4 --backend nccl > "$OUT/launch.txt" 2>&1
 echo "launch rc=$?" | tee -a "$OUT/summary.txt"
 timeout 60 $H verify "$OUT/launch-logs" > "$OUT/launch-verify.txt" 2>&1

@@ -6,9 +6,9 @@ generation), or the GPU's PCIe link from sysfs (``current_link_speed`` x
 ``current_link_width``). Between nodes: the line rate of the active RDMA ports
 (sysfs ``ports/N/rate``). Rates per direction, GB/s (1e9 bytes):
 
-* NVLink 2, 3 and 4 move 25 GB/s per link per direction, NVLink 5 50 GB/s (NVIDIA's
-  V100 / A100 / H100 / B200 datasheets: 300, 600, 900 GB/s and 1.8 TB/s for 6, 12, 18
-  and 18 links, both directions together).
+* NVLink 2, 3 and 4 move 25 GB/s per link per direction, NVLink 5 50 GB/s, NVLink 1
+  20 GB/s (NVIDIA's P100 / V100 / A100 / H100 / B200 datasheets: 160, 300, 600, 900 GB/s
+  and 1.8 TB/s for 4, 6, 12, 18 and 18 links, both directions together).
 * PCIe: GT/s per lane x lanes x 128/130 (3.0 and later) or 8/10 (1.x, 2.x) / 8.
 * A NIC: its rate in Gb/s / 8.
 
@@ -36,7 +36,19 @@ __all__ = [
     "pcie_expectation",
 ]
 
-NVLINK_GBPS_PER_LINK = {2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
+#: NVML's nvmlNvlinkVersion_t (nvml.h: NVML_NVLINK_VERSION_1_0 = 1 ... 4_0 = 6, 5_0 = 7;
+#: an H200 reports 6) -> (the version, GB/s per link per direction)
+NVML_NVLINK = {
+    1: ("1.0", 20.0),
+    2: ("2.0", 25.0),
+    3: ("2.2", 25.0),
+    4: ("3.0", 25.0),
+    5: ("3.1", 25.0),
+    6: ("4.0", 25.0),
+    7: ("5.0", 50.0),
+}
+#: a measurement this far above a link's peak means the link was misjudged
+IMPOSSIBLE = 1.2
 PASS_FRACTION = 0.5
 FAIL_FRACTION = 0.25
 
@@ -59,19 +71,20 @@ class Judgement:
 
 
 def nvlink_expectation(links: Mapping[int, tuple[int, int]]) -> LinkExpectation | None:
-    """From NVML's view per GPU: (active links, NVLink version). The slowest GPU sets
-    the pace of a collective.
+    """From NVML's view per GPU: (active links, NVML's NVLink version code). The
+    slowest GPU sets the pace of a collective.
 
-    >>> nvlink_expectation({0: (18, 4), 1: (18, 4)})
-    LinkExpectation(link='NVLink 4 x18', peak_gbps=450.0, source='NVML: active NVLinks per GPU')
+    >>> nvlink_expectation({0: (18, 6), 1: (18, 6)})  # two H200s, as NVML reports them
+    LinkExpectation(link='NVLink 4.0 x18', peak_gbps=450.0, source='NVML: active NVLinks per GPU')
     """
-    usable = [(n, v) for n, v in links.values() if n > 0 and v in NVLINK_GBPS_PER_LINK]
+    usable = [(n, v) for n, v in links.values() if n > 0 and v in NVML_NVLINK]
     if not usable or len(usable) < len(links):
         return None
-    count, version = min(usable, key=lambda lv: lv[0] * NVLINK_GBPS_PER_LINK[lv[1]])
+    count, code = min(usable, key=lambda lv: lv[0] * NVML_NVLINK[lv[1]][1])
+    version, per_link = NVML_NVLINK[code]
     return LinkExpectation(
         link=f"NVLink {version} x{count}",
-        peak_gbps=count * NVLINK_GBPS_PER_LINK[version],
+        peak_gbps=count * per_link,
         source="NVML: active NVLinks per GPU",
     )
 
@@ -121,10 +134,11 @@ def judge(
 ) -> Judgement:
     """PASS at or above half the link's peak, FAIL below a quarter, WARN between.
 
-    >>> judge(300.0, 256 << 20, nvlink_expectation({0: (18, 4), 1: (18, 4)})).status
-    'PASS'
-    >>> judge(50.0, 256 << 20, nvlink_expectation({0: (18, 4), 1: (18, 4)})).status
-    'FAIL'
+    >>> nvlink = nvlink_expectation({0: (18, 6), 1: (18, 6)})
+    >>> judge(300.0, 256 << 20, nvlink).status, judge(50.0, 256 << 20, nvlink).status
+    ('PASS', 'FAIL')
+    >>> judge(300.0, 256 << 20, pcie_expectation("32.0 GT/s PCIe", 16)).status  # not PCIe
+    'SKIP'
     """
     if measured_gbps is None:
         return Judgement(
@@ -138,6 +152,14 @@ def judge(
             detail=f"busbw {measured_gbps:.2f} GB/s; the link's peak is not known here",
         )  # fmt: skip
     fraction = measured_gbps / expectation.peak_gbps
+    if fraction > IMPOSSIBLE:
+        return Judgement(
+            status="SKIP", measured_gbps=measured_gbps, size_bytes=size_bytes, expectation=None,
+            fraction=None,
+            detail=f"busbw {measured_gbps:.2f} GB/s is above {expectation.link}'s peak "
+            f"({expectation.peak_gbps:g} GB/s): the GPUs talk over a faster link than the one "
+            "found (NVLink that NVML did not report?)",
+        )  # fmt: skip
     status: Literal["PASS", "WARN", "FAIL"] = (
         "PASS" if fraction >= PASS_FRACTION else "FAIL" if fraction < FAIL_FRACTION else "WARN"
     )

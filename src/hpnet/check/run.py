@@ -3,7 +3,7 @@ verify the transports against what the environment intends, judge the bandwidth
 against the hardware, and order what is wrong by impact.
 
 The benchmark runs with the environment a job would get (the caller's, with the
-profile's resolved NCCL settings) plus NCCL_DEBUG=INFO / NCCL_DEBUG_SUBSYS=INIT,NET,
+profile's resolved NCCL settings) plus NCCL_DEBUG=INFO / NCCL_DEBUG_SUBSYS=INIT,NET,ENV,
 so that what is measured and what is verified is what jobs will use. Stages: all local
 GPUs (intra-node: NVLink, PCIe, SHM); the GPUs split into two NCCL hosts with
 NCCL_HOSTID (NCCL's network transport for real: NET/IB on an RDMA node, NET/Socket
@@ -88,7 +88,9 @@ def _sweep(mode: str, device: str) -> dict[str, Any]:
 def _stage_env(environ: Mapping[str, str], resolved: Mapping[str, str]) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if k != "NCCL_DEBUG_FILE"}  # logs to the rank logs
     env.update(resolved)
-    env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET")
+    # ENV: NCCL prints the variables it read, NCCL_HOSTID among them: without that line
+    # the fake hosts of one machine cannot be told apart in the log
+    env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET,ENV")
     return env
 
 
