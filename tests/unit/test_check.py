@@ -176,3 +176,53 @@ def test_the_html_report_renders_in_a_headless_browser(
         capture_output=True, timeout=120, check=False,
     )  # fmt: skip
     assert shot.exists() and shot.stat().st_size > 10_000  # something was drawn
+
+
+def cluster_run(tmp_path: Path, extra_env_rank1: dict[str, str]) -> dict[str, Any]:
+    """Two ranks started as a launcher starts them, each its own "node" (NCCL_HOSTID),
+    running `hpnet check --all --json`; rank 0 prints the cluster's report."""
+    from hpnet.localrun import free_port
+
+    port = str(free_port())
+    procs = []
+    for rank in (0, 1):
+        env = {**clean_environment(), "RANK": str(rank), "WORLD_SIZE": "2",
+               "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": port, "CUDA_VISIBLE_DEVICES": "", "NCCL_DEBUG": "WARN",
+               "NCCL_HOSTID": f"node{rank}", **(extra_env_rank1 if rank == 1 else {})}  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [*HPNET, "check", "--all", "--json", "--logs", str(tmp_path / f"r{rank}")],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert procs[1].returncode == 0 and outs[1][0] == "", outs[1]
+    assert procs[0].returncode == 1, outs[0][1]  # no GPU, no RDMA: not ready
+    return dict(json.loads(outs[0][0]))
+
+
+def test_the_cluster_view_finds_the_rank_with_a_different_environment(tmp_path: Path) -> None:
+    data = cluster_run(tmp_path, {"NCCL_IB_HCA": "mlx5_9"})
+    cluster = data["cluster"]
+    assert [n["node"] for n in cluster["nodes"]] == ["node0", "node1"]
+    assert all(n["ring_busbw_gbps"] > 0 for n in cluster["nodes"])  # a real hop each way
+    [mismatch] = cluster["env_mismatches"]
+    assert mismatch["rank"] == 1 and mismatch["node"] == "node1"
+    assert mismatch["differs"] == ["NCCL_IB_HCA=mlx5_9 (others: (unset))"]
+    env = next(p for p in data["problems"] if p["source"] == "cluster:env")
+    assert env["impact"] == 2 and "rank 1 on node1" in env["title"]
+    assert data["stages"][0]["name"] == "cluster" and data["stages"][0]["nranks"] == 2
+    assert {p["source"] for p in data["problems"]} >= {"hardware:gpu", "hardware:rdma"}
+    documented = documented_paths("## The cluster view" + DOC.split("## The cluster view", 1)[1])
+    emitted = {p for p in emitted_paths({"cluster": cluster}) if p != "cluster"}
+    assert emitted == documented
+
+
+def test_the_cluster_view_of_agreeing_ranks_has_no_mismatch(tmp_path: Path) -> None:
+    data = cluster_run(tmp_path, {})
+    assert data["cluster"]["env_mismatches"] == [] and data["cluster"]["slow_nodes"] == []
+    assert "cluster:env" not in {p["source"] for p in data["problems"]}

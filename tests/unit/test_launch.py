@@ -265,11 +265,11 @@ def test_torchrun_plans() -> None:
     local = plan("python train.py", nproc_per_node=2)
     assert local.commands[0].argv == (
         "torchrun", "--nnodes", "1", "--nproc-per-node", "2", "--node-rank", "0",
-        "--master-addr", "127.0.0.1", "--master-port", "29500", "train.py",
+        "--master-addr", "127.0.0.1", "--master-port", "29500", "--", "train.py",
     )  # fmt: skip
     two = plan("hpnet bench", hosts="launchhost:4,n2:4")
     assert [c.host for c in two.commands] == [None, "n2"]  # this machine needs no ssh
-    assert two.commands[1].argv[-3:] == ("--no-python", "hpnet", "bench")
+    assert two.commands[1].argv[-4:] == ("--no-python", "--", "hpnet", "bench")
     assert two.nproc_per_node == 4 and two.world_size == 8
     slurm = plan("python t.py", {"SLURM_JOB_ID": "1", "SLURM_JOB_NODELIST": "g[1-2]",
                                  "SLURM_GPUS_ON_NODE": "8"}, engine="torchrun")  # fmt: skip

@@ -77,7 +77,7 @@ def test_pytorchjob_details() -> None:
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 8, "rdma/hca_shared_devices_a": 1}
     # $(MASTER_ADDR) is for Kubernetes to expand; the user's $(DATA) is kept literal
     assert container["command"] == [
-        "torchrun", "--master-addr", "$(MASTER_ADDR)", "--master-port", "$(MASTER_PORT)",
+        "torchrun", "--master-addr", "$(MASTER_ADDR)", "--master-port", "$(MASTER_PORT)", "--",
         "train.py", "--data", "$$(DATA)", "--note", "a: b",
     ]  # fmt: skip
 

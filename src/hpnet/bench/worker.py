@@ -151,6 +151,19 @@ class _Ctx:
         self.dist.all_gather(parts, mine, group=self.control)
         return [part.tolist() for part in parts]
 
+    def gather_bytes(self, data: bytes) -> list[bytes]:
+        """Every rank's bytes (any length), on every rank: lengths first, then the
+        data padded to the longest, over the control group."""
+        torch = self.torch
+        sizes = [int(row[0]) for row in self.gather([float(len(data))])]
+        longest = max(sizes)
+        mine = torch.zeros(max(longest, 1), dtype=torch.uint8)
+        if data:
+            mine[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        parts = [torch.empty_like(mine) for _ in range(self.world)]
+        self.dist.all_gather(parts, mine, group=self.control)
+        return [bytes(part[:size].tolist()) for part, size in zip(parts, sizes, strict=True)]
+
     def gather_text(self, text: str, limit: int = 255) -> list[str]:
         data = text.encode("utf-8", "replace")[:limit]
         padded = list(data) + [0] * (limit + 1 - len(data))
@@ -497,9 +510,13 @@ def run(
     spec: dict[str, Any],
     ranks: Mapping[str, str],
     checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    after: Callable[[_Ctx], object] | None = None,
 ) -> dict[str, Any] | None:
     """The sweep on this rank; rank 0 returns the results, others None. Rank 0 hands
-    ``checkpoint`` the results so far after every row, so a crash loses no row."""
+    ``checkpoint`` the results so far after every row, so a crash loses no row.
+    ``after`` runs on every rank once the sweep is done, with the ranks' groups still
+    up (``hpnet check --all`` measures and gathers there); rank 0's value comes back
+    as the result's ``"after"``."""
     ctx = _Ctx(spec, ranks)
     torch = ctx.torch
     hosts = ctx.gather_text(os.uname().nodename)  # every rank takes part
@@ -565,13 +582,17 @@ def run(
                     file=sys.stderr,
                     flush=True,
                 )
+    extra = after(ctx) if after is not None else None
     ctx.barrier()
     if ctx.comm is not None:
         ctx.comm.destroy()
     ctx.dist.destroy_process_group()
     if ctx.rank != 0:
         return None
-    return {"runs": runs, "metadata": meta, "complete": True}
+    result: dict[str, Any] = {"runs": runs, "metadata": meta, "complete": True}
+    if after is not None:
+        result["after"] = extra
+    return result
 
 
 def _measurement(op: str, size: int, world: int, gathered: list[list[float]]) -> dict[str, Any]:

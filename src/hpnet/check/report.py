@@ -59,6 +59,33 @@ def _figure(report: CheckReport) -> str:
     return "\n".join(figures)
 
 
+def _num(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def _cluster_html(cluster: dict[str, Any]) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(n['node'])}</td><td>{len(n['ranks'])}</td><td>{_e(n.get('gpus'))}</td>"
+        f"<td>{_e(n.get('doctor'))}</td><td>{_e(n.get('nccl_version') or '-')}</td>"
+        f"<td>{_num(n.get('intra_busbw_gbps'))}</td><td>{_num(n.get('ring_busbw_gbps'))}</td></tr>"
+        for n in cluster["nodes"]
+    )
+    mismatches = "".join(
+        f"<li>rank {m['rank']} on {_e(m['node'])}: {_e('; '.join(m['differs']))}</li>"
+        for m in cluster["env_mismatches"]
+    )
+    return (
+        "<h2>Nodes</h2><table id='nodes'><tr><th>node</th><th>ranks</th><th>GPUs</th>"
+        "<th>doctor</th><th>NCCL</th><th>own busbw (GB/s)</th><th>hop to the next (GB/s)</th>"
+        f"</tr>{rows}</table>"
+        + (
+            f"<h3>Ranks with a different environment</h3><ul>{mismatches}</ul>"
+            if mismatches
+            else ""
+        )
+    )
+
+
 def render_html(report: CheckReport) -> str:
     good = report.verdict == "READY"
     parts = [
@@ -102,6 +129,8 @@ def render_html(report: CheckReport) -> str:
         )
     parts.append("</table>")
     parts.append(_figure(report))
+    if report.cluster:
+        parts.append(_cluster_html(report.cluster))
     parts.append("<h2>Doctor</h2><p>")
     parts.append(", ".join(f"{n} {_e(s)}" for s, n in sorted(report.doctor.items())) + "</p>")
     if report.doctor_checks:

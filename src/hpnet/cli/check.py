@@ -34,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nproc", type=int, metavar="N", help="local ranks (default: GPUs, or 2)")
     parser.add_argument("--logs", metavar="DIR", help="keep the benchmarks' rank logs in DIR")
     parser.add_argument("--report", metavar="DIR", help="write report.html and report.json to DIR")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="under a launcher (hpnet launch, torchrun, mpirun, srun): every rank checks, "
+        "rank 0 prints one report for the cluster",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -56,7 +62,26 @@ def run(ns: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(f"hpnet check: {message}", file=sys.stderr, flush=True)
 
-    report = run_check(options, os.environ, progress=progress)
+    if ns.all:
+        from hpnet.bench.run import launcher_ranks  # noqa: PLC0415
+        from hpnet.check.cluster import run_cluster_check  # noqa: PLC0415
+        from hpnet.errors import UsageError  # noqa: PLC0415
+
+        ranks = launcher_ranks(os.environ)
+        if ranks is None:
+            raise UsageError(
+                "--all needs a job: no launcher's rank variables here",
+                code="usage",
+                where="hpnet check --all",
+                fix="hpnet launch --hosts n1,n2 --nproc-per-node 8 -- hpnet check --all "
+                "(or torchrun / mpirun / srun)",
+            )
+        cluster_report = run_cluster_check(options, os.environ, ranks)
+        if cluster_report is None:  # not rank 0: rank 0 reports for the job
+            return 0
+        report = cluster_report
+    else:
+        report = run_check(options, os.environ, progress=progress)
     data = None
     if ns.json or ns.report:
         from hpnet.check.report import report_data  # noqa: PLC0415

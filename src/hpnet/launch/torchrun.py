@@ -22,21 +22,25 @@ __all__ = ["build_env", "build_torchrun", "is_local", "torchrun_target"]
 
 def torchrun_target(command: tuple[str, ...]) -> tuple[str, ...]:
     """What follows torchrun's own flags: a script (torchrun runs it with its Python),
-    ``-m module``, or ``--no-python`` and a program.
+    ``-m module``, or ``--no-python`` and a program; always behind ``--``, or torchrun's
+    argparse takes the program's own options for its own (``--logs`` is an ambiguous
+    prefix of torchrun's ``--logs-specs``).
 
     >>> torchrun_target(("python3", "train.py", "--lr", "1"))
-    ('train.py', '--lr', '1')
+    ('--', 'train.py', '--lr', '1')
     >>> torchrun_target(("python", "-m", "hpnet", "bench"))
-    ('-m', 'hpnet', 'bench')
-    >>> torchrun_target(("./all_reduce_perf", "-g", "1")), torchrun_target(("train.py",))
-    (('--no-python', './all_reduce_perf', '-g', '1'), ('train.py',))
+    ('-m', '--', 'hpnet', 'bench')
+    >>> torchrun_target(("./all_reduce_perf", "-g", "1"))
+    ('--no-python', '--', './all_reduce_perf', '-g', '1')
     """
     first = os.path.basename(command[0])
     if first.startswith("python") and len(command) > 1:
-        return command[1:]
+        if command[1] == "-m" and len(command) > 2:
+            return ("-m", "--", *command[2:])
+        return ("--", *command[1:])
     if command[0].endswith(".py"):
-        return command
-    return ("--no-python", *command)
+        return ("--", *command)
+    return ("--no-python", "--", *command)
 
 
 def fake_host_env(request: LaunchRequest, node_rank: int, nproc: int) -> dict[str, str]:

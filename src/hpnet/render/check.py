@@ -32,6 +32,28 @@ def _transport(stage: Stage) -> str:
     return inter or intra or ("-" if stage.backend != "gloo" else "gloo (TCP)")
 
 
+def _gb(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def _cluster(cluster: dict[str, object]) -> list[str]:
+    rows = [
+        [n["node"], len(n["ranks"]), n.get("gpus"), n.get("doctor"), n.get("nccl_version"),
+         _gb(n.get("intra_busbw_gbps")), _gb(n.get("ring_busbw_gbps"))]
+        for n in cluster["nodes"]  # type: ignore[attr-defined]
+    ]  # fmt: skip
+    lines = ["", "Nodes (busbw GB/s: the node's own all_reduce; its hop to the next node)"]
+    lines.append(
+        format_table(["node", "ranks", "GPUs", "doctor", "NCCL", "own busbw", "hop"], rows)
+    )
+    lines.append(
+        f"  medians: own {_gb(cluster.get('median_intra_busbw_gbps'))}, "
+        f"hop {_gb(cluster.get('median_ring_busbw_gbps'))}; below 80%: "
+        f"{', '.join(cluster.get('slow_nodes') or []) or 'none'}"  # type: ignore[arg-type]
+    )
+    return lines
+
+
 def render_check(report: CheckReport) -> str:
     lines = [f"hpnet check: {report.verdict} — {report.headline}"]
     rdma = f"{len(report.rdma_ports)} RDMA port(s)" if report.rdma_ports else "no RDMA device"
@@ -85,6 +107,8 @@ def render_check(report: CheckReport) -> str:
         for stage in report.stages:
             if stage.error:
                 lines.append(f"  {stage.name}: {stage.error[:300]}")
+    if report.cluster:
+        lines += _cluster(report.cluster)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.doctor.items()))
     lines += ["", f"Doctor: {counts or 'no checks'} (`hpnet doctor` prints every check)"]
     if report.environment:

@@ -1,0 +1,376 @@
+"""``hpnet check --all``: every rank of a launcher's job checks its node and reports to
+rank 0, which prints one report for the cluster.
+
+Each rank gathers its facts here (its node, the NCCL_* environment it actually got,
+versions; the node's first rank also runs the doctor), then runs
+:mod:`hpnet.check.cluster_worker` as a child process under NCCL_DEBUG=INFO with its
+own NCCL_DEBUG_FILE: a job-wide all_reduce sweep, each node's own all_reduce, a ring of
+node-to-node hops, and every rank's facts and NCCL log gathered on rank 0. Rank 0 then
+verifies the logs and says what stands out: ranks whose environment differs from the
+others', versions that differ between nodes, nodes whose doctor fails, the
+inter-node transport against the intent, and nodes slower than 80% of the median.
+
+A node is what NCCL takes for one: NCCL_HOSTID when set (fake hosts), else the host
+name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from hpnet.check.model import CheckReport, Problem
+from hpnet.check.run import CheckOptions, _sweep
+from hpnet.errors import HpnetError
+
+__all__ = ["run_cluster_check"]
+
+SLOW_FRACTION = 0.8
+#: a median of fewer values says nothing about which one is off
+MIN_TO_COMPARE = 3
+TIMEOUT_SECONDS = 900.0
+#: variables whose difference between ranks is expected, not a misconfiguration
+PER_RANK = frozenset({"NCCL_HOSTID", "NCCL_DEBUG_FILE"})
+
+
+def node_id(environ: Mapping[str, str]) -> str:
+    return environ.get("NCCL_HOSTID") or socket.gethostname()
+
+
+def local_facts(
+    environ: Mapping[str, str], ranks: Mapping[str, str], profile: str
+) -> dict[str, Any]:
+    """What this rank saw; the node's first rank adds the doctor's verdict and versions."""
+    from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
+
+    facts: dict[str, Any] = {
+        "rank": int(ranks["RANK"]),
+        "node": node_id(environ),
+        "host": socket.gethostname(),
+        "local_rank": int(ranks.get("LOCAL_RANK", "0")),
+        "nccl_env": {
+            k: v for k, v in sorted(environ.items()) if k.startswith("NCCL_") and k not in PER_RANK
+        },
+    }
+    if facts["local_rank"] == 0:
+        from hpnet.doctor.gather import diagnose  # noqa: PLC0415
+
+        inventory = detect(DetectOptions(), env=dict(environ), python_path=sys.path)
+        versions = inventory.versions
+        facts["gpus"] = len(inventory.gpus)
+        facts["rdma_ports"] = [
+            f"{d.name}:{p.number} {p.rate or '?'} {getattr(p.state, 'name', p.state)}"
+            for d in inventory.rdma_devices
+            for p in d.ports
+        ]
+        facts["driver"] = versions.nvidia_driver if versions else None
+        facts["cuda"] = versions.cuda_driver if versions else None
+        found = sorted({str(n.version) for n in versions.nccl if n.version}) if versions else []
+        facts["nccl_version"] = ", ".join(found) or None
+        doctor = diagnose(profile=profile, environment=dict(environ))
+        facts["doctor"] = {
+            "verdict": doctor.verdict.value,
+            "fails": [
+                {"id": c.id, "summary": c.summary, "fix": c.fix}
+                for c in doctor.checks
+                if c.status.value == "FAIL"
+            ],
+        }
+    return facts
+
+
+def run_cluster_check(
+    options: CheckOptions, environ: Mapping[str, str], ranks: Mapping[str, str]
+) -> CheckReport | None:
+    """This rank's part; rank 0 returns the cluster's report, the others None."""
+    from hpnet.bench.model import BenchSpec  # noqa: PLC0415
+
+    device = "cpu" if options.device == "cpu" else _device()
+    spec = BenchSpec(
+        ops=("all_reduce",), device=device, per_iteration=False, **_sweep(options.mode, device)
+    )
+    facts = local_facts(environ, ranks, options.profile)
+    facts["spec"] = dataclasses.asdict(spec)
+    out = options.keep_dir or tempfile.mkdtemp(prefix="hpnet-check-all-")
+    os.makedirs(out, exist_ok=True)
+    facts_path = os.path.join(out, f"facts.rank{ranks['RANK']}.json")
+    with open(facts_path, "w") as handle:
+        json.dump(facts, handle)
+    child = {
+        **environ,
+        **ranks,
+        "NCCL_DEBUG": "INFO",
+        "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
+        "NCCL_DEBUG_FILE": os.path.join(out, f"nccl.rank{ranks['RANK']}.%h.%p.log"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "hpnet.check.cluster_worker", facts_path, out],
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        raise HpnetError(
+            f"rank {ranks['RANK']}'s cluster benchmark exited with {done.returncode}: "
+            f"{tail[0][:300]}",
+            code="check-failed",
+            where=out,
+            fix="rerun with --logs DIR and read the rank logs and NCCL logs there",
+        )
+    if ranks["RANK"] != "0":
+        return None
+    with open(os.path.join(out, "result.json")) as handle:
+        result = json.load(handle)
+    return _report(options, result, out)
+
+
+def _device() -> str:
+    from hpnet.bench.run import local_defaults  # noqa: PLC0415
+
+    return local_defaults(1, "auto")[1]
+
+
+def _has_nccl_lines(out: str) -> bool:
+    """Whether the gathered logs hold NCCL's lines (gloo ranks write none)."""
+    directory = os.path.join(out, "logs")
+    for name in os.listdir(directory):
+        with open(os.path.join(directory, name), errors="replace") as handle:
+            if "NCCL INFO" in handle.read(1 << 16):
+                return True
+    return False
+
+
+def _majority_env(facts: list[dict[str, Any]]) -> dict[str, str]:
+    counted = Counter(json.dumps(f["nccl_env"], sort_keys=True) for f in facts)
+    return dict(json.loads(counted.most_common(1)[0][0]))
+
+
+def _differences(env: Mapping[str, str], majority: Mapping[str, str]) -> list[str]:
+    out = []
+    for name in sorted(set(env) | set(majority)):
+        if env.get(name) != majority.get(name):
+            out.append(
+                f"{name}={env.get(name, '(unset)')} (others: {majority.get(name, '(unset)')})"
+            )
+    return out
+
+
+def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckReport:
+    from hpnet.bench.run import _report as bench_report  # noqa: PLC0415
+    from hpnet.check.run import RDMA_TRANSPORTS, _stage_from, _verify  # noqa: PLC0415
+    from hpnet.nccl.diagnose import Expectation  # noqa: PLC0415
+
+    cluster = result["cluster"]
+    facts: list[dict[str, Any]] = cluster["facts"]
+    nodes: dict[str, list[int]] = cluster["nodes"]
+    leaders = {name: facts[ranks[0]] for name, ranks in nodes.items()}
+    problems: list[Problem] = []
+    majority = _majority_env(facts)
+    mismatches = []
+    for fact in facts:
+        differs = _differences(fact["nccl_env"], majority)
+        if differs:
+            mismatches.append({"rank": fact["rank"], "node": fact["node"], "differs": differs})
+            problems.append(
+                Problem(
+                    impact=2,
+                    title=f"rank {fact['rank']} on {fact['node']} got a different NCCL environment "
+                    "from the other ranks",
+                    source="cluster:env",
+                    evidence=tuple(differs[:5]),
+                    fix="start every rank with the same environment: hpnet launch carries it "
+                    "(or set it in the job's spec, not in one node's shell)",
+                )
+            )
+    version_mismatches = []
+    for key in ("nccl_version", "driver", "cuda"):
+        values = {name: fact.get(key) for name, fact in leaders.items() if fact.get(key)}
+        if len(set(values.values())) > 1:
+            text = ", ".join(f"{name}: {value}" for name, value in values.items())
+            version_mismatches.append(f"{key} differs: {text}")
+            problems.append(
+                Problem(
+                    impact=2,
+                    title=f"nodes run different {key.replace('_', ' ')}s",
+                    source=f"cluster:{key}",
+                    evidence=(text,),
+                    fix="give every node the same image and driver",
+                )
+            )
+    for name, fact in leaders.items():
+        for failed in fact.get("doctor", {}).get("fails", []):
+            problems.append(
+                Problem(
+                    impact=2,
+                    title=f"{name}: doctor: {failed['summary']}",
+                    source=f"doctor:{failed['id']}",
+                    fix=failed.get("fix"),
+                )
+            )
+    intra = {k: v for k, v in cluster["intra"].items() if v}
+    ring = [hop for hop in cluster["ring"] if hop.get("gbps")]
+    median_intra = statistics.median(intra.values()) if intra else None
+    median_ring = statistics.median(h["gbps"] for h in ring) if ring else None
+    slow = []
+    for name, value in intra.items():
+        if len(intra) >= MIN_TO_COMPARE and median_intra and value < SLOW_FRACTION * median_intra:
+            slow.append(name)
+            problems.append(
+                Problem(
+                    impact=3,
+                    title=f"{name}: its own all_reduce is slower than the other nodes'",
+                    source="cluster:slow-node",
+                    evidence=(f"busbw {value:.2f} GB/s against a median of {median_intra:.2f}",),
+                    fix="test that node alone (hpnet check on it): GPUs, NVLink, clocks, other "
+                    "jobs",
+                )
+            )
+    for hop in ring:
+        if (
+            len(ring) >= MIN_TO_COMPARE
+            and median_ring
+            and hop["gbps"] < SLOW_FRACTION * median_ring
+        ):
+            slow.append(f"{hop['from']}->{hop['to']}")
+            problems.append(
+                Problem(
+                    impact=3,
+                    title=f"the link {hop['from']} -> {hop['to']} is slower than the others",
+                    source="cluster:slow-link",
+                    evidence=(f"{hop['gbps']:.2f} GB/s against a median of {median_ring:.2f}",),
+                    fix="check both nodes' NICs (rate, errors, the switch port) with hpnet doctor",
+                )
+            )
+    any_ports = any(
+        " ACTIVE" in port for fact in leaders.values() for port in fact.get("rdma_ports", [])
+    )
+    transport = "rdma" if any_ports else "socket"
+    without_gpu = [name for name, fact in leaders.items() if not fact.get("gpus")]
+    if without_gpu:
+        problems.append(
+            Problem(
+                impact=1,
+                title=f"{len(without_gpu)} of {len(leaders)} node(s) have no NVIDIA GPU visible",
+                source="hardware:gpu",
+                evidence=(", ".join(without_gpu[:8]),),
+                fix="run the job on GPU nodes (in a container: --gpus all; check "
+                "CUDA_VISIBLE_DEVICES)",
+            )
+        )
+    without_rdma = [
+        name for name, fact in leaders.items()
+        if not any(" ACTIVE" in port for port in fact.get("rdma_ports", []))
+    ]  # fmt: skip
+    if without_rdma and options.profile != "socket":
+        problems.append(
+            Problem(
+                impact=1,
+                title=f"{len(without_rdma)} of {len(leaders)} node(s) have no active RDMA port: "
+                "their traffic goes over TCP sockets, typically 4-10x slower",
+                source="hardware:rdma",
+                evidence=(", ".join(without_rdma[:8]),),
+                fix="RDMA instance types, and their devices passed into the containers "
+                "(--device=/dev/infiniband/uverbsN --device=/dev/infiniband/rdma_cm)",
+            )
+        )
+    expectation = Expectation(net="ib") if transport in RDMA_TRANSPORTS else None
+    verify = _verify(os.path.join(out, "logs"), expectation) if _has_nccl_lines(out) else None
+    bench = bench_report({"runs": result["runs"], "metadata": result["metadata"]}, {})
+    stage = _stage_from(
+        "cluster",
+        str(result["metadata"].get("backend")),
+        len(facts),
+        bench,
+        verify,
+        None,
+        error=None,
+    )
+    if verify is not None:
+        for check in verify.expectations:
+            if not check.met:
+                problems.append(
+                    Problem(
+                        impact=1,
+                        title=f"inter-node traffic: {check.detail}",
+                        source="verify:cluster",
+                        fix="hpnet doctor on the nodes",
+                    )
+                )
+        for finding in verify.findings:
+            if finding.severity == "error":
+                problems.append(
+                    Problem(
+                        impact=1 if finding.id == "socket-fallback" else 2,
+                        title=finding.title,
+                        source=f"verify:{finding.id}",
+                        evidence=(finding.cause,),
+                        fix=finding.fix,
+                    )
+                )
+    problems.sort(key=lambda p: p.impact)
+    blocking = [p for p in problems if p.impact < 4]
+    node_rows = [
+        {
+            "node": name,
+            "ranks": ranks,
+            "gpus": leaders[name].get("gpus"),
+            "rdma_ports": leaders[name].get("rdma_ports", []),
+            "doctor": leaders[name].get("doctor", {}).get("verdict"),
+            "nccl_version": leaders[name].get("nccl_version"),
+            "driver": leaders[name].get("driver"),
+            "cuda": leaders[name].get("cuda"),
+            "intra_busbw_gbps": cluster["intra"].get(name),
+            "ring_busbw_gbps": next((h["gbps"] for h in ring if h["from"] == name), None),
+        }
+        for name, ranks in nodes.items()
+    ]
+    headline = (
+        blocking[0].title
+        if blocking
+        else (
+            f"{len(nodes)} nodes agree (environment, versions), "
+            + (
+                f"inter-node {', '.join(stage.transports.get('inter_node', ()))}, "
+                if stage.transports
+                else ""
+            )
+            + "no node or link below 80% of the median"
+        )
+    )
+    return CheckReport(
+        verdict="NOT READY" if blocking else "READY",
+        headline=headline,
+        node=f"cluster of {len(nodes)} node(s), {len(facts)} rank(s)",
+        profile=options.profile,
+        transport=transport,
+        gpus=sum(int(f.get("gpus") or 0) for f in leaders.values()),
+        gpu_name=None,
+        rdma_ports=tuple(p for f in leaders.values() for p in f.get("rdma_ports", [])),
+        problems=tuple(problems),
+        stages=(stage,),
+        doctor=dict(Counter(str(f.get("doctor", {}).get("verdict")) for f in leaders.values())),
+        doctor_checks=(),
+        environment=majority,
+        notes=(f"the cluster's logs and results are in {out}",) if options.keep_dir else (),
+        mode=options.mode,
+        cluster={
+            "nodes": node_rows,
+            "env_mismatches": mismatches,
+            "version_mismatches": version_mismatches,
+            "median_intra_busbw_gbps": median_intra,
+            "median_ring_busbw_gbps": median_ring,
+            "slow_nodes": slow,
+        },
+    )
