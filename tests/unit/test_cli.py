@@ -29,6 +29,7 @@ def test_command_table_is_pinned() -> None:
         "detect",
         "doctor",
         "env",
+        "image",
         "launch",
         "profiles",
         "verify",

@@ -388,10 +388,13 @@ def test_ecs_erdma_picks_the_set_for_the_distribution() -> None:
 
 
 def test_without_a_profile_the_distribution_decides() -> None:
+    # rdma-core's own packages, with the utilities (ibv_devinfo) the guides check with
     assert install_fix(None, "ubuntu22.04").commands == (
-        "apt-get install -y libibverbs1 ibverbs-providers librdmacm1"
+        "apt-get install -y libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils"
     )
-    assert install_fix(None, "rocky9.3").commands == "yum install -y rdma-core libibverbs librdmacm"
+    assert install_fix(None, "rocky9.3").commands == (
+        "yum install -y rdma-core libibverbs librdmacm libibverbs-utils"
+    )
     unknown = install_fix(None, None)
     assert unknown.commands is None and "apt-get" in (unknown.note or "")
 

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.env",
         "the NCCL environment for this node: profile + detection + overrides, with origins",
     ),
+    "image": (
+        "hpnet.cli.image",
+        "Dockerfiles, docker run flags and pod settings for a profile; check an image",
+    ),
     "launch": (
         "hpnet.cli.launch",
         "start a job on torchrun, mpirun, Slurm or Kubernetes with the environment on every rank",

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from hpnet.doctor.model import Facts, Report
 from hpnet.errors import ParseError
 
-__all__ = ["diagnose", "parse_env_file"]
+__all__ = ["diagnose", "gather_facts", "parse_env_file"]
 
 #: a shell variable name: a line naming anything else is refused, so that no name can
 #: carry shell syntax into a fix
@@ -68,7 +68,35 @@ def diagnose(
     environment: Mapping[str, str] | None = None,
     nccl_version: str | None = None,
 ) -> Report:
-    """Detect, take the variables under test, run every check.
+    """Gather the facts (:func:`gather_facts`) and run every check over them."""
+    from hpnet.doctor.registry import run_checks  # noqa: PLC0415
+
+    facts = gather_facts(
+        sysfs_root=sysfs_root,
+        listings=listings,
+        profile=profile,
+        env_file=env_file,
+        environment=environment,
+        nccl_version=nccl_version,
+    )
+    return Report(
+        node=facts.inventory.hostname or facts.inventory.source,
+        profile=facts.profile.name if facts.profile else None,
+        variables_source=facts.variables_source,
+        checks=run_checks(facts),
+    )
+
+
+def gather_facts(
+    *,
+    sysfs_root: str = "/",
+    listings: Sequence[tuple[str, str]] = (),
+    profile: str | None = None,
+    env_file: tuple[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
+    nccl_version: str | None = None,
+) -> Facts:
+    """Detect, take the variables under test: what the checks judge.
 
     The variables are the ``env_file``'s ``(source, text)`` if given, else the
     ``profile``'s presets overlaid by ``environment``'s NCCL_* (what a job on that
@@ -76,7 +104,6 @@ def diagnose(
     ``hpnet env`` would set.
     """
     from hpnet.detect import DetectOptions, detect, inventory_from_listings  # noqa: PLC0415
-    from hpnet.doctor.registry import run_checks  # noqa: PLC0415
     from hpnet.node.acs import bridges_between, read_acs  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
     from hpnet.profiles import get_profile  # noqa: PLC0415
@@ -133,7 +160,7 @@ def diagnose(
             for bdf in bridges_between(gpu.pci_path, device.pci_path)
         ]
         acs = {k: v for k, v in read_acs(fs, bridges).items() if v is not None}
-    facts = Facts(
+    return Facts(
         inventory=inventory,
         variables=variables,
         variables_source=source,
@@ -144,10 +171,4 @@ def diagnose(
         net_plugins=net_plugins,
         env_file=env_file[0] if env_file is not None else None,
         distro=distro,
-    )
-    return Report(
-        node=inventory.hostname or inventory.source,
-        profile=chosen.name if chosen else None,
-        variables_source=source,
-        checks=run_checks(facts),
     )

@@ -73,6 +73,8 @@ PAI_LINGJUN = Profile(
     requirements=Requirements(
         cuda_min="11.2", nccl_min="2.12.10", python="3", source=LINGJUN_IMAGE
     ),
+    # NCCL_IB_HCA=mlx5 and the Mellanox rdma-core installer: ConnectX NICs
+    providers=("mlx5",),
     packages=(
         PackageSet(
             distros=("ubuntu",),
@@ -144,6 +146,7 @@ ECS_ERDMA = Profile(
     # The plugin selects devices and interfaces itself ("no extra communication
     # parameters are needed ... recognised automatically"): nothing to fill from the node.
     detect=(),
+    providers=("erdma",),
     requirements=Requirements(
         nccl_min="2.8",
         nccl_max="2.16",
@@ -288,6 +291,7 @@ PAI_DLC_ERDMA = Profile(
         Setting(name="PYTHONUNBUFFERED", value="1", why="PAI's public preset", source=DLC_PUBLIC),
     ),
     not_applicable=("NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT"),
+    providers=("erdma",),
     requirements=Requirements(
         cuda_min="12.1",
         nccl_min="2.19",

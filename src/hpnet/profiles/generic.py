@@ -3,7 +3,11 @@ fills the HCAs, the GID index and the interface."""
 
 from __future__ import annotations
 
-from hpnet.profiles.model import Profile, Setting, Source
+import dataclasses
+
+from hpnet.profiles.alibaba import ECS_ERDMA, PAI_DLC_ERDMA
+from hpnet.profiles.model import PackageSet, Profile, Setting, Source
+from hpnet.profiles.rdma_core import RDMA_CORE_APT
 
 __all__ = ["AUTO", "ERDMA", "IB", "ROCE", "SOCKET"]
 
@@ -44,12 +48,26 @@ ROCE = Profile(
     sources=(NCCL_DOCS,),
     settings=(_ib_on(),),
 )
+#: eRDMA's user space: Alibaba's eRDMA repository as the two Alibaba guides add it (without
+#: ECS's AIACC plugin, which the generic profile does not use), and on releases whose own
+#: rdma-core (44 and later) already carries the erdma provider, the distribution's: Debian
+#: 12's ibverbs-providers 44.0 ships liberdma-rdmav34.so and erdma.driver
+#: (tests/data/packages/dpkg-L-rdma-core-44.0-debian12.txt), Ubuntu 24.04's 50.0 too
+#: (tests/data/images/cuda13-torch-ubuntu24.04.facts.txt).
+_ERDMA_PACKAGES: tuple[PackageSet, ...] = (
+    *PAI_DLC_ERDMA.packages,
+    *(dataclasses.replace(p, plugin_package=None) for p in ECS_ERDMA.packages),
+    dataclasses.replace(RDMA_CORE_APT, distros=("debian12", "ubuntu24.04")),
+)
+
 ERDMA = Profile(
     name="erdma",
     title="Alibaba eRDMA (generic, NCCL's IB transport without a plugin)",
     transport="erdma",
     summary="NCCL's IB transport over erdma devices, which NCCL sees as RoCE.",
     sources=(NCCL_DOCS,),
+    providers=("erdma",),
+    packages=_ERDMA_PACKAGES,
     settings=(_ib_on(),),
 )
 SOCKET = Profile(

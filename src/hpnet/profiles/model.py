@@ -88,6 +88,20 @@ class PackageSet:
     plugin_package: str | None = None
     source: Source | None = None
 
+    def covers(self, distro: str) -> bool:
+        """Whether this set is for ``distro``: ``ubuntu`` covers ``ubuntu22.04``;
+        ``centos7`` covers ``centos7`` and ``centos7.9``.
+
+        >>> PackageSet(distros=("ubuntu",), manager="apt", packages=()).covers("ubuntu22.04")
+        True
+        """
+        return any(
+            distro == entry
+            or distro.startswith(entry + ".")
+            or (entry.isalpha() and distro.startswith(entry))
+            for entry in self.distros
+        )
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Launch:
@@ -145,6 +159,9 @@ class Profile:
     detect: tuple[str, ...] = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME")
     requirements: Requirements = dataclasses.field(default_factory=Requirements)
     packages: tuple[PackageSet, ...] = ()
+    #: the rdma-core verbs providers the platform's NICs need (``mlx5``, ``erdma``): what
+    #: an image for it must carry. Empty: the node's own devices decide.
+    providers: tuple[str, ...] = ()
     container_flags: tuple[str, ...] = ()
     launch: Launch | None = None
     instance_types: tuple[InstanceType, ...] = ()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hpnet.profiles.model import Launch, Profile, Requirements, Setting, Source
+from hpnet.profiles.model import Launch, PackageSet, Profile, Requirements, Setting, Source
 
 __all__ = ["SCNET"]
 
@@ -48,6 +48,8 @@ SCNET = Profile(
         _scnet("NCCL_IB_QPS_PER_CONNECTION", "8", "more QPs per connection raise throughput"),
         _scnet("NCCL_IB_DISABLE", "0", "keeps the InfiniBand transport enabled"),
     ),
+    # NCCL_IB_HCA=mlx5: Mellanox NICs
+    providers=("mlx5",),
     requirements=Requirements(
         notes=(
             "ibstatus or ibv_devices must list the RDMA devices",
@@ -55,6 +57,18 @@ SCNET = Profile(
             "the same PyTorch and CUDA versions on every node",
         ),
         source=SCNET_CASE,
+    ),
+    packages=(
+        PackageSet(
+            # The guide names a Debian-family package ("install an RDMA driver such as
+            # libibverbs-dev", which pulls in libibverbs1 and ibverbs-providers) and checks
+            # the node with `ibstatus` or `ibv_devices`: infiniband-diags and ibverbs-utils
+            # carry those two commands (rdma-core's debian/control).
+            distros=("ubuntu", "debian"),
+            manager="apt",
+            packages=("libibverbs-dev", "ibverbs-utils", "infiniband-diags"),
+            source=SCNET_CASE,
+        ),
     ),
     launch=Launch(
         engines=("torchrun",),

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 __all__ = ["render_report", "verdict_line"]
 
 
-def verdict_line(report: Report) -> str:
+def verdict_line(report: Report, command: str = "hpnet doctor") -> str:
     counts: dict[str, int] = {}
     for check in report.checks:
         counts[check.status.value] = counts.get(check.status.value, 0) + 1
@@ -24,13 +24,19 @@ def verdict_line(report: Report) -> str:
         )
         if counts.get(s)
     ]
-    return f"hpnet doctor: {report.verdict.value} — {', '.join(parts)} ({report.node})"
+    return f"{command}: {report.verdict.value} — {', '.join(parts)} ({report.node})"
 
 
-def render_report(report: Report) -> str:
+def render_report(report: Report, *, command: str = "hpnet doctor", scope: str = "") -> str:
     """The report as text: checks by area; under a WARN or FAIL its evidence, the
-    commands to paste (``fix:``, one per line) and what they cannot say (``note:``)."""
-    lines = [verdict_line(report), f"variables checked: {report.variables_source}", ""]
+    commands to paste (``fix:``, one per line) and what they cannot say (``note:``).
+    ``command`` names the command in the verdict line; ``scope`` replaces the line
+    that says which variables were checked."""
+    lines = [
+        verdict_line(report, command),
+        scope or f"variables checked: {report.variables_source}",
+        "",
+    ]
     area = None
     pad = " " * 30  # under the summary column (2 + 4 + 2 + 20 + 2)
     for check in report.checks:

@@ -61,6 +61,8 @@ def render_profile(profile: Profile) -> str:
         pairs.append(("NCCL", span))
     if req.python:
         pairs.append(("Python", req.python))
+    if profile.providers:
+        pairs.append(("verbs providers", ", ".join(profile.providers)))
     pairs += [("note", note) for note in req.notes]
     if pairs:
         lines += ["", "Image requirements", format_pairs(pairs)]

@@ -1,0 +1,388 @@
+"""``hpnet image check``: does this image (or the container it runs in) have what the
+profile's network needs?
+
+Two stages. **build**: what an image carries, judged without any device (in its own
+build pipeline): libibverbs, the verbs provider for the profile's NICs with its
+``.driver`` file, librdmacm, and the CUDA and NCCL versions it ships against the
+profile's range. **run**: in a container on a node, also what ``docker run`` or the pod
+gave it: an RDMA device at all, the ``uverbs`` and ``rdma_cm`` nodes, memlock,
+``/dev/shm`` and the port states (the doctor's checks of those). ``auto`` is ``run``
+where any RDMA device or ``/dev/infiniband`` is visible, else ``build``.
+
+Gathering is :func:`gather_image_facts` (the edge: files under a root, the
+environment); each judgement is a pure function of :class:`ImageFacts`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from hpnet.doctor.checks._util import result
+from hpnet.doctor.model import CheckResult, Report, Status
+from hpnet.doctor.packages import install_fix
+from hpnet.nccl.fill import version_tuple
+
+if TYPE_CHECKING:
+    from hpnet.doctor.model import Facts
+
+__all__ = [
+    "IMAGE_CHECKS",
+    "RUN_CHECKS",
+    "ImageFacts",
+    "Stage",
+    "check_image",
+    "cuda_toolkit_version",
+    "gather_image_facts",
+]
+
+Stage = Literal["auto", "build", "run"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Found:
+    """A version found in the image and where."""
+
+    version: str
+    where: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ImageFacts:
+    """What the image checks judge: the doctor's facts (profile, node, devices, limits)
+    plus what the image carries."""
+
+    doctor: Facts
+    stage: Literal["build", "run"]
+    libibverbs: str | None
+    librdmacm: str | None
+    #: provider -> (library path or None, whether its /etc/libibverbs.d/<name>.driver exists)
+    providers: Mapping[str, tuple[str | None, bool]]
+    cuda: tuple[Found, ...]
+    nccl: tuple[Found, ...]
+
+
+def cuda_toolkit_version(text: str, name: str) -> str | None:
+    """The toolkit version in ``/usr/local/cuda/version.json`` (CUDA 11.1+) or
+    ``version.txt`` (older), whichever ``name`` says ``text`` is.
+
+    >>> cuda_toolkit_version('{"cuda" : {"name" : "CUDA SDK", "version" : "12.4.1"}}',
+    ...     "version.json")
+    '12.4.1'
+    >>> cuda_toolkit_version("CUDA Version 10.2.89\\n", "version.txt")
+    '10.2.89'
+    """
+    if name.endswith(".json"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        cuda = data.get("cuda") if isinstance(data, dict) else None
+        version = cuda.get("version") if isinstance(cuda, dict) else None
+        return version if isinstance(version, str) and version_tuple(version) else None
+    for line in text.splitlines():
+        if line.startswith("CUDA Version "):
+            version = line.split()[2]
+            return version if version_tuple(version) else None
+    return None
+
+
+def _site_dirs(root: str, python_path: Sequence[str], live: bool) -> list[str]:
+    """Where the image's Python keeps packages: this Python's path on the live root,
+    else the usual places under the root."""
+    if live:
+        return [entry for entry in python_path if entry.endswith("-packages")]
+    patterns = (
+        "usr/lib/python3*/*-packages",
+        "usr/local/lib/python3*/*-packages",
+        "opt/conda/lib/python3*/site-packages",
+        "opt/*/lib/python3*/site-packages",
+        "opt/*/.venv/lib/python3*/site-packages",  # glob's * skips dot-directories
+    )
+    return sorted(p for pattern in patterns for p in glob.glob(os.path.join(root, pattern)))
+
+
+def gather_image_facts(
+    *,
+    root: str = "/",
+    profile: str | None,
+    stage: Stage = "auto",
+    environment: Mapping[str, str] | None = None,
+    python_path: Sequence[str] | None = None,
+) -> ImageFacts:
+    """Read the image (and, for the run stage, the node) under ``root``."""
+    from hpnet.doctor.gather import gather_facts  # noqa: PLC0415
+    from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
+    from hpnet.node.versions import (  # noqa: PLC0415
+        find_library,
+        find_provider,
+        library_dirs,
+        nccl_from_wheels,
+        read_torch,
+        soname_version,
+    )
+
+    env = dict(os.environ) if environment is None else dict(environment)
+    facts = gather_facts(sysfs_root=root, profile=profile, environment=env)
+    fs = FsRoot(root)
+    dirs = library_dirs(fs, env)
+    chosen = facts.profile
+    names = chosen.providers if chosen and chosen.providers else ()
+    if not names:  # the node's own devices decide, when there are any
+        names = tuple(sorted({d.driver for d in facts.inventory.rdma_devices}))
+    providers = {
+        name: (find_provider(fs, dirs, name), fs.exists(f"etc/libibverbs.d/{name}.driver"))
+        for name in names
+    }
+    sites = _site_dirs(root, sys.path if python_path is None else python_path, fs.is_live)
+    torch = read_torch(sites)
+    cuda: list[Found] = []
+    for name in ("version.json", "version.txt"):
+        text = fs.read(f"usr/local/cuda/{name}")
+        version = cuda_toolkit_version(text, name) if text else None
+        if version:
+            cuda.append(Found(version=version, where=f"/usr/local/cuda/{name}"))
+            break
+    if fs.is_live and env.get("CUDA_VERSION"):
+        cuda.append(Found(version=env["CUDA_VERSION"], where="CUDA_VERSION"))
+    if torch and torch.cuda:
+        cuda.append(Found(version=torch.cuda, where=f"torch {torch.version}"))
+    nccl: list[Found] = []
+    system = find_library(fs, dirs, "libnccl.so.2")
+    system_version = soname_version(system) if system else None
+    if system and system_version and system_version != "2":
+        nccl.append(Found(version=system_version, where=system))
+    nccl += [Found(version=w.version, where=w.source) for w in nccl_from_wheels(sites)]
+    if fs.is_live and env.get("NCCL_VERSION"):
+        nccl.append(Found(version=env["NCCL_VERSION"].split("-")[0], where="NCCL_VERSION"))
+    if torch and torch.nccl and all(f.version != torch.nccl for f in nccl):
+        nccl.append(Found(version=torch.nccl, where=f"torch {torch.version} pins it"))
+    visible = bool(facts.inventory.rdma_devices) or bool(facts.dev_infiniband)
+    return ImageFacts(
+        doctor=facts,
+        stage=("run" if visible else "build") if stage == "auto" else stage,
+        libibverbs=find_library(fs, dirs, "libibverbs.so.1"),
+        librdmacm=find_library(fs, dirs, "librdmacm.so.1"),
+        providers=providers,
+        cuda=tuple(cuda),
+        nccl=tuple(nccl),
+    )
+
+
+# ------------------------------------------------------------------ judgements
+
+
+def _missing(facts: ImageFacts, check_id: str, status: Status, summary: str) -> CheckResult:
+    found = install_fix(facts.doctor.profile, facts.doctor.distro)
+    note = found.note
+    if facts.stage == "build":
+        note = f"{note}; `hpnet image dockerfile` writes these steps for a Dockerfile"
+    return result(check_id, "image", status, summary, fix=found.commands, fix_note=note)
+
+
+def _needs_rdma(facts: ImageFacts) -> bool:
+    profile = facts.doctor.profile
+    return profile is None or profile.transport != "socket"
+
+
+def check_libibverbs(facts: ImageFacts) -> CheckResult:
+    if not _needs_rdma(facts):
+        return result("image.libibverbs", "image", Status.SKIP, "the profile uses sockets")
+    if facts.libibverbs is None:
+        return _missing(
+            facts,
+            "image.libibverbs",
+            Status.FAIL,
+            "libibverbs is not in the image: NCCL cannot use RDMA "
+            "('NET/IB : Failed to open libibverbs.so')",
+        )
+    return result("image.libibverbs", "image", Status.PASS, f"libibverbs at {facts.libibverbs}")
+
+
+def check_providers(facts: ImageFacts) -> CheckResult:
+    if not _needs_rdma(facts):
+        return result("image.providers", "image", Status.SKIP, "the profile uses sockets")
+    if not facts.providers:
+        return result(
+            "image.providers",
+            "image",
+            Status.SKIP,
+            "no provider to look for: the profile names none and no RDMA device is visible "
+            "(give --profile, or run in the container on the node)",
+        )
+    missing = [name for name, (path, _) in facts.providers.items() if path is None]
+    unlisted = [name for name, (path, listed) in facts.providers.items() if path and not listed]
+    evidence = [
+        f"{name}: {path or 'no lib' + name + '-rdmav*.so'}; "
+        f"/etc/libibverbs.d/{name}.driver {'present' if listed else 'missing'}"
+        for name, (path, listed) in facts.providers.items()
+    ]
+    if missing or unlisted:
+        what = []
+        if missing:
+            what.append(f"no verbs provider for {', '.join(missing)}")
+        if unlisted:
+            what.append(f"no .driver file for {', '.join(unlisted)} (libibverbs skips it)")
+        failed = _missing(
+            facts,
+            "image.providers",
+            Status.FAIL,
+            "; ".join(what) + ": libibverbs will list no such device ('NET/IB : No device found')",
+        )
+        return dataclasses.replace(failed, evidence=tuple(evidence))
+    return result(
+        "image.providers",
+        "image",
+        Status.PASS,
+        "verbs providers: " + ", ".join(facts.providers),
+        *evidence,
+    )
+
+
+def check_librdmacm(facts: ImageFacts) -> CheckResult:
+    if not _needs_rdma(facts):
+        return result("image.librdmacm", "image", Status.SKIP, "the profile uses sockets")
+    if facts.librdmacm is None:
+        return _missing(
+            facts,
+            "image.librdmacm",
+            Status.WARN,
+            "librdmacm is not in the image (the guides install it; RDMA CM tools and some "
+            "plugins need it)",
+        )
+    return result("image.librdmacm", "image", Status.PASS, f"librdmacm at {facts.librdmacm}")
+
+
+def _judge_versions(
+    check_id: str,
+    what: str,
+    found: Sequence[Found],
+    *,
+    low: str | None,
+    high: str | None,
+    profile: str,
+) -> CheckResult:
+    if not (low or high):
+        return result(check_id, "image", Status.SKIP, f"{profile} states no {what} requirement")
+    want = f"{low} to {high}.x" if high else f"{low} or later"
+    evidence = [f"{f.version} ({f.where})" for f in found]
+    if not found:
+        return result(
+            check_id,
+            "image",
+            Status.WARN,
+            f"no {what} found in the image: {profile} needs {what} {want}",
+            fix_note=f"install the framework (or use a base image) that brings {what} {want}",
+        )
+
+    def fits(version: str) -> bool:
+        have = version_tuple(version) or ()
+        if low and have < (version_tuple(low) or ()):
+            return False
+        return not (high and have[:2] > (version_tuple(high) or ())[:2])
+
+    if any(fits(f.version) for f in found):
+        good = next(f for f in found if fits(f.version))
+        return result(
+            check_id,
+            "image",
+            Status.PASS,
+            f"{what} {good.version} ({good.where}): {want} required",
+            *evidence,
+        )
+    return result(
+        check_id,
+        "image",
+        Status.FAIL,
+        f"{what} in the image is outside {want}, which {profile} requires",
+        *evidence,
+        fix_note=f"use a base image or framework build with {what} {want}",
+    )
+
+
+def check_cuda(facts: ImageFacts) -> CheckResult:
+    profile = facts.doctor.profile
+    req = profile.requirements if profile else None
+    return _judge_versions(
+        "image.cuda",
+        "CUDA",
+        facts.cuda,
+        low=req.cuda_min if req else None,
+        high=None,
+        profile=profile.name if profile else "no profile",
+    )
+
+
+def check_nccl(facts: ImageFacts) -> CheckResult:
+    profile = facts.doctor.profile
+    req = profile.requirements if profile else None
+    return _judge_versions(
+        "image.nccl",
+        "NCCL",
+        facts.nccl,
+        low=req.nccl_min if req else None,
+        high=req.nccl_max if req else None,
+        profile=profile.name if profile else "no profile",
+    )
+
+
+def check_devices_visible(facts: ImageFacts) -> CheckResult:
+    """In a container, a profile that needs RDMA needs some RDMA device to be visible."""
+    if not _needs_rdma(facts):
+        return result("image.devices", "devices", Status.SKIP, "the profile uses sockets")
+    inventory = facts.doctor.inventory
+    if inventory.rdma_devices:
+        names = ", ".join(d.name for d in inventory.rdma_devices)
+        return result("image.devices", "devices", Status.PASS, f"RDMA devices visible: {names}")
+    profile = facts.doctor.profile
+    name = profile.name if profile else "auto"
+    return result(
+        "image.devices",
+        "devices",
+        Status.FAIL,
+        "no RDMA device is visible in this container: NCCL will fall back to sockets",
+        fix_note="start the container with the node's RDMA devices: `hpnet image run-flags "
+        f"--profile {name}` on the node prints the docker run flags and pod settings",
+    )
+
+
+ImageCheck = Callable[[ImageFacts], CheckResult]
+
+#: what an image carries, judged in every stage
+IMAGE_CHECKS: dict[str, ImageCheck] = {
+    "image.libibverbs": check_libibverbs,
+    "image.providers": check_providers,
+    "image.librdmacm": check_librdmacm,
+    "image.cuda": check_cuda,
+    "image.nccl": check_nccl,
+}
+#: the doctor's checks of what a container was given (run stage only)
+RUN_CHECKS: tuple[str, ...] = (
+    "devices.uverbs",
+    "devices.rdma_cm",
+    "limits.memlock",
+    "limits.shm",
+    "ports.state",
+)
+
+
+def check_image(facts: ImageFacts) -> Report:
+    """The image checks, and in the run stage the container's (pure)."""
+    from hpnet.doctor.registry import CHECKS  # noqa: PLC0415
+
+    checks = [check(facts) for check in IMAGE_CHECKS.values()]
+    if facts.stage == "run":
+        checks.append(check_devices_visible(facts))
+        checks += [CHECKS[check_id](facts.doctor) for check_id in RUN_CHECKS]
+    inventory = facts.doctor.inventory
+    return Report(
+        node=inventory.hostname or inventory.source,
+        profile=facts.doctor.profile.name if facts.doctor.profile else None,
+        variables_source=facts.doctor.variables_source,
+        checks=tuple(checks),
+    )
