@@ -270,6 +270,11 @@ def test_cli_reads_the_distribution_from_the_base(capsys: pytest.CaptureFixture[
         ),
         (["--profile", "pai-dlc-erdma", "--base", "x\nRUN rm -rf /"], "bad-image", "--base"),
         (
+            ["--profile", "pai-dlc-erdma", "--base", "ubuntu:20.04", "--distro", "ubuntu22.04"],
+            "usage",
+            "is ubuntu20.04",
+        ),
+        (
             ["--profile", "pai-dlc-erdma", "--fragment", "--distro", "ubuntu2204"],
             "unknown-distro",
             "ubuntu22.04",

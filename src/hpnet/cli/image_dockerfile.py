@@ -55,7 +55,15 @@ def run(namespace: argparse.Namespace) -> int:
         )
     profile = get_profile(namespace.profile)
     base = check_image_ref(namespace.base) if namespace.base else None
-    name = namespace.distro or (distro_from_image(base) if base else None)
+    named = distro_from_image(base) if base else None
+    if namespace.distro and named and namespace.distro != named:
+        raise UsageError(
+            f"--distro {namespace.distro} but the base image {base!r} is {named}",
+            code="usage",
+            where="--distro",
+            fix=f"use --distro {named}, or the base image you mean",
+        )
+    name = namespace.distro or named
     if name is None:
         raise UsageError(
             "which distribution is the image built on?"

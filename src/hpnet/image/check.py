@@ -268,7 +268,8 @@ def _judge_versions(
     profile: str,
 ) -> CheckResult:
     if not (low or high):
-        return result(check_id, "image", Status.SKIP, f"{profile} states no {what} requirement")
+        whose = f"{profile} states" if profile else "no --profile:"
+        return result(check_id, "image", Status.SKIP, f"{whose} no {what} requirement")
     want = f"{low} to {high}.x" if high else f"{low} or later"
     evidence = [f"{f.version} ({f.where})" for f in found]
     if not found:
@@ -314,7 +315,7 @@ def check_cuda(facts: ImageFacts) -> CheckResult:
         facts.cuda,
         low=req.cuda_min if req else None,
         high=None,
-        profile=profile.name if profile else "no profile",
+        profile=profile.name if profile else "",
     )
 
 
@@ -327,7 +328,7 @@ def check_nccl(facts: ImageFacts) -> CheckResult:
         facts.nccl,
         low=req.nccl_min if req else None,
         high=req.nccl_max if req else None,
-        profile=profile.name if profile else "no profile",
+        profile=profile.name if profile else "",
     )
 
 

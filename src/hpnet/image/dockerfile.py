@@ -162,7 +162,13 @@ def plan_dockerfile(
             steps.append(_remove(step, package, origin, cite))
         elif step.kind == "repository":
             steps.append(_prerequisites(package, "the vendor repository's key and list"))
-            steps.append(_run(step, origin, cite, "add the vendor's package repository"))
+            what = "add the vendor's package repository"
+            if package.manager == "apt" and package.gpg_key:
+                what += (
+                    " (its key goes to /etc/apt/trusted.gpg.d with gpg --dearmour, as the "
+                    "PAI-DLC guide does it; apt-key, which older guides use, is deprecated)"
+                )
+            steps.append(_run(step, origin, cite, what))
         elif step.kind == "install":
             steps.append(_install(step, package, origin, cite))
         elif step.kind == "installer":

@@ -21,7 +21,9 @@ RUN apt-get update && \
     apt-get install -y --no-install-recommends wget ca-certificates gnupg && \
     rm -rf /var/lib/apt/lists/*
 
-# add the vendor's package repository
+# add the vendor's package repository (its key goes to /etc/apt/trusted.gpg.d with gpg
+# --dearmour, as the PAI-DLC guide does it; apt-key, which older guides use, is
+# deprecated)
 # guide: ECS: deploy an AI training cluster on eRDMA-enhanced instances, section 'Option 2: start training in containers', seed 002_ef36f584565cda0e.txt
 RUN wget -qO - https://mirrors.aliyun.com/erdma/GPGKEY | gpg --dearmour -o /etc/apt/trusted.gpg.d/erdma.gpg && \
     echo 'deb [ arch=amd64 ] https://mirrors.aliyun.com/erdma/apt/ubuntu bionic/erdma main' | tee /etc/apt/sources.list.d/erdma.list

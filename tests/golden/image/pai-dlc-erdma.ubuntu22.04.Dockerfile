@@ -28,7 +28,9 @@ RUN apt-get update && \
     apt-get install -y --no-install-recommends wget ca-certificates gnupg && \
     rm -rf /var/lib/apt/lists/*
 
-# add the vendor's package repository
+# add the vendor's package repository (its key goes to /etc/apt/trusted.gpg.d with gpg
+# --dearmour, as the PAI-DLC guide does it; apt-key, which older guides use, is
+# deprecated)
 # guide: PAI-DLC: use eRDMA with general computing resources, section 'Configure a custom image', seed 004_0b7006ad006b14ad.txt
 RUN wget -qO - http://mirrors.aliyun.com/erdma/GPGKEY | gpg --dearmour -o /etc/apt/trusted.gpg.d/erdma.gpg && \
     echo 'deb [ ] http://mirrors.aliyun.com/erdma/apt/ubuntu jammy/erdma main' | tee /etc/apt/sources.list.d/erdma.list
