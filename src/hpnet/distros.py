@@ -17,12 +17,12 @@ from typing import Literal
 
 from hpnet.errors import UsageError
 
-__all__ = ["DISTROS", "Distro", "distro_from_image", "get_distro", "package_manager"]
+__all__ = ["DISTROS", "FAMILIES", "Distro", "distro_from_image", "get_distro", "package_manager"]
 
 Manager = Literal["apt", "yum"]
 
 #: os-release ``ID``s by package manager
-_FAMILIES: dict[Manager, tuple[str, ...]] = {
+FAMILIES: dict[Manager, tuple[str, ...]] = {
     "apt": ("ubuntu", "debian"),
     "yum": (
         "centos",
@@ -73,7 +73,7 @@ def package_manager(distro: str | None) -> Manager | None:
     """apt or yum for a distribution name (any release of a known family)."""
     if distro is None:
         return None
-    for manager, family in _FAMILIES.items():
+    for manager, family in FAMILIES.items():
         if any(distro.startswith(name) for name in family):
             return manager
     return None

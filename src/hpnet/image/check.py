@@ -190,18 +190,36 @@ def _needs_rdma(facts: ImageFacts) -> bool:
     return profile is None or profile.transport != "socket"
 
 
-def check_libibverbs(facts: ImageFacts) -> CheckResult:
+def _library(
+    facts: ImageFacts, name: str, path: str | None, *, status: Status, missing: str
+) -> CheckResult:
+    """A verbs library: PASS where it is, else ``status`` with the install steps."""
+    check_id = f"image.{name}"
     if not _needs_rdma(facts):
-        return result("image.libibverbs", "image", Status.SKIP, "the profile uses sockets")
-    if facts.libibverbs is None:
-        return _missing(
-            facts,
-            "image.libibverbs",
-            Status.FAIL,
-            "libibverbs is not in the image: NCCL cannot use RDMA "
-            "('NET/IB : Failed to open libibverbs.so')",
-        )
-    return result("image.libibverbs", "image", Status.PASS, f"libibverbs at {facts.libibverbs}")
+        return result(check_id, "image", Status.SKIP, "the profile uses sockets")
+    if path is None:
+        return _missing(facts, check_id, status, f"{name} is not in the image: {missing}")
+    return result(check_id, "image", Status.PASS, f"{name} at {path}")
+
+
+def check_libibverbs(facts: ImageFacts) -> CheckResult:
+    return _library(
+        facts,
+        "libibverbs",
+        facts.libibverbs,
+        status=Status.FAIL,
+        missing="NCCL cannot use RDMA ('NET/IB : Failed to open libibverbs.so')",
+    )
+
+
+def check_librdmacm(facts: ImageFacts) -> CheckResult:
+    return _library(
+        facts,
+        "librdmacm",
+        facts.librdmacm,
+        status=Status.WARN,
+        missing="the guides install it; RDMA CM tools and some plugins need it",
+    )
 
 
 def check_providers(facts: ImageFacts) -> CheckResult:
@@ -242,20 +260,6 @@ def check_providers(facts: ImageFacts) -> CheckResult:
         "verbs providers: " + ", ".join(facts.providers),
         *evidence,
     )
-
-
-def check_librdmacm(facts: ImageFacts) -> CheckResult:
-    if not _needs_rdma(facts):
-        return result("image.librdmacm", "image", Status.SKIP, "the profile uses sockets")
-    if facts.librdmacm is None:
-        return _missing(
-            facts,
-            "image.librdmacm",
-            Status.WARN,
-            "librdmacm is not in the image (the guides install it; RDMA CM tools and some "
-            "plugins need it)",
-        )
-    return result("image.librdmacm", "image", Status.PASS, f"librdmacm at {facts.librdmacm}")
 
 
 def _judge_versions(

@@ -12,6 +12,7 @@ the guides check a node (ECS eRDMA: ``PORT_ACTIVE`` on every device).
 
 from __future__ import annotations
 
+from hpnet.distros import FAMILIES
 from hpnet.profiles.model import PackageSet, Source
 
 __all__ = ["RDMA_CORE", "RDMA_CORE_APT", "RDMA_CORE_PACKAGING", "RDMA_CORE_YUM"]
@@ -22,23 +23,13 @@ RDMA_CORE_PACKAGING = Source(
 )
 
 RDMA_CORE_APT = PackageSet(
-    distros=("ubuntu", "debian"),
+    distros=FAMILIES["apt"],
     manager="apt",
     packages=("libibverbs1", "ibverbs-providers", "librdmacm1", "ibverbs-utils"),
     source=RDMA_CORE_PACKAGING,
 )
 RDMA_CORE_YUM = PackageSet(
-    distros=(
-        "centos",
-        "rhel",
-        "rocky",
-        "almalinux",
-        "alinux",
-        "anolis",
-        "ol",
-        "fedora",
-        "opencloudos",
-    ),
+    distros=FAMILIES["yum"],
     manager="yum",
     packages=("rdma-core", "libibverbs", "librdmacm", "libibverbs-utils"),
     source=RDMA_CORE_PACKAGING,
