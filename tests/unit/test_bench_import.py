@@ -227,6 +227,26 @@ def test_a_failed_run_keeps_its_failure() -> None:
     assert any("illegal memory access" in note for note in run.notes)
 
 
+@pytest.mark.parametrize(
+    ("stem", "why"),
+    [
+        ("alltoall-2node-16xh800-deviceimpl-D1-illegal-memory-access-abort-ncclTests2.17.6",
+         "the run failed: Test CUDA failure common.cu:389"),
+        ("all_gather-1node-8xv100-4GiB-FAILED-hash-stripped-EXCERPT-ncclTests2.0-2.9",
+         "2 out-of-bounds values"),
+        ("multi-5ops-dgx2-12gpu-g12-allgather-FAILED-ncclTests2.0-2.9-c864b73",
+         "4 out-of-bounds values"),
+    ],
+)  # fmt: skip
+def test_an_imported_failure_is_a_fail(
+    stem: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file's .source.txt: the run must be reported as FAILED (exit 1), not PASS."""
+    assert main(["bench", "import", str(NT / f"{stem}.txt")]) == 1
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("# FAIL:") and why in last
+
+
 def report_of(text: str) -> BenchReport:
     from hpnet.bench.nccl_tests import parse_nccl_tests
 

@@ -245,6 +245,14 @@ def _spec(ns: argparse.Namespace, device: str) -> BenchSpec:
             where=f"-o {ns.op}",
             fix="one of: " + " ".join(REDOPS),
         )
+    if ns.op == "avg" and dtype.startswith(("int", "uint")) and device == "cpu":
+        # gloo divides in place and cannot write the float quotient into an int tensor
+        raise UsageError(
+            "gloo's avg does not take integer types",
+            code="bad-redop",
+            where=f"-o avg -d {ns.datatype}",
+            fix="use a floating type (-d float) or another reduction on CPU ranks",
+        )
     for flag, value, least in (
         ("-n", ns.iters, 1),
         ("-w", ns.warmup_iters, 0),
@@ -435,6 +443,16 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, s
         problems.append(
             f"wrong results at {', '.join(wrong[:5])}" + (" ..." if len(wrong) > 5 else "")
         )
+    # an imported nccl-tests run says so itself: its "Out of bounds values : N FAILED"
+    # line, and the test's own failure messages ("Test failure common.cu:704")
+    problems += [
+        f"{run.op}: {run.out_of_bounds} out-of-bounds values"
+        for run in report.runs
+        if run.out_of_bounds
+    ]
+    problems += [
+        f"{run.op}: {note}" for run in report.runs for note in run.notes[:1] if "run failed" in note
+    ]
     problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == "FAIL"]
     if problems:
         return "FAIL", "; ".join(problems)

@@ -29,7 +29,7 @@ def run(ns: argparse.Namespace) -> int:
     import dataclasses  # noqa: PLC0415
 
     from hpnet.bench.load import load_result  # noqa: PLC0415
-    from hpnet.cli.bench import _ops, emit  # noqa: PLC0415
+    from hpnet.cli.bench import _ops, emit, verdict_of  # noqa: PLC0415
 
     report = load_result(ns.path)
     if ns.op:
@@ -46,4 +46,5 @@ def run(ns: argparse.Namespace) -> int:
 
         write_plot(ns.plot, series_of(report, "nccl-tests"), title=f"nccl-tests: {report.source}")
     emit(report, json=ns.json, csv=ns.csv)
-    return 0
+    # the imported run's own failure (out-of-bounds values, a test failure) is a FAIL
+    return 1 if verdict_of(report, ())[0] == "FAIL" else 0
