@@ -226,3 +226,17 @@ def test_the_cluster_view_of_agreeing_ranks_has_no_mismatch(tmp_path: Path) -> N
     data = cluster_run(tmp_path, {})
     assert data["cluster"]["env_mismatches"] == [] and data["cluster"]["slow_nodes"] == []
     assert "cluster:env" not in {p["source"] for p in data["problems"]}
+
+
+def test_the_cluster_view_names_each_nodes_inter_node_transport() -> None:
+    """From NCCL's own log of two fake hosts (NCCL_HOSTID) on the 4x H200 machine."""
+    from hpnet.check.cluster import inter_node_by_node
+    from hpnet.check.run import _verify
+
+    logs = DATA / "nccl-logs" / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9"
+    verify = _verify(str(logs), None)
+    assert verify is not None
+    assert inter_node_by_node(verify) == {
+        "hpnet-fake-host0": ["NET/Socket"],
+        "hpnet-fake-host1": ["NET/Socket"],
+    }

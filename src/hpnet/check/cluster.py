@@ -26,11 +26,14 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpnet.check.model import CheckReport, Problem
 from hpnet.check.run import CheckOptions, _sweep
 from hpnet.errors import HpnetError
+
+if TYPE_CHECKING:
+    from hpnet.nccl.diagnose import VerifyReport
 
 __all__ = ["run_cluster_check"]
 
@@ -134,6 +137,18 @@ def run_cluster_check(
     with open(os.path.join(out, "result.json")) as handle:
         result = json.load(handle)
     return _report(options, result, out)
+
+
+def inter_node_by_node(verify: VerifyReport) -> dict[str, list[str]]:
+    """What NCCL's own log says each node's ranks used towards other nodes. A node is
+    named as :func:`node_id` names it: ``NCCL_HOSTID`` where set, else the host name,
+    which is how the log's processes are placed (``ProcessRow.nccl_host`` / ``host``)."""
+    found: dict[str, set[str]] = {}
+    for row in verify.ranks:
+        name = row.nccl_host or row.host
+        if name:
+            found.setdefault(name, set()).update(row.inter_node)
+    return {name: sorted(transports) for name, transports in found.items()}
 
 
 def _device() -> str:
@@ -321,6 +336,7 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
                 )
     problems.sort(key=lambda p: p.impact)
     blocking = [p for p in problems if p.impact < 4]
+    inter_node = inter_node_by_node(verify) if verify is not None else {}
     node_rows = [
         {
             "node": name,
@@ -333,6 +349,7 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
             "cuda": leaders[name].get("cuda"),
             "intra_busbw_gbps": cluster["intra"].get(name),
             "ring_busbw_gbps": next((h["gbps"] for h in ring if h["from"] == name), None),
+            "inter_node": inter_node.get(name, []),
         }
         for name, ranks in nodes.items()
     ]

@@ -67,7 +67,8 @@ def _cluster_html(cluster: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{_e(n['node'])}</td><td>{len(n['ranks'])}</td><td>{_e(n.get('gpus'))}</td>"
         f"<td>{_e(n.get('doctor'))}</td><td>{_e(n.get('nccl_version') or '-')}</td>"
-        f"<td>{_num(n.get('intra_busbw_gbps'))}</td><td>{_num(n.get('ring_busbw_gbps'))}</td></tr>"
+        f"<td>{_num(n.get('intra_busbw_gbps'))}</td><td>{_num(n.get('ring_busbw_gbps'))}</td>"
+        f"<td>{_e(', '.join(n.get('inter_node') or []) or '-')}</td></tr>"
         for n in cluster["nodes"]
     )
     mismatches = "".join(
@@ -77,7 +78,7 @@ def _cluster_html(cluster: dict[str, Any]) -> str:
     return (
         "<h2>Nodes</h2><table id='nodes'><tr><th>node</th><th>ranks</th><th>GPUs</th>"
         "<th>doctor</th><th>NCCL</th><th>own busbw (GB/s)</th><th>hop to the next (GB/s)</th>"
-        f"</tr>{rows}</table>"
+        f"<th>inter-node transport</th></tr>{rows}</table>"
         + (
             f"<h3>Ranks with a different environment</h3><ul>{mismatches}</ul>"
             if mismatches

@@ -39,12 +39,19 @@ def _gb(value: object) -> str:
 def _cluster(cluster: dict[str, object]) -> list[str]:
     rows = [
         [n["node"], len(n["ranks"]), n.get("gpus"), n.get("doctor"), n.get("nccl_version"),
-         _gb(n.get("intra_busbw_gbps")), _gb(n.get("ring_busbw_gbps"))]
+         _gb(n.get("intra_busbw_gbps")), _gb(n.get("ring_busbw_gbps")),
+         ", ".join(n.get("inter_node") or []) or "-"]
         for n in cluster["nodes"]  # type: ignore[attr-defined]
     ]  # fmt: skip
-    lines = ["", "Nodes (busbw GB/s: the node's own all_reduce; its hop to the next node)"]
+    lines = [
+        "",
+        "Nodes (busbw GB/s: the node's own all_reduce; its hop to the next node; the transport "
+        "its ranks used to other nodes, from NCCL's log)",
+    ]
     lines.append(
-        format_table(["node", "ranks", "GPUs", "doctor", "NCCL", "own busbw", "hop"], rows)
+        format_table(
+            ["node", "ranks", "GPUs", "doctor", "NCCL", "own busbw", "hop", "inter-node"], rows
+        )
     )
     lines.append(
         f"  medians: own {_gb(cluster.get('median_intra_busbw_gbps'))}, "
