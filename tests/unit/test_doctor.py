@@ -302,8 +302,10 @@ def test_ports(sysfs_tree: Tree) -> None:
     mixed = inventory_from_listings(
         [("x", listing_text("ibv_devinfo-mlnx-8hca-mixed-ib-eth-port-down.txt"))]
     )
-    status, summary, _, _ = check("ports.mixed", mixed)
+    status, summary, _, fix = check("ports.mixed", mixed)
     assert status is Status.WARN and "mix link layers" in summary
+    # the fix keeps the larger group: the two RoCE ports, not the one InfiniBand port
+    assert fix == "export NCCL_IB_HCA='=mlx5_3:1,mlx5_2:1'"
 
 
 # ------------------------------------------------------------------ ACS parsing

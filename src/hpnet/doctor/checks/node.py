@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import shlex
 
-from hpnet.doctor.checks._util import Port, fix_lines, kind_word, result, selected_ports, usable
+from hpnet.doctor.checks._util import (
+    Port,
+    export,
+    fix_lines,
+    kind_word,
+    result,
+    selected_ports,
+    usable,
+)
 from hpnet.doctor.model import CheckResult, Facts, Status
 from hpnet.doctor.packages import install_fix
 from hpnet.nccl.fill import version_tuple
@@ -562,13 +570,23 @@ def check_mixed_ports(facts: Facts) -> CheckResult:
         lines = [
             f"{d.name}:{p.number}: {kind_word(d, p)}, {p.rate or 'rate unknown'}" for d, p in good
         ]
+        # keep the largest group of one kind and speed (the faster one on a tie)
+        groups: dict[tuple[str, float], list[str]] = {}
+        for d, p in good:
+            groups.setdefault((kind_word(d, p), p.rate_gbps or 0.0), []).append(
+                f"{d.name}:{p.number}"
+            )
+        (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]), g[0][1]))
         return result(
             "ports.mixed",
             "ports",
             Status.WARN,
             "the selected ports mix link layers or rates: rings run at the slowest",
             *lines,
-            fix_note="select one kind and speed with NCCL_IB_HCA (e.g. the InfiniBand ports only)",
+            fix=export("NCCL_IB_HCA", "=" + ",".join(keep)),
+            fix_note=f"keeps the {len(keep)} {kind} port(s)"
+            + (f" at {rate:g} Gb/s" if rate else "")
+            + "; NCCL_IB_HCA's '=' matches these names exactly",
         )
     return result(
         "ports.mixed",
