@@ -189,6 +189,22 @@ CASES: dict[str, C] = {
         gdr="no",
         not_findings=frozenset({"socket-fallback", "no-rdma-device"}),  # 2.4 lists NET/Socket too
     ),
+    "ib-modify-qp-invalid-argument-nic3-roce-rank-prefix-nccl2.5.6.log": C(
+        # EINVAL: the generic signature, not one of the errno-specific ones; the NET/IB
+        # receive connection on NIC 3 (no /GDRDMA) is the one whose QP setup failed
+        status="FAIL",
+        inter={"NET/IB"},
+        intra={"P2P/IPC"},
+        findings={"modify-qp-failed", "gdr-off"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        gdr="no",
+        not_findings=frozenset(
+            {"modify-qp-enodev", "modify-qp-etimedout", "modify-qp-enetunreach", "other-warnings"}
+        ),
+        verdict_has=("ibv_modify_qp",),
+    ),
     "ib-no-gdr-p2p-direct-pointer-read-single-process-nccl2.18.3-or-later.log": C(
         status="WARN",
         inter={"NET/IB"},
@@ -249,6 +265,18 @@ CASES: dict[str, C] = {
         hosts=4,
         processes=10,
     ),
+    "mpirun-tags-duplicate-gpu-5-ranks-cuda-device-1000-nccl2.9.9.log": C(
+        # every rank on cudaDev 0 / busId 1000; init fails before any connection
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"duplicate-gpu"},
+        versions=set(),
+        hosts=1,
+        processes=5,
+        not_findings=frozenset({"other-warnings"}),
+        verdict_has=("same GPU",),
+    ),
     "mpirun-tags-no-ib-socket-lo-nccl2.5.6.log": C(
         status="UNKNOWN",
         inter=set(),
@@ -257,6 +285,18 @@ CASES: dict[str, C] = {
         versions={"2.5.6"},
         hosts=1,
         processes=4,
+    ),
+    "net-socket-broken-pipe-last-error-abort-complete-torch-nccl2.21.5.log": C(
+        # the socket error reaches the log as PyTorch's "Last error:"; "failed or timed
+        # out" is PyTorch's generic wording, not a timeout
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"net-socket-error", "remote-error", "comm-aborted"},
+        versions={"2.21.5"},
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"collective-timeout", "connection-refused"}),
     ),
     "net-socket-forced-ifname-prefix-en-nccl2.11.4.log": C(
         status="UNKNOWN",
@@ -452,6 +492,17 @@ CASES: dict[str, C] = {
         versions={"2.5.7"},
         hosts=1,
         processes=1,
+    ),
+    "torch-comm-aborted-backward-traceback-no-nccl-lines-ncclunknown.log": C(
+        # PyTorch < 1.9 form ("was aborted." without the rank); no NCCL_DEBUG lines
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-aborted"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+        verdict_has=("aborted",),
     ),
     "torch-watchdog-timeout-allreduce-viewer-line-numbers-ncclunknown.log": C(
         status="FAIL",
