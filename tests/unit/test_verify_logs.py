@@ -420,7 +420,9 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter=set(),
         intra=set(),
-        findings={"proxy-connect-failed", "modify-qp-enetunreach", "connection-refused"},
+        # the peer closed the proxy's socket after its own QP failure: a broken
+        # connection, not a refused one
+        findings={"proxy-connect-failed", "modify-qp-enetunreach", "net-socket-error"},
         versions=set(),
         hosts=1,
         processes=1,
@@ -591,6 +593,26 @@ CASES: dict[str, C] = {
         hosts=1,
         processes=4,
         not_findings=frozenset({"gdr-disabled-hca", "net-plugin-load-failed"}),
+    ),
+    "h100-fake-hosts-one-gpu-ib-hca-matches-nothing-socket-nccl2.28.9": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"ib-hca-matched-nothing", "socket-fallback", "fake-hosts"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"net-socket-error", "remote-error", "other-warnings"}),
+    ),
+    "h100-fake-hosts-one-gpu-peer-killed-socket-closed-nccl2.28.9": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"net-socket-error", "remote-error", "fake-hosts"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"connection-refused", "ib-hca-matched-nothing"}),
     ),
     "h200x4-shm-p2p-disabled-nccl2.28.9": C(
         status="WARN",

@@ -321,6 +321,7 @@ def structural_findings(
                 count=len(indistinct),
             )
         )
+    findings += _hca_matched_nothing(log)
     findings += _hca_prefix(log)
     findings += _ifname_prefix(log)
     findings += _bridges(log)
@@ -409,6 +410,35 @@ def _sockets(log: NcclLog, rows: Sequence[ProcessRow], socket_expected: bool) ->
             )
         ]
     return []
+
+
+def _hca_matched_nothing(log: NcclLog) -> list[Finding]:
+    """NCCL_IB_HCA set, and NET/IB found no device. NCCL prints no warning of its own
+    for a list that selects nothing: "NCCL_IB_HCA set to X" (or "set by environment
+    to X") is followed by "NET/IB : No device found." (net_ib.cc / ibvwrap init in
+    every release from 2.3 to 2.30), and traffic falls back to sockets."""
+    hit = [p for p in log.processes if p.ib_no_device and "NCCL_IB_HCA" in dict(p.env)]
+    if not hit:
+        return []
+    values = sorted({dict(p.env)["NCCL_IB_HCA"] for p in hit})
+    return [
+        Finding(
+            id="ib-hca-matched-nothing",
+            severity="error",
+            title=f"NCCL_IB_HCA={values[0]} selected no RDMA device: NCCL found none to use",
+            cause="the names or ports in NCCL_IB_HCA do not exist on this machine or in this "
+            "container (udev may have renamed mlx5_N to rocepXsY or ibpXsY; the devices may "
+            "not be passed in), so NET/IB has no device and NCCL uses sockets",
+            fix="list the devices here (`hpnet detect`) and set NCCL_IB_HCA from them "
+            "(`hpnet env`), or unset it to let NCCL take every active port",
+            evidence=tuple(
+                f"{p.key}: NCCL_IB_HCA={dict(p.env)['NCCL_IB_HCA']}; NET/IB : No device found"
+                for p in hit[:MAX_EVIDENCE]
+            ),
+            count=len(hit),
+            processes=tuple(p.key for p in hit),
+        )
+    ]
 
 
 def _hca_prefix(log: NcclLog) -> list[Finding]:

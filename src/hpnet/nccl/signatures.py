@@ -222,16 +222,6 @@ SIGNATURES: tuple[Signature, ...] = (
         "src/graph/topo.cc, src/transport/net_ib.cc",
     ),
     _sig(
-        "ib-hca-matched-nothing",
-        "error",
-        "NCCL_IB_HCA matched no device",
-        r"NCCL_IB_HCA.*(?:did not match|no device|matches no)|No matching IB device",
-        "the device names or ports in NCCL_IB_HCA do not exist here (udev may have "
-        "renamed mlx5_N to rocepXsY)",
-        "list the devices (`hpnet detect`) and set NCCL_IB_HCA from them (`hpnet env`)",
-        "src/transport/net_ib.cc",
-    ),
-    _sig(
         "duplicate-gpu",
         "error",
         "two ranks use the same GPU",
@@ -245,9 +235,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig(
         "connection-refused",
         "error",
-        "a socket connection was refused or reset",
-        r"Connection refused|Connection reset by peer|Connection closed by remote peer"
-        r"|Call to connect returned",
+        "a socket connection was refused",
+        r"Connection refused|Call to connect returned",
         "the peer process was not listening (it had exited or not started), a firewall "
         "blocks the ports, or NCCL_SOCKET_IFNAME picked an address the peer cannot reach",
         "look for the first error on the peer's host; open the ports between the nodes; "
@@ -406,11 +395,18 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _sig(
         "net-socket-error",
-        "warning",
-        "a socket transport error",
-        r"NET/Socket.*(?:failed|error)|socketProgress",
-        "a TCP connection between ranks broke (a peer exited or the network dropped it)",
-        "look for the first error on the peer named in the line",
+        "error",
+        "a TCP connection between ranks broke",
+        # socket.cc's socketProgress(Opt) WARNs ("Connection closed by remote peer",
+        # "Call to recv from <addr> failed : Broken pipe"), their 2.10-2.17 form "Net :
+        # Call to recv from ... failed", NET/Socket's "message truncated" (2.4), and the
+        # same text repeated in PyTorch's "Last error:"
+        r"socketProgress\w*:|Connection reset by peer|Connection closed by remote peer"
+        r"|Broken pipe|Net : Call to (?:recv|send) from|NET/Socket.*(?:failed|error|truncated)",
+        "a peer's process exited (crashed, killed, out of memory) or the network dropped the "
+        "TCP connection (the Socket transport, or NCCL's bootstrap and proxy sockets)",
+        "find the first failure in the peer's log (the address in the line names it); if "
+        "every peer is alive, check the network between the hosts (MTU, firewalls, drops)",
         "src/misc/socket.cc, src/transport/net_socket.cc",
     ),
 )
