@@ -3,6 +3,7 @@ listings and the recorded nodes; the check and the Dockerfile's verify step agre
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -18,7 +19,7 @@ from hpnet.cli.main import main
 from hpnet.detect import DetectOptions, detect
 from hpnet.distros import get_distro
 from hpnet.doctor.model import Report, Status
-from hpnet.image.check import check_image, gather_image_facts
+from hpnet.image.check import IMAGE_CHECKS, check_image, gather_image_facts
 from hpnet.image.dockerfile import plan_dockerfile
 from hpnet.image.runflags import plan_run_flags
 from hpnet.profiles import get_profile
@@ -289,4 +290,129 @@ def test_run_flags_cli(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> 
     assert data["profile"] == "ib" and data["argv"] == line.split()
     bad = ["image", "run-flags", "--sysfs-root", root, "--rdma-resource", "rdma/hca"]
     assert main(bad) == 2
+    assert "error[usage]" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ review regressions
+
+
+def with_torch(root: Path, site: str = "usr/local/lib/python3.12/dist-packages") -> Path:
+    """The GPU machine's real PyTorch 2.11.0+cu130 files: version.py (CUDA 13.0) and the
+    wheel's METADATA (pins nvidia-nccl-cu13==2.28.9)."""
+    (root / site / "torch").mkdir(parents=True)
+    (root / site / "torch-2.11.0.dist-info").mkdir()
+    shutil.copy(DATA / "images" / "torch-2.11.0+cu130-version.py", root / site / "torch/version.py")
+    shutil.copy(
+        DATA / "images" / "torch-2.11.0+cu130-METADATA",
+        root / site / "torch-2.11.0.dist-info/METADATA",
+    )
+    return root
+
+
+def shell_verdict(root: Path, profile: str, distro: str) -> tuple[bool, str]:
+    plan = plan_dockerfile(
+        get_profile(profile), get_distro(distro), base=None, command_line="t", version="t"
+    )
+    script = plan.steps[-1].instruction.split("\n", 1)[1].rsplit("\n", 1)[0]
+    assert SH is not None
+    env = {"PATH": os.environ["PATH"], "HPNET_IMAGE_ROOT": str(root)}
+    done = subprocess.run(
+        [SH, "-c", script], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    return done.returncode == 1, done.stdout
+
+
+@pytest.mark.skipif(SH is None, reason="no sh")
+def test_torchs_pinned_nccl_decides(tmp_path: Path) -> None:
+    """A system libnccl 2.16.5 fits AIACC's 2.8-2.16, but PyTorch loads its pin, 2.28.9."""
+    files = [*debian_rdma_core(), "/usr/lib/x86_64-linux-gnu/libnccl.so.2.16.5"]
+    root = with_torch(image_root(tmp_path, files))
+    nccl = by_id(image_report(root, "ecs-erdma"), "image.nccl")
+    assert nccl.status is Status.FAIL  # type: ignore[attr-defined]
+    assert "2.28.9 (torch 2.11.0+cu130 pins it)" in nccl.summary  # type: ignore[attr-defined]
+    failed, out = shell_verdict(root, "ecs-erdma", "centos7")
+    assert failed and "FAIL  NCCL found: 2.28.9(torch-pin)" in out, out
+
+
+@pytest.mark.skipif(SH is None, reason="no sh")
+def test_torch_2s_annotated_cuda_line_counts(tmp_path: Path) -> None:
+    """/usr/local/cuda 11.5.2 is too old for PAI-DLC, torch's CUDA 13.0 is not."""
+    root = with_torch(image_root(tmp_path, debian_rdma_core()))
+    (root / "usr/local/cuda").mkdir(parents=True)
+    shutil.copy(DATA / "images" / "cuda-11.5.2-version.json", root / "usr/local/cuda/version.json")
+    assert by_id(image_report(root, "pai-dlc-erdma"), "image.cuda").status is Status.PASS  # type: ignore[attr-defined]
+    failed, out = shell_verdict(root, "pai-dlc-erdma", "ubuntu22.04")
+    assert not failed and "ok    CUDA 13.0(torch)" in out, out
+
+
+@pytest.mark.skipif(SH is None, reason="no sh")
+def test_no_provider_at_all_fails_for_a_profile_that_names_none(tmp_path: Path) -> None:
+    root = image_root(tmp_path, debian_rdma_core(skip=("-rdmav34.so",)))
+    check = by_id(image_report(root, "ib"), "image.providers")
+    assert check.status is Status.FAIL  # type: ignore[attr-defined]
+    assert shell_verdict(root, "ib", "ubuntu22.04")[0]
+
+
+@pytest.mark.skipif(SH is None, reason="no sh")
+def test_a_link_to_nothing_is_no_library(tmp_path: Path) -> None:
+    root = image_root(tmp_path, debian_rdma_core(skip=("liberdma-rdmav34.so",)))
+    (root / "usr/lib/x86_64-linux-gnu/libibverbs/liberdma-rdmav34.so").symlink_to("gone.so")
+    check = by_id(image_report(root, "pai-dlc-erdma"), "image.providers")
+    assert check.status is Status.FAIL  # type: ignore[attr-defined]
+    assert shell_verdict(root, "pai-dlc-erdma", "ubuntu22.04")[0]
+
+
+def test_a_library_that_does_not_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the live image the libraries are loaded; one whose dependency is missing fails
+    (its dlopen error is the evidence). This machine's real libibverbs loads."""
+    from hpnet.image import check as image_check
+
+    assert image_check._load_errors([None]) == {}
+    err = image_check._load_errors(["/nonexistent/libibverbs.so.1"])
+    assert "/nonexistent/libibverbs.so.1" in err
+    facts = gather_image_facts(profile="pai-dlc-erdma", stage="build", python_path=[])
+    if facts.libibverbs is None:
+        pytest.skip("no libibverbs on this machine")
+    assert facts.libibverbs not in facts.load_errors
+    broken = dataclasses.replace(facts, load_errors={facts.libibverbs: "libnl-3.so.200: not found"})
+    check = check_image(broken).checks[0]
+    assert check.status is Status.FAIL and "does not load" in check.summary
+    assert check.evidence == ("libnl-3.so.200: not found",)
+
+
+def test_socket_profile_in_a_container_runs_no_rdma_checks(sysfs_tree: Tree) -> None:
+    report = image_report(sysfs_tree("container-no-uverbs"), "socket", stage="run")
+    assert report.verdict is not Status.FAIL
+    assert {c.id for c in report.checks} == set(IMAGE_CHECKS)
+
+
+def test_a_build_on_an_rdma_host_is_the_build_stage(sysfs_tree: Tree) -> None:
+    """`docker build` sees the host's sys/class/infiniband but no /dev/infiniband."""
+    root = sysfs_tree("cx6-ib-dgx")
+    shutil.rmtree(root / "dev" / "infiniband")
+    facts = gather_image_facts(root=str(root), profile="ib", environment={}, python_path=[])
+    assert facts.stage == "build"
+
+
+def test_damaged_torch_version_file_is_no_crash(tmp_path: Path) -> None:
+    root = image_root(tmp_path, debian_rdma_core())
+    site = root / "usr/lib/python3/dist-packages/torch"
+    site.mkdir(parents=True)
+    (site / "version.py").write_bytes(b"\xff\xfe cuda = '\x00")
+    report = image_report(root, "pai-dlc-erdma")
+    assert by_id(report, "image.cuda").status is Status.WARN  # type: ignore[attr-defined]
+
+
+def test_run_flags_leave_out_a_missing_rdma_cm(sysfs_tree: Tree) -> None:
+    inventory = node(sysfs_tree, "erdma-alibaba")
+    flags = plan_run_flags(get_profile("ecs-erdma"), inventory, dev_infiniband=("uverbs0",))  # type: ignore[arg-type]
+    assert "--device=/dev/infiniband/rdma_cm" not in flags.argv
+    assert any("modprobe rdma_ucm" in n for n in flags.notes)
+
+
+def test_dockerfile_json_and_output_together_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["image", "dockerfile", "--profile", "roce", "--fragment", "--distro", "rocky9"]
+    assert main([*args, "--json", "-o", "x"]) == 2
     assert "error[usage]" in capsys.readouterr().err

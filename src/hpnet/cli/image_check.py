@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "build", "run"),
         default="auto",
         help="build: what the image carries; run: also the container's devices and limits; "
-        "auto (default): run where an RDMA device or /dev/infiniband is visible",
+        "auto (default): run where /dev/infiniband is visible",
     )
     parser.add_argument(
         "--sysfs-root",

@@ -46,6 +46,13 @@ def run(namespace: argparse.Namespace) -> int:
     from hpnet.image.dockerfile import check_image_ref, plan_dockerfile  # noqa: PLC0415
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
+    if namespace.json and namespace.output:
+        raise UsageError(
+            "--json prints to standard output; -o writes the Dockerfile",
+            code="usage",
+            where="hpnet image dockerfile",
+            fix="give one of them",
+        )
     if namespace.fragment == bool(namespace.base):
         raise UsageError(
             "give --base IMAGE for a Dockerfile, or --fragment for steps to append",

@@ -70,11 +70,15 @@ def run(namespace: argparse.Namespace) -> int:
         from hpnet.nccl.fill import choose_transport  # noqa: PLC0415
 
         profile = get_profile(choose_transport(profile, inventory))
+    from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
+
+    fs = FsRoot(namespace.sysfs_root)
     flags = plan_run_flags(
         profile,
         inventory,
         host_network=not namespace.no_host_network,
         rdma_resource=resource,
+        dev_infiniband=tuple(fs.listdir("dev/infiniband")) if fs.is_dir("dev/infiniband") else (),
     )
     if namespace.json:
         import dataclasses  # noqa: PLC0415

@@ -7,7 +7,8 @@ build pipeline): libibverbs, the verbs provider for the profile's NICs with its
 profile's range. **run**: in a container on a node, also what ``docker run`` or the pod
 gave it: an RDMA device at all, the ``uverbs`` and ``rdma_cm`` nodes, memlock,
 ``/dev/shm`` and the port states (the doctor's checks of those). ``auto`` is ``run``
-where any RDMA device or ``/dev/infiniband`` is visible, else ``build``.
+where ``/dev/infiniband`` is visible, else ``build`` (a ``docker build`` on an RDMA
+host sees the host's ``sys/class/infiniband`` but no device nodes).
 
 Gathering is :func:`gather_image_facts` (the edge: files under a root, the
 environment); each judgement is a pure function of :class:`ImageFacts`.
@@ -63,8 +64,14 @@ class ImageFacts:
     librdmacm: str | None
     #: provider -> (library path or None, whether its /etc/libibverbs.d/<name>.driver exists)
     providers: Mapping[str, tuple[str | None, bool]]
+    #: every provider library installed (``mlx5``, ``erdma``...), whatever the profile
+    installed_providers: tuple[str, ...]
     cuda: tuple[Found, ...]
     nccl: tuple[Found, ...]
+    #: the NCCL torch's wheel pins: the one a PyTorch job loads, so the one judged
+    nccl_pinned: Found | None = None
+    #: library path -> why it does not load (the live image only: dlopen'ed here)
+    load_errors: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def cuda_toolkit_version(text: str, name: str) -> str | None:
@@ -130,15 +137,30 @@ def gather_image_facts(
     env = dict(os.environ) if environment is None else dict(environment)
     facts = gather_facts(sysfs_root=root, profile=profile, environment=env)
     fs = FsRoot(root)
-    dirs = library_dirs(fs, env)
+    # the loader's directories, and conda's (the verify step of the Dockerfile looks there)
+    dirs = (*library_dirs(fs, env), "opt/conda/lib")
+
+    def real(path: str | None) -> str | None:
+        """``path`` if it leads to a file (a link to nothing is no library)."""
+        return path if path and fs.resolve(path.lstrip("/")) is not None else None
+
     chosen = facts.profile
     names = chosen.providers if chosen and chosen.providers else ()
     if not names:  # the node's own devices decide, when there are any
         names = tuple(sorted({d.driver for d in facts.inventory.rdma_devices}))
     providers = {
-        name: (find_provider(fs, dirs, name), fs.exists(f"etc/libibverbs.d/{name}.driver"))
+        name: (real(find_provider(fs, dirs, name)), fs.exists(f"etc/libibverbs.d/{name}.driver"))
         for name in names
     }
+    installed = sorted(
+        {
+            entry[3:].split("-rdmav", 1)[0]
+            for d in dirs
+            for entry in fs.listdir(f"{d}/libibverbs", prefix="lib")
+            if "-rdmav" in entry and real(f"/{d}/libibverbs/{entry}")
+        }
+    )
+    libibverbs = real(find_library(fs, dirs, "libibverbs.so.1"))
     sites = _site_dirs(root, sys.path if python_path is None else python_path, fs.is_live)
     torch = read_torch(sites)
     cuda: list[Found] = []
@@ -160,18 +182,47 @@ def gather_image_facts(
     nccl += [Found(version=w.version, where=w.source) for w in nccl_from_wheels(sites)]
     if fs.is_live and env.get("NCCL_VERSION"):
         nccl.append(Found(version=env["NCCL_VERSION"].split("-")[0], where="NCCL_VERSION"))
-    if torch and torch.nccl and all(f.version != torch.nccl for f in nccl):
-        nccl.append(Found(version=torch.nccl, where=f"torch {torch.version} pins it"))
-    visible = bool(facts.inventory.rdma_devices) or bool(facts.dev_infiniband)
+    pinned = (
+        Found(version=torch.nccl, where=f"torch {torch.version} pins it")
+        if torch and torch.nccl
+        else None
+    )
+    # device nodes, not sysfs, tell a container from a build: `docker build` on an RDMA
+    # host sees the host's sys/class/infiniband but gets no /dev/infiniband
+    visible = bool(facts.dev_infiniband)
+    load_errors = (
+        _load_errors([libibverbs, *(path for path, _ in providers.values())])
+        if fs.is_live and libibverbs
+        else {}
+    )
     return ImageFacts(
         doctor=facts,
         stage=("run" if visible else "build") if stage == "auto" else stage,
-        libibverbs=find_library(fs, dirs, "libibverbs.so.1"),
-        librdmacm=find_library(fs, dirs, "librdmacm.so.1"),
+        libibverbs=libibverbs,
+        librdmacm=real(find_library(fs, dirs, "librdmacm.so.1")),
         providers=providers,
+        installed_providers=tuple(installed),
         cuda=tuple(cuda),
         nccl=tuple(nccl),
+        nccl_pinned=pinned,
+        load_errors=load_errors,
     )
+
+
+def _load_errors(paths: Sequence[str | None]) -> dict[str, str]:
+    """Load libibverbs, then each provider, as the dynamic loader would for NCCL: the
+    message of each that fails (a dependency missing, say libnl for rdma-core)."""
+    import ctypes  # noqa: PLC0415
+
+    errors: dict[str, str] = {}
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError as exc:
+            errors[path] = str(exc)
+    return errors
 
 
 # ------------------------------------------------------------------ judgements
@@ -199,6 +250,14 @@ def _library(
         return result(check_id, "image", Status.SKIP, "the profile uses sockets")
     if path is None:
         return _missing(facts, check_id, status, f"{name} is not in the image: {missing}")
+    if path in facts.load_errors:
+        failed = _missing(
+            facts,
+            check_id,
+            status,
+            f"{name} at {path} does not load: libraries it needs are missing",
+        )
+        return dataclasses.replace(failed, evidence=(facts.load_errors[path],))
     return result(check_id, "image", Status.PASS, f"{name} at {path}")
 
 
@@ -225,27 +284,43 @@ def check_librdmacm(facts: ImageFacts) -> CheckResult:
 def check_providers(facts: ImageFacts) -> CheckResult:
     if not _needs_rdma(facts):
         return result("image.providers", "image", Status.SKIP, "the profile uses sockets")
-    if not facts.providers:
-        return result(
+    if not facts.providers:  # the profile names none, no device is visible: any provider
+        if facts.installed_providers:
+            return result(
+                "image.providers",
+                "image",
+                Status.PASS,
+                "verbs providers installed: " + ", ".join(facts.installed_providers),
+                "the profile names no NIC family; run in the container on the node to check "
+                "its devices' providers",
+            )
+        return _missing(
+            facts,
             "image.providers",
-            "image",
-            Status.SKIP,
-            "no provider to look for: the profile names none and no RDMA device is visible "
-            "(give --profile, or run in the container on the node)",
+            Status.FAIL,
+            "no verbs provider is installed: libibverbs will list no device "
+            "('NET/IB : No device found')",
         )
     missing = [name for name, (path, _) in facts.providers.items() if path is None]
     unlisted = [name for name, (path, listed) in facts.providers.items() if path and not listed]
+    broken = [
+        name for name, (path, _) in facts.providers.items() if path and path in facts.load_errors
+    ]
     evidence = [
         f"{name}: {path or 'no lib' + name + '-rdmav*.so'}; "
         f"/etc/libibverbs.d/{name}.driver {'present' if listed else 'missing'}"
         for name, (path, listed) in facts.providers.items()
     ]
-    if missing or unlisted:
+    evidence += [f"{facts.providers[name][0]}: {facts.load_errors[str(facts.providers[name][0])]}"
+                 for name in broken]  # fmt: skip
+    if missing or unlisted or broken:
         what = []
         if missing:
             what.append(f"no verbs provider for {', '.join(missing)}")
         if unlisted:
             what.append(f"no .driver file for {', '.join(unlisted)} (libibverbs skips it)")
+        if broken:
+            what.append(f"the {', '.join(broken)} provider does not load")
         failed = _missing(
             facts,
             "image.providers",
@@ -270,7 +345,12 @@ def _judge_versions(
     low: str | None,
     high: str | None,
     profile: str,
+    decisive: Found | None = None,
 ) -> CheckResult:
+    """One of ``found`` in [low, high.x] passes; ``decisive`` (the NCCL PyTorch loads),
+    where there is one, is the only one judged and the others are evidence."""
+    if decisive is not None and not found:
+        found = [decisive]
     if not (low or high):
         whose = f"{profile} states" if profile else "no --profile:"
         return result(check_id, "image", Status.SKIP, f"{whose} no {what} requirement")
@@ -291,6 +371,26 @@ def _judge_versions(
             return False
         return not (high and have[:2] > (version_tuple(high) or ())[:2])
 
+    if decisive is not None:
+        others = [f"also in the image: {e}" for e in evidence]
+        if fits(decisive.version):
+            return result(
+                check_id,
+                "image",
+                Status.PASS,
+                f"{what} {decisive.version} ({decisive.where}): {want} required",
+                *others,
+            )
+        return result(
+            check_id,
+            "image",
+            Status.FAIL,
+            f"{what} {decisive.version} ({decisive.where}) is outside {want}, which {profile} "
+            "requires",
+            *others,
+            fix_note=f"install a PyTorch build whose NCCL is {want} "
+            "(or pin nvidia-nccl-cu* to one)",
+        )
     if any(fits(f.version) for f in found):
         good = next(f for f in found if fits(f.version))
         return result(
@@ -333,6 +433,7 @@ def check_nccl(facts: ImageFacts) -> CheckResult:
         low=req.nccl_min if req else None,
         high=req.nccl_max if req else None,
         profile=profile.name if profile else "",
+        decisive=facts.nccl_pinned,
     )
 
 
@@ -381,7 +482,7 @@ def check_image(facts: ImageFacts) -> Report:
     from hpnet.doctor.registry import CHECKS  # noqa: PLC0415
 
     checks = [check(facts) for check in IMAGE_CHECKS.values()]
-    if facts.stage == "run":
+    if facts.stage == "run" and _needs_rdma(facts):
         checks.append(check_devices_visible(facts))
         checks += [CHECKS[check_id](facts.doctor) for check_id in RUN_CHECKS]
     inventory = facts.doctor.inventory

@@ -67,8 +67,10 @@ def plan_run_flags(
     *,
     host_network: bool = True,
     rdma_resource: str | None = None,
+    dev_infiniband: tuple[str, ...] | None = None,
 ) -> RunFlags:
-    """The flags for ``profile`` on the node ``inventory`` describes.
+    """The flags for ``profile`` on the node ``inventory`` describes; ``dev_infiniband``
+    lists that node's ``/dev/infiniband`` (None: not known, rdma_cm assumed there).
 
     ``rdma_resource`` (``rdma/hca_shared_devices_a=1``, ``aliyun/erdma=1``) is the
     cluster's RDMA device-plugin resource for the pod: it differs per cluster, so it
@@ -83,16 +85,27 @@ def plan_run_flags(
     notes: list[str] = []
 
     runtime = guide.get("--runtime")
-    flags.append(
-        Flag(flag=runtime, why="the NVIDIA container runtime gives the GPUs", source=cite)
-        if runtime
-        else Flag(
-            flag="--gpus all",
-            why="every GPU (NVIDIA Container Toolkit)",
-            source="Docker's --gpus (19.03+)",
+    if runtime:
+        flags.append(
+            Flag(flag=runtime, why="the NVIDIA container runtime gives the GPUs", source=cite)
         )
-    )
-    if rdma:
+    elif inventory.gpus:
+        flags.append(
+            Flag(
+                flag="--gpus all",
+                why=f"every GPU ({len(inventory.gpus)} here; NVIDIA Container Toolkit)",
+                source="Docker's --gpus (19.03+)",
+            )
+        )
+    else:
+        notes.append("no GPU on this node: add --gpus all where the container runs on GPUs")
+    if rdma and dev_infiniband is not None and "rdma_cm" not in dev_infiniband:
+        # docker run refuses a --device that is not there
+        notes.append(
+            "/dev/infiniband/rdma_cm is not on this node, so it is left out: `modprobe rdma_ucm` "
+            "creates it (the guides pass it in)"
+        )
+    elif rdma:
         flags.append(
             Flag(
                 flag="--device=/dev/infiniband/rdma_cm",
@@ -119,6 +132,13 @@ def plan_run_flags(
                 + " ".join(guide_devices)
                 + f" (its instance type's NICs); this node has {len(usable)} usable: "
                 + (" ".join(sorted(passed)) or "none")
+            )
+        wrong = [d.name for d in usable if profile.providers and d.driver not in profile.providers]
+        if wrong:
+            notes.append(
+                f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not "
+                f"{' or '.join(profile.providers)}, the NICs {profile.name} is for: is this the "
+                "platform's node?"
             )
         if not usable:
             notes.append(

@@ -15,8 +15,11 @@ be, so it is ``sh`` and coreutils only (dash, bash and BusyBox run it). It check
 - the CUDA toolkit (``/usr/local/cuda/version.json``, ``version.txt``, NVIDIA's
   ``CUDA_VERSION``, torch's ``torch/version.py``) and NCCL (``libnccl.so.2.X.Y``,
   pip's ``nvidia_nccl_cu*-X.Y.Z.dist-info``, NVIDIA's ``NCCL_VERSION``) against the
-  profile's range; none found is a warning (the framework may come later), only
-  versions out of range fail;
+  profile's range; where PyTorch is installed, the NCCL its wheel pins decides (that is
+  the one a PyTorch job loads), else any one in range passes; none found is a warning
+  (the framework may come later), only versions out of range fail;
+- in the image itself (not under ``HPNET_IMAGE_ROOT``), that libibverbs and the
+  providers load: ``ldd`` finds every library they need (libnl for rdma-core);
 - ``python3``, when the guide requires Python 3 (a warning).
 
 ``HPNET_IMAGE_ROOT=DIR sh script`` checks an unpacked image (``docker export``)
@@ -90,10 +93,20 @@ in_range() {
   return 0
 }
 # torch's version.py and pip's NCCL wheels, wherever Python keeps its packages
-found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -path '*-packages/torch-*.dist-info/METADATA' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+# loads FILE: its shared-library dependencies resolve (ldd, in the image itself only)
+loads() {
+  if [ -n "$root" ] || ! command -v ldd >/dev/null 2>&1; then return 0; fi
+  missing=$(ldd "$1" 2>&1 | grep 'not found')
+  if [ -n "$missing" ]; then printf '%s\n' "$missing" | sed 's/^/    /'; return 1; fi
+  return 0
+}
 """
 
-_LIBRARIES = r"""if p=$(first 'libibverbs.so.1*'); then ok "libibverbs: $p"
+_LIBRARIES = r"""if p=$(first 'libibverbs.so.1*'); then
+  if loads "$p"; then ok "libibverbs: $p"
+  else fail "libibverbs at $p does not load: libraries it needs are missing (above) — $hint"
+  fi
 else fail "libibverbs.so.1 is missing: NCCL cannot load its IB transport ('NET/IB : Failed to open libibverbs.so') — $hint"
 fi
 if p=$(first 'librdmacm.so.1*'); then ok "librdmacm: $p"
@@ -102,7 +115,8 @@ fi
 """
 
 _PROVIDER = r"""if p=$(first "libibverbs/lib$prov-rdmav*.so"); then
-  if [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
+  if ! loads "$p"; then fail "the $prov provider at $p does not load: libraries it needs are missing (above) — $hint"
+  elif [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
   else fail "the $prov provider is at $p but /etc/libibverbs.d/$prov.driver is missing: libibverbs loads only the providers a .driver file names — $hint"
   fi
 else fail "no $prov verbs provider (libibverbs/lib$prov-rdmav*.so): libibverbs will list no $prov device and NCCL says 'NET/IB : No device found' — $hint"
@@ -125,7 +139,8 @@ fi
 if [ -z "$root" ] && [ -n "${CUDA_VERSION:-}" ]; then cuda="$cuda ${CUDA_VERSION}(CUDA_VERSION)"; fi
 for f in $found_py; do
   case "$f" in */torch/version.py) ;; *) continue ;; esac
-  v=$(sed -n "s/^cuda *= *'\([0-9][0-9.]*\)'.*/\1/p" "$f" | head -n 1)
+  # "cuda = '12.1'" and, from torch 2, "cuda: Optional[str] = '12.1'"
+  v=$(sed -n "s/^cuda[^=]*= *'\([0-9][0-9.]*\)'.*/\1/p" "$f" | head -n 1)
   if [ -n "$v" ]; then cuda="$cuda $v(torch)"; fi
 done
 judge "CUDA" "$cuda_min" "" "$cuda"
@@ -134,6 +149,7 @@ judge "CUDA" "$cuda_min" "" "$cuda"
 _NCCL = r"""nccl=""
 for f in $(for d in $lib_dirs; do ls "$root$d"/libnccl.so.2.* 2>/dev/null; done); do
   v=${f##*/libnccl.so.}
+  case "$nccl " in *" $v("*) continue ;; esac  # /lib and /usr/lib are one folder (merged /usr)
   nccl="$nccl $v(${f#"$root"})"
 done
 if [ -z "$root" ] && [ -n "${NCCL_VERSION:-}" ]; then nccl="$nccl ${NCCL_VERSION%%-*}(NCCL_VERSION)"; fi
@@ -142,7 +158,19 @@ for f in $found_py; do
   v=$(printf '%s\n' "${f##*/}" | sed -n 's/^nvidia_nccl_cu[0-9]*-\([0-9][0-9.]*\)\.dist-info$/\1/p')
   if [ -n "$v" ]; then nccl="$nccl $v(pip)"; fi
 done
-judge "NCCL" "$nccl_min" "$nccl_max" "$nccl"
+# PyTorch loads the NCCL its wheel pins: where torch is installed, that one decides
+pinned=""
+for f in $found_py; do
+  case "$f" in */METADATA) ;; *) continue ;; esac
+  v=$(sed -n 's/^Requires-Dist: *nvidia-nccl-cu[0-9]* *== *\([0-9][0-9.]*\).*/\1/p' "$f" | head -n 1)
+  if [ -n "$v" ]; then pinned="$v(torch-pin)"; fi
+done
+if [ -n "$pinned" ]; then
+  if [ -n "$nccl" ]; then say "NCCL also in the image:$nccl (PyTorch jobs load torch's pin)"; fi
+  judge "NCCL" "$nccl_min" "$nccl_max" " $pinned"
+else
+  judge "NCCL" "$nccl_min" "$nccl_max" "$nccl"
+fi
 """
 
 _JUDGE = r"""# judge WHAT MIN MAX "V(where) V(where) ...": one in range passes; none found warns

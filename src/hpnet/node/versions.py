@@ -207,7 +207,8 @@ def read_torch(site_dirs: Iterable[str]) -> TorchInfo | None:
         if not version_py.is_file():
             continue
         try:
-            version, cuda = parse_torch_version_py(version_py.read_text())
+            # a damaged or foreign file is no torch, not a crash
+            version, cuda = parse_torch_version_py(version_py.read_text(errors="replace"))
         except OSError:
             continue
         nccl = None

@@ -74,7 +74,14 @@ in_range() {
   return 0
 }
 # torch's version.py and pip's NCCL wheels, wherever Python keeps its packages
-found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -path '*-packages/torch-*.dist-info/METADATA' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+# loads FILE: its shared-library dependencies resolve (ldd, in the image itself only)
+loads() {
+  if [ -n "$root" ] || ! command -v ldd >/dev/null 2>&1; then return 0; fi
+  missing=$(ldd "$1" 2>&1 | grep 'not found')
+  if [ -n "$missing" ]; then printf '%s\n' "$missing" | sed 's/^/    /'; return 1; fi
+  return 0
+}
 lib_dirs='/usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /lib/x86_64-linux-gnu /lib/aarch64-linux-gnu /usr/lib64 /lib64 /usr/lib /lib /usr/local/lib /usr/local/lib64 /opt/conda/lib'
 hint='the install steps above (libibverbs1, ibverbs-providers, ibverbs-utils, librdmacm1) did not provide it: check their output'
 cuda_min=''
@@ -93,7 +100,10 @@ judge() {
   done
   fail "$1 found:$4 — $1 $want is required: use a base image (or a framework build) with it"
 }
-if p=$(first 'libibverbs.so.1*'); then ok "libibverbs: $p"
+if p=$(first 'libibverbs.so.1*'); then
+  if loads "$p"; then ok "libibverbs: $p"
+  else fail "libibverbs at $p does not load: libraries it needs are missing (above) — $hint"
+  fi
 else fail "libibverbs.so.1 is missing: NCCL cannot load its IB transport ('NET/IB : Failed to open libibverbs.so') — $hint"
 fi
 if p=$(first 'librdmacm.so.1*'); then ok "librdmacm: $p"
@@ -101,7 +111,8 @@ else warn "librdmacm.so.1 is missing (the guides install it; RDMA CM tools and s
 fi
 for prov in erdma; do
 if p=$(first "libibverbs/lib$prov-rdmav*.so"); then
-  if [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
+  if ! loads "$p"; then fail "the $prov provider at $p does not load: libraries it needs are missing (above) — $hint"
+  elif [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
   else fail "the $prov provider is at $p but /etc/libibverbs.d/$prov.driver is missing: libibverbs loads only the providers a .driver file names — $hint"
   fi
 else fail "no $prov verbs provider (libibverbs/lib$prov-rdmav*.so): libibverbs will list no $prov device and NCCL says 'NET/IB : No device found' — $hint"

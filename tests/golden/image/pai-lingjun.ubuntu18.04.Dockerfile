@@ -69,7 +69,14 @@ in_range() {
   return 0
 }
 # torch's version.py and pip's NCCL wheels, wherever Python keeps its packages
-found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+found_py=$(find "$root/usr" "$root/opt" -maxdepth 8 \( -path "$root/usr/share" -o -path "$root/usr/include" \) -prune -o \( -path '*-packages/torch/version.py' -o -path '*-packages/torch-*.dist-info/METADATA' -o -name 'nvidia_nccl_cu*.dist-info' \) -print 2>/dev/null)
+# loads FILE: its shared-library dependencies resolve (ldd, in the image itself only)
+loads() {
+  if [ -n "$root" ] || ! command -v ldd >/dev/null 2>&1; then return 0; fi
+  missing=$(ldd "$1" 2>&1 | grep 'not found')
+  if [ -n "$missing" ]; then printf '%s\n' "$missing" | sed 's/^/    /'; return 1; fi
+  return 0
+}
 lib_dirs='/usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /lib/x86_64-linux-gnu /lib/aarch64-linux-gnu /usr/lib64 /lib64 /usr/lib /lib /usr/local/lib /usr/local/lib64 /opt/conda/lib'
 hint='the install steps above (libnl-3-dev, libnl-route-3-dev, libnl-3-200, libnl-route-3-200, iproute2, udev, dmidecode, ethtool) did not provide it: check their output'
 cuda_min=11.2
@@ -88,7 +95,10 @@ judge() {
   done
   fail "$1 found:$4 — $1 $want is required: use a base image (or a framework build) with it"
 }
-if p=$(first 'libibverbs.so.1*'); then ok "libibverbs: $p"
+if p=$(first 'libibverbs.so.1*'); then
+  if loads "$p"; then ok "libibverbs: $p"
+  else fail "libibverbs at $p does not load: libraries it needs are missing (above) — $hint"
+  fi
 else fail "libibverbs.so.1 is missing: NCCL cannot load its IB transport ('NET/IB : Failed to open libibverbs.so') — $hint"
 fi
 if p=$(first 'librdmacm.so.1*'); then ok "librdmacm: $p"
@@ -96,7 +106,8 @@ else warn "librdmacm.so.1 is missing (the guides install it; RDMA CM tools and s
 fi
 for prov in mlx5; do
 if p=$(first "libibverbs/lib$prov-rdmav*.so"); then
-  if [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
+  if ! loads "$p"; then fail "the $prov provider at $p does not load: libraries it needs are missing (above) — $hint"
+  elif [ -e "$root/etc/libibverbs.d/$prov.driver" ]; then ok "verbs provider $prov: $p"
   else fail "the $prov provider is at $p but /etc/libibverbs.d/$prov.driver is missing: libibverbs loads only the providers a .driver file names — $hint"
   fi
 else fail "no $prov verbs provider (libibverbs/lib$prov-rdmav*.so): libibverbs will list no $prov device and NCCL says 'NET/IB : No device found' — $hint"
@@ -113,13 +124,15 @@ fi
 if [ -z "$root" ] && [ -n "${CUDA_VERSION:-}" ]; then cuda="$cuda ${CUDA_VERSION}(CUDA_VERSION)"; fi
 for f in $found_py; do
   case "$f" in */torch/version.py) ;; *) continue ;; esac
-  v=$(sed -n "s/^cuda *= *'\([0-9][0-9.]*\)'.*/\1/p" "$f" | head -n 1)
+  # "cuda = '12.1'" and, from torch 2, "cuda: Optional[str] = '12.1'"
+  v=$(sed -n "s/^cuda[^=]*= *'\([0-9][0-9.]*\)'.*/\1/p" "$f" | head -n 1)
   if [ -n "$v" ]; then cuda="$cuda $v(torch)"; fi
 done
 judge "CUDA" "$cuda_min" "" "$cuda"
 nccl=""
 for f in $(for d in $lib_dirs; do ls "$root$d"/libnccl.so.2.* 2>/dev/null; done); do
   v=${f##*/libnccl.so.}
+  case "$nccl " in *" $v("*) continue ;; esac  # /lib and /usr/lib are one folder (merged /usr)
   nccl="$nccl $v(${f#"$root"})"
 done
 if [ -z "$root" ] && [ -n "${NCCL_VERSION:-}" ]; then nccl="$nccl ${NCCL_VERSION%%-*}(NCCL_VERSION)"; fi
@@ -128,7 +141,19 @@ for f in $found_py; do
   v=$(printf '%s\n' "${f##*/}" | sed -n 's/^nvidia_nccl_cu[0-9]*-\([0-9][0-9.]*\)\.dist-info$/\1/p')
   if [ -n "$v" ]; then nccl="$nccl $v(pip)"; fi
 done
-judge "NCCL" "$nccl_min" "$nccl_max" "$nccl"
+# PyTorch loads the NCCL its wheel pins: where torch is installed, that one decides
+pinned=""
+for f in $found_py; do
+  case "$f" in */METADATA) ;; *) continue ;; esac
+  v=$(sed -n 's/^Requires-Dist: *nvidia-nccl-cu[0-9]* *== *\([0-9][0-9.]*\).*/\1/p' "$f" | head -n 1)
+  if [ -n "$v" ]; then pinned="$v(torch-pin)"; fi
+done
+if [ -n "$pinned" ]; then
+  if [ -n "$nccl" ]; then say "NCCL also in the image:$nccl (PyTorch jobs load torch's pin)"; fi
+  judge "NCCL" "$nccl_min" "$nccl_max" " $pinned"
+else
+  judge "NCCL" "$nccl_min" "$nccl_max" "$nccl"
+fi
 python=""
 if [ -z "$root" ]; then python=$(command -v python3 2>/dev/null)
 else
