@@ -31,6 +31,7 @@ from hpnet.nccl.fill import version_tuple
 
 if TYPE_CHECKING:
     from hpnet.doctor.model import Facts
+    from hpnet.node.sysfs import FsRoot
 
 __all__ = [
     "IMAGE_CHECKS",
@@ -125,14 +126,7 @@ def gather_image_facts(
     """Read the image (and, for the run stage, the node) under ``root``."""
     from hpnet.doctor.gather import gather_facts  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
-    from hpnet.node.versions import (  # noqa: PLC0415
-        find_library,
-        find_provider,
-        library_dirs,
-        nccl_from_wheels,
-        read_torch,
-        soname_version,
-    )
+    from hpnet.node.versions import find_library, find_provider, library_dirs  # noqa: PLC0415
 
     env = dict(os.environ) if environment is None else dict(environment)
     facts = gather_facts(sysfs_root=root, profile=profile, environment=env)
@@ -162,6 +156,40 @@ def gather_image_facts(
     )
     libibverbs = real(find_library(fs, dirs, "libibverbs.so.1"))
     sites = _site_dirs(root, sys.path if python_path is None else python_path, fs.is_live)
+    cuda, nccl, pinned = _cuda_and_nccl(fs, dirs, sites, env)
+    # device nodes, not sysfs, tell a container from a build: `docker build` on an RDMA
+    # host sees the host's sys/class/infiniband but gets no /dev/infiniband
+    visible = bool(facts.dev_infiniband)
+    load_errors = (
+        _load_errors([libibverbs, *(path for path, _ in providers.values())])
+        if fs.is_live and libibverbs
+        else {}
+    )
+    return ImageFacts(
+        doctor=facts,
+        stage=("run" if visible else "build") if stage == "auto" else stage,
+        libibverbs=libibverbs,
+        librdmacm=real(find_library(fs, dirs, "librdmacm.so.1")),
+        providers=providers,
+        installed_providers=tuple(installed),
+        cuda=cuda,
+        nccl=nccl,
+        nccl_pinned=pinned,
+        load_errors=load_errors,
+    )
+
+
+def _cuda_and_nccl(
+    fs: FsRoot, dirs: Sequence[str], sites: Sequence[str], env: Mapping[str, str]
+) -> tuple[tuple[Found, ...], tuple[Found, ...], Found | None]:
+    """The CUDA toolkits and NCCLs the image carries, and the NCCL torch pins."""
+    from hpnet.node.versions import (  # noqa: PLC0415
+        find_library,
+        nccl_from_wheels,
+        read_torch,
+        soname_version,
+    )
+
     torch = read_torch(sites)
     cuda: list[Found] = []
     for name in ("version.json", "version.txt"):
@@ -170,7 +198,7 @@ def gather_image_facts(
         if version:
             cuda.append(Found(version=version, where=f"/usr/local/cuda/{name}"))
             break
-    if fs.is_live and env.get("CUDA_VERSION"):
+    if fs.is_live and env.get("CUDA_VERSION"):  # NVIDIA's CUDA images set it
         cuda.append(Found(version=env["CUDA_VERSION"], where="CUDA_VERSION"))
     if torch and torch.cuda:
         cuda.append(Found(version=torch.cuda, where=f"torch {torch.version}"))
@@ -187,26 +215,7 @@ def gather_image_facts(
         if torch and torch.nccl
         else None
     )
-    # device nodes, not sysfs, tell a container from a build: `docker build` on an RDMA
-    # host sees the host's sys/class/infiniband but gets no /dev/infiniband
-    visible = bool(facts.dev_infiniband)
-    load_errors = (
-        _load_errors([libibverbs, *(path for path, _ in providers.values())])
-        if fs.is_live and libibverbs
-        else {}
-    )
-    return ImageFacts(
-        doctor=facts,
-        stage=("run" if visible else "build") if stage == "auto" else stage,
-        libibverbs=libibverbs,
-        librdmacm=real(find_library(fs, dirs, "librdmacm.so.1")),
-        providers=providers,
-        installed_providers=tuple(installed),
-        cuda=tuple(cuda),
-        nccl=tuple(nccl),
-        nccl_pinned=pinned,
-        load_errors=load_errors,
-    )
+    return tuple(cuda), tuple(nccl), pinned
 
 
 def _load_errors(paths: Sequence[str | None]) -> dict[str, str]:
