@@ -128,7 +128,11 @@ def test_gid(sysfs_tree: Tree) -> None:
     assert fix == "export NCCL_IB_GID_INDEX=3"
     status, _, evidence, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "3"})  # all ports
     assert status is Status.FAIL and "mlx4_0:1 GID 3 is empty" in evidence
-    assert fix == "unset NCCL_IB_GID_INDEX"
+    # unsetting would not help (NCCL's own choice takes mlx4_0's RoCE v1 GIDs): keep the
+    # port GID 3 works on
+    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    fixed = {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "=mlx5_0:1"}
+    assert check("vars.gid", roce, fixed)[0] is Status.PASS
     assert (
         check("vars.gid", node(sysfs_tree, "cx6-ib-dgx"), {"NCCL_IB_GID_INDEX": "3"})[0]
         is Status.SKIP

@@ -664,9 +664,11 @@ def _candidate(netdev: Netdev, family: str, addresses_known: bool) -> bool:
     if not netdev.is_up or netdev.kind is NetKind.LOOPBACK:
         return False
     if addresses_known:
-        wanted = "inet6" if family == "AF_INET6" else "inet"
+        # "any": NCCL_SOCKET_FAMILY unset, where NCCL takes IPv4 and IPv6 alike
+        # (ncclEnvSocketFamily() is -1 and findInterfaces filters no family)
+        wanted = {"AF_INET": {"inet"}, "AF_INET6": {"inet6"}}.get(family, {"inet", "inet6"})
         return any(
-            a.family == wanted and not a.address.startswith("fe80") for a in netdev.addresses
+            a.family in wanted and not a.address.startswith("fe80") for a in netdev.addresses
         )
     return True  # a recorded tree does not hold addresses: an up interface may do
 

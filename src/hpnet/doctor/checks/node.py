@@ -570,13 +570,14 @@ def check_mixed_ports(facts: Facts) -> CheckResult:
         lines = [
             f"{d.name}:{p.number}: {kind_word(d, p)}, {p.rate or 'rate unknown'}" for d, p in good
         ]
-        # keep the largest group of one kind and speed (the faster one on a tie)
+        # keep the group of one kind and speed with the most bandwidth (ports x rate: a
+        # ring over k NICs of rate r moves about k x r), the faster one on a tie
         groups: dict[tuple[str, float], list[str]] = {}
         for d, p in good:
             groups.setdefault((kind_word(d, p), p.rate_gbps or 0.0), []).append(
                 f"{d.name}:{p.number}"
             )
-        (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]), g[0][1]))
+        (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]) * g[0][1], g[0][1]))
         return result(
             "ports.mixed",
             "ports",

@@ -376,8 +376,32 @@ def check_gid(facts: Facts) -> CheckResult:
         )
     auto_era = version is None or version >= AUTO_GID_SINCE
     fix = export("NCCL_IB_GID_INDEX", str(common[0])) if common else None
-    if fix is None and auto_era:
+    # unset helps only where NCCL's own choice then gets every port right
+    auto_fails = bool(
+        auto_gid_problems(
+            auto_gid_choices(ethernet, facts.variables),
+            nccl_family(facts.variables.get("NCCL_IB_ADDR_FAMILY")),
+            visible,
+        )
+    )
+    note: str | None = None
+    if fix is None and auto_era and not auto_fails:
         fix = unset("NCCL_IB_GID_INDEX")
+        note = "no one index works on every selected port: unset, NCCL >= 2.21.5 chooses per port"
+    elif fix is None:
+        working = [(d, p) for d, p in ethernet if not gid_problem(p, index, family, visible)]
+        if working and index >= 0:
+            fix = export("NCCL_IB_HCA", exact_list([(d.name, p.number) for d, p in working]))
+            note = f"GID {index} works on these ports only: keep them"
+        elif any("namespace" in problem for problem in problems):
+            note = (
+                "the GIDs' interfaces are not in this network namespace: start the container "
+                "with the host's network (--net=host; hostNetwork: true in a pod)"
+            )
+        else:
+            note = (
+                "no one index works on every selected port: select fewer HCAs or fix the GID tables"
+            )
     return result(
         "vars.gid",
         AREA,
@@ -388,15 +412,7 @@ def check_gid(facts: Facts) -> CheckResult:
         "does not work on this node",
         *problems,
         fix=fix,
-        fix_note=_notes(
-            None
-            if common
-            else "no one index works on every selected port: unset, NCCL >= 2.21.5 chooses per port"
-            if auto_era
-            else "no one index works on every selected port: select fewer HCAs or fix the "
-            "GID tables",
-            _edit_note(facts),
-        ),
+        fix_note=_notes(note, _edit_note(facts)),
     )
 
 
@@ -408,6 +424,20 @@ def _check_auto_gid(
     picks = ", ".join(f"{d.name}:{p.number}->{c}" for (d, p), c in choices)
     family = nccl_family(facts.variables.get("NCCL_IB_ADDR_FAMILY"))
     bad = auto_gid_problems(choices, family, visible)
+    unknown = [f"{d.name}:{p.number}" for (d, p), choice in choices if choice is None]
+    if unknown and not bad:
+        # ncclIbGetGidIndex starts from GID 0: a table without it (a filtered listing,
+        # `show_gids | grep v2`) cannot be replayed, and saying "routable" would be a guess
+        return result(
+            "vars.gid",
+            AREA,
+            Status.WARN,
+            f"NCCL_IB_GID_INDEX is {shown}: NCCL's own choice cannot be told on "
+            f"{', '.join(unknown)} from this source (its GID table has no index 0)",
+            f"NCCL's picks: {picks}",
+            fix_note="run `hpnet doctor` on the node itself, or pass the full listing "
+            "(ibv_devinfo -v or show_gids without a filter)",
+        )
     if not bad:
         return result(
             "vars.gid",
@@ -459,7 +489,7 @@ def check_ifname(facts: Facts) -> CheckResult:
     known = "netdevs" not in facts.inventory.not_collected
     family = facts.variables.get("NCCL_SOCKET_FAMILY")
     candidates = (
-        interface_candidates(facts.inventory, family if family in _FAMILIES else "AF_INET")
+        interface_candidates(facts.inventory, family if family in _FAMILIES else "any")
         if known
         else []
     )
