@@ -4,7 +4,10 @@ and ``hpnet bench`` when they start their own ranks on this node.
 One job, one fate: the first rank that exits non-zero (or a timeout, Ctrl-C, or a
 SIGTERM / SIGHUP to hpnet: ``timeout``, ``scancel``, a closed terminal) ends every
 other rank, with SIGTERM and then SIGKILL after a grace period. Each rank runs in
-its own session so that whatever it spawned goes with it; nothing is left behind.
+its own session so that whatever it spawned goes with it; what it spawned in sessions
+of their own (torchrun starts its workers so) comes back to hpnet when the rank dies
+first, because hpnet is their subreaper while the job runs, and is ended too: nothing
+is left behind.
 Outputs go to one file per rank, so they can be read (and verified) after the job,
 and nothing is lost if the job is killed.
 """
@@ -12,13 +15,14 @@ and nothing is lost if the job is killed.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType, TracebackType
 
 from hpnet.errors import Terminated
@@ -116,7 +120,8 @@ def run_ranks(
     procs: dict[int, subprocess.Popen[bytes]] = {}
     handles = []
     ended_by: dict[int, str] = {}
-    with _StopSignals() as stop:
+    before = _children()
+    with _StopSignals() as stop, _subreaper():
         try:
             for spec in specs:
                 handle = open(spec.log_path, "wb")  # noqa: SIM115 - closed in finally
@@ -159,6 +164,7 @@ def run_ranks(
         finally:
             stop.quiet = True  # a signal now must not cut the ending short
             _end(procs)
+            _end_orphans(before)
             for handle in handles:
                 handle.close()
     if stop.signum is not None:  # it came while the ranks were being ended
@@ -216,6 +222,80 @@ def _reap_sessions(procs: Mapping[int, subprocess.Popen[bytes]]) -> None:
         if proc.returncode is None:
             _signal_session(proc, signal.SIGKILL)
             proc.wait()
+
+
+#: prctl(2) options (linux/prctl.h); Linux 3.4 and later
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+@contextlib.contextmanager
+def _subreaper() -> Iterator[None]:
+    """Be the subreaper of the job's processes while it runs: a process whose parent
+    dies is then reparented to hpnet instead of init, and :func:`_end_orphans` can end
+    it. Restored afterwards; nothing happens where prctl is not available."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        if libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+        turned_on = not was.value and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # not Linux, or no prctl symbol
+        yield
+        return
+    try:
+        yield
+    finally:
+        if turned_on:
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def _children() -> set[int]:
+    """The pids whose parent is this process (from /proc/PID/stat)."""
+    me = os.getpid()
+    found = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 1 and int(fields[1]) == me:
+                found.add(int(entry))
+    return found
+
+
+def _end_orphans(before: set[int]) -> None:
+    """End what the ranks left behind and this process inherited as their subreaper:
+    its children that are neither the ranks (reaped by now) nor ones it had before the
+    job. SIGTERM, SIGKILL after the grace period, reaped; repeated while killing them
+    hands their own children to this process."""
+    for _ in range(8):
+        orphans = _children() - before
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_SECONDS
+        waiting = set(orphans)
+        while waiting and time.monotonic() < deadline:
+            for pid in list(waiting):
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                        continue
+                waiting.discard(pid)
+            time.sleep(POLL_SECONDS)
+        for pid in waiting:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 def _signal_session(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:

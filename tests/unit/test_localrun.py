@@ -79,6 +79,24 @@ def test_no_orphans_even_of_grandchildren(tmp_path: Path) -> None:
     assert not alive(child)
 
 
+def test_no_orphans_even_in_sessions_of_their_own(tmp_path: Path) -> None:
+    """A grandchild in a session of its own (torchrun starts its workers so) outlives
+    its parent's session kill; hpnet, its subreaper while the job runs, ends it."""
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
+        "                         start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "sys.exit(1)\n"
+    )
+    started = time.monotonic()
+    run_ranks([spec(tmp_path, 0, code)], timeout_seconds=60)
+    child = int(pidfile.read_text())
+    assert not alive(child), "the grandchild in its own session was left running"
+    assert time.monotonic() - started < 20
+
+
 def test_free_port_is_a_port() -> None:
     assert 1024 <= free_port() <= 65535
 
