@@ -450,9 +450,10 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, s
         for run in report.runs
         if run.out_of_bounds
     ]
-    problems += [
-        f"{run.op}: {note}" for run in report.runs for note in run.notes[:1] if "run failed" in note
-    ]
+    for run in report.runs:  # the first failure message of each run
+        failure = next((note for note in run.notes if "run failed" in note), None)
+        if failure:
+            problems.append(f"{run.op}: {failure}")
     problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == "FAIL"]
     if problems:
         return "FAIL", "; ".join(problems)

@@ -25,6 +25,7 @@ from hpnet.rdma.model import PortState
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
+    from hpnet.rdma.model import RdmaDevice
 
 __all__ = ["Flag", "RunFlags", "plan_run_flags"]
 
@@ -195,8 +196,8 @@ def plan_run_flags(
     )
 
 
-def _devices(inventory: NodeInventory) -> tuple[list[Any], tuple[str, ...]]:
-    usable = []
+def _devices(inventory: NodeInventory) -> tuple[list[RdmaDevice], tuple[str, ...]]:
+    usable: list[RdmaDevice] = []
     left_out = []
     for device in inventory.rdma_devices:
         if not any(p.state is PortState.ACTIVE for p in device.ports):

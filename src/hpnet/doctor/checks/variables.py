@@ -377,11 +377,15 @@ def check_gid(facts: Facts) -> CheckResult:
     auto_era = version is None or version >= AUTO_GID_SINCE
     fix = export("NCCL_IB_GID_INDEX", str(common[0])) if common else None
     # unset helps only where NCCL's own choice then gets every port right
-    auto_fails = bool(
-        auto_gid_problems(
-            auto_gid_choices(ethernet, facts.variables),
-            nccl_family(facts.variables.get("NCCL_IB_ADDR_FAMILY")),
-            visible,
+    auto_fails = (
+        fix is None
+        and auto_era
+        and bool(
+            auto_gid_problems(
+                auto_gid_choices(ethernet, facts.variables),
+                nccl_family(facts.variables.get("NCCL_IB_ADDR_FAMILY")),
+                visible,
+            )
         )
     )
     note: str | None = None
