@@ -119,7 +119,7 @@ def test_real_gpu_logs_are_verified_against_the_intent() -> None:
     """The recorded 2x2 fake-host run on 4x H200 used NET/Socket: an RDMA intent makes
     it an impact-1 problem with the socket-fallback fix; a socket intent is met."""
     from hpnet.check.run import _problems, _stage_from, _verify
-    from hpnet.nccl.diagnose import Expectation
+    from hpnet.ncclog.report import Expectation
 
     logs = DATA / "nccl-logs" / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9"
     for net, met in (("ib", False), ("socket", True)):

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hpnet.nccl.diagnose import analyse, parse_expectation
-from hpnet.nccl.log import parse_nccl_log, parse_nccl_text
-from hpnet.nccl.logline import classify
-from hpnet.nccl.logmodel import TransportKind, parse_transport
-from hpnet.nccl.logread import collect_inputs, read_logs
-from hpnet.nccl.logversions import format_range, hint_for
+from hpnet.ncclog.facts import parse_nccl_log, parse_nccl_text
+from hpnet.ncclog.lines import classify
+from hpnet.ncclog.model import TransportKind, parse_transport
+from hpnet.ncclog.read import collect_inputs, read_logs
+from hpnet.ncclog.report import analyse, parse_expectation
+from hpnet.ncclog.versions import format_range, hint_for
 from tests.conftest import DATA
 
 LOGS = DATA / "nccl-logs"
@@ -145,7 +145,7 @@ def test_the_channel_number_does_not_make_connections_distinct() -> None:
 
 def test_parsing_in_parallel_gives_the_same_answer(tmp_path: Path) -> None:
     """Byte ranges scanned by worker processes, folded in order, equal one pass."""
-    from hpnet.nccl import logread
+    from hpnet.ncclog import read as logread
 
     # every log once (an exact repeat would re-init communicators at the same address
     # with the same commId, which NCCL never does), cut into ~90 ranges of 4 KiB
@@ -238,7 +238,7 @@ def test_jobs_never_forks_more_workers_than_cpus_or_ranges(
 ) -> None:
     """`--jobs 100000` once forked thousands of processes (a pool forks all its workers
     before the first task) and took the machine's memory: the pool is capped."""
-    from hpnet.nccl import logread
+    from hpnet.ncclog import read as logread
 
     sizes: list[int] = []
     real_pool = logread._pool

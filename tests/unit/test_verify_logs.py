@@ -13,8 +13,8 @@ import dataclasses
 
 import pytest
 
-from hpnet.nccl.diagnose import VerifyReport, analyse
-from hpnet.nccl.logread import collect_inputs, read_logs
+from hpnet.ncclog.read import collect_inputs, read_logs
+from hpnet.ncclog.report import VerifyReport, analyse
 from tests.conftest import DATA
 
 LOGS = DATA / "nccl-logs"

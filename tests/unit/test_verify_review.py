@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from hpnet.cli.main import main
-from hpnet.nccl.diagnose import VerifyReport, analyse, parse_expectation
-from hpnet.nccl.log import parse_nccl_log
-from hpnet.nccl.logline import classify
-from hpnet.nccl.logread import collect_inputs, read_logs
+from hpnet.ncclog.facts import parse_nccl_log
+from hpnet.ncclog.lines import classify
+from hpnet.ncclog.read import collect_inputs, read_logs
+from hpnet.ncclog.report import VerifyReport, analyse, parse_expectation
 from tests.conftest import DATA
 
 LOGS = DATA / "nccl-logs"
@@ -507,7 +507,7 @@ def test_glued_lines_are_split_where_the_prefix_is_recognisable() -> None:
 
 
 def test_the_readme_states_the_number_of_signatures() -> None:
-    from hpnet.nccl.signatures import SIGNATURES
+    from hpnet.ncclog.signatures import SIGNATURES
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert f"and {len(SIGNATURES)} known failure signatures" in readme

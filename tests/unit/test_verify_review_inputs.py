@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from hpnet.cli.main import main
-from hpnet.nccl.diagnose import VerifyReport, analyse
-from hpnet.nccl.logread import collect_inputs, read_logs
+from hpnet.ncclog.read import collect_inputs, read_logs
+from hpnet.ncclog.report import VerifyReport, analyse
 from tests.unit.test_verify_review import GOOD
 
 # ------------------------------------------------------------------ 6, 8, 17, 22 and streams
@@ -102,7 +102,7 @@ def test_line_counts_and_cut_notes_agree_on_every_path(
 ) -> None:
     """A line longer than a read block counted as many lines ('read 439 lines (33554615
     from NCCL)' for one 2 GB line) and got a note on the stream paths only."""
-    from hpnet.nccl import logread
+    from hpnet.ncclog import read as logread
 
     monkeypatch.setattr(logread, "BLOCK_BYTES", 64 << 10)  # the 3 MiB line spans 48 blocks
     nccl = GOOD.read_bytes().splitlines(keepends=True)

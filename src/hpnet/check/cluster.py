@@ -33,7 +33,7 @@ from hpnet.check.run import CheckOptions, _sweep
 from hpnet.errors import HpnetError
 
 if TYPE_CHECKING:
-    from hpnet.nccl.diagnose import VerifyReport
+    from hpnet.ncclog.report import VerifyReport
 
 __all__ = ["run_cluster_check"]
 
@@ -185,7 +185,7 @@ def _differences(env: Mapping[str, str], majority: Mapping[str, str]) -> list[st
 def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckReport:
     from hpnet.bench.run import _report as bench_report  # noqa: PLC0415
     from hpnet.check.run import RDMA_TRANSPORTS, _stage_from, _verify  # noqa: PLC0415
-    from hpnet.nccl.diagnose import Expectation  # noqa: PLC0415
+    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
 
     cluster = result["cluster"]
     facts: list[dict[str, Any]] = cluster["facts"]

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hpnet.bench.model import BenchReport
     from hpnet.detect import NodeInventory
     from hpnet.doctor.model import Report as DoctorReport
-    from hpnet.nccl.diagnose import VerifyReport
+    from hpnet.ncclog.report import VerifyReport
 
 __all__ = ["CheckOptions", "run_check"]
 
@@ -95,8 +95,8 @@ def _stage_env(environ: Mapping[str, str], resolved: Mapping[str, str]) -> dict[
 
 
 def _verify(directory: str, expectation: Any) -> VerifyReport | None:
-    from hpnet.nccl.diagnose import analyse  # noqa: PLC0415
-    from hpnet.nccl.logread import collect_inputs, read_logs  # noqa: PLC0415
+    from hpnet.ncclog.read import collect_inputs, read_logs  # noqa: PLC0415
+    from hpnet.ncclog.report import analyse  # noqa: PLC0415
 
     logs = sorted(
         os.path.join(directory, name)
@@ -227,8 +227,8 @@ def run_check(
     from hpnet.bench.run import local_defaults  # noqa: PLC0415
     from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
     from hpnet.doctor.gather import diagnose  # noqa: PLC0415
-    from hpnet.nccl.diagnose import Expectation  # noqa: PLC0415
     from hpnet.nccl.env import resolve_env  # noqa: PLC0415
+    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
     progress("detect this node")

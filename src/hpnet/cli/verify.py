@@ -7,7 +7,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hpnet.nccl.logmodel import NcclLog
+    from hpnet.ncclog.model import NcclLog
 
 DESCRIPTION = """\
 Read NCCL debug logs (NCCL_DEBUG=INFO output of any NCCL from 2.3 on, behind mpirun,
@@ -80,7 +80,7 @@ def run(namespace: argparse.Namespace) -> int:
         json=namespace.json,
     )
     from hpnet.errors import UsageError  # noqa: PLC0415
-    from hpnet.nccl.diagnose import analyse, parse_expectation  # noqa: PLC0415
+    from hpnet.ncclog.report import analyse, parse_expectation  # noqa: PLC0415
 
     expectation = None
     if args.expect is not None:
@@ -159,7 +159,7 @@ def run(namespace: argparse.Namespace) -> int:
 
 
 def _read(args: VerifyArgs) -> NcclLog:
-    from hpnet.nccl.logread import ProgressPrinter, collect_inputs, read_logs  # noqa: PLC0415
+    from hpnet.ncclog.read import ProgressPrinter, collect_inputs, read_logs  # noqa: PLC0415
 
     inputs, notes = collect_inputs(args.paths)
     if not inputs:

@@ -1,4 +1,4 @@
-"""Human rendering of a :class:`~hpnet.nccl.diagnose.VerifyReport`: the verdict
+"""Human rendering of a :class:`~hpnet.ncclog.report.VerifyReport`: the verdict
 first, then the per-host transport table, communicators, findings, unknowns."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 from hpnet.render.table import format_table
 
 if TYPE_CHECKING:
-    from hpnet.nccl.diagnose import VerifyReport
+    from hpnet.ncclog.report import VerifyReport
 
 __all__ = ["render_verify"]
 

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Mapping
 
 from hpnet.errors import HpnetError, InputError, UsageError
-from hpnet.nccl.logmodel import NcclLog
+from hpnet.ncclog.model import NcclLog
 
 __all__ = ["ProbePlan", "plan_probe", "run_probe"]
 
@@ -98,7 +98,7 @@ def run_probe(
 ) -> NcclLog:
     """Run the probe on this node's GPUs and parse what NCCL printed."""
     from hpnet.localrun import RankSpec, free_port, run_ranks  # noqa: PLC0415
-    from hpnet.nccl.logread import collect_inputs, read_logs  # noqa: PLC0415
+    from hpnet.ncclog.read import collect_inputs, read_logs  # noqa: PLC0415
 
     base = dict(os.environ if environ is None else environ)
     gpus = _gpu_count(base)

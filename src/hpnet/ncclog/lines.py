@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 
-from hpnet.nccl.logversions import VersionRange, hint_for
+from hpnet.ncclog.versions import VersionRange, hint_for
 
 __all__ = ["EVIDENCE_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
 
 #: kinds printed per connection or communicator: their version hints are computed for
-#: the first few of each process only (hpnet.nccl.log), their message kept in ``text``
+#: the first few of each process only (hpnet.ncclog.facts), their message kept in ``text``
 LAZY_HINT_KINDS = frozenset({"connection", "comm"})
 #: kinds whose repetition by the same process changes nothing in what is folded
 IDEMPOTENT = frozenset(

@@ -1,10 +1,10 @@
-"""What an NCCL debug log says, per process: the values :mod:`hpnet.nccl.log` builds.
+"""What an NCCL debug log says, per process: the values :mod:`hpnet.ncclog.facts` builds.
 
 A *process* is one ``host:pid`` in the line prefix NCCL writes
 (``host:pid:tid [cudaDev] NCCL INFO ...``, ``src/debug.cc``); lines without that
 prefix belong to an anonymous process of their input (and launcher tag, when one
 says which rank wrote them). Everything here is plain frozen data: the analysis in
-:mod:`hpnet.nccl.diagnose` reads it, ``--json`` prints it.
+:mod:`hpnet.ncclog.report` reads it, ``--json`` prints it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a parsed NCCL log proves: the transport of every connection, per host and
 per communicator, the failures it shows, and a verdict.
 
-Pure functions over :class:`~hpnet.nccl.logmodel.NcclLog`.
+Pure functions over :class:`~hpnet.ncclog.model.NcclLog`.
 
 Intra- or inter-node is decided per connection. P2P, SHM and NVLS only connect ranks
 NCCL sees on one host (``src/transport/p2p.cc`` and ``shm.cc`` refuse peers whose
@@ -23,14 +23,14 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from hpnet.nccl.findings import (
+from hpnet.ncclog.findings import (
     Finding,
     match_signatures,
     mixed_versions,
     structural_findings,
 )
-from hpnet.nccl.logmodel import Connection, NcclLog, ProcessLog, TransportKind
-from hpnet.nccl.placement import (
+from hpnet.ncclog.model import Connection, NcclLog, ProcessLog, TransportKind
+from hpnet.ncclog.placement import (
     INTRA_KINDS,
     Placement,
     by_host,
@@ -291,7 +291,7 @@ def _range_text(names: Sequence[str]) -> str:
 
 
 def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyReport:
-    """Judge everything :func:`hpnet.nccl.log.parse_nccl_log` found."""
+    """Judge everything :func:`hpnet.ncclog.facts.parse_nccl_log` found."""
     processes = log.processes
     machines = machine_labels(processes)
     place = Placement(processes, machines, log.placements)

@@ -2,7 +2,7 @@
 
 A block is a run of whole lines (bytes). :func:`scan_block` needs nothing from the
 blocks before it, so blocks can be scanned in any order, in other processes, and
-folded afterwards in order (:class:`hpnet.nccl.log.LogFolder`).
+folded afterwards in order (:class:`hpnet.ncclog.facts.LogFolder`).
 
 Why it is shaped this way: an NCCL log is mostly connection lines
 (``Channel 03/0 : 2[2] -> 3[3] via P2P/CUMEM``), one per channel, and the channel
@@ -20,8 +20,7 @@ import collections
 import re
 from collections.abc import Iterator
 
-from hpnet.nccl import logline
-from hpnet.nccl.logline import Event
+from hpnet.ncclog.lines import EVIDENCE_KINDS, Classifier, Event
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -69,7 +68,7 @@ class BlockResult:
 
 
 def scan_block(
-    data: bytes, *, source: str, start_line: int, classifier: logline.Classifier | None = None
+    data: bytes, *, source: str, start_line: int, classifier: Classifier | None = None
 ) -> BlockResult:
     """Classify every distinct NCCL line of ``data`` (whole lines, ``\\n``-separated).
 
@@ -99,7 +98,7 @@ def scan_block(
     result.num_lines = len(lines)
     counts = collections.Counter(lines)
     locate = _Locator(text, start_line)
-    classify = classifier if classifier is not None else logline.Classifier()
+    classify = classifier if classifier is not None else Classifier()
     events = result.events
     nccl = 0
     for whole, count in counts.items():
@@ -123,7 +122,7 @@ def scan_block(
             if event is None:
                 continue
             event.count = count
-            if event.kind in logline.EVIDENCE_KINDS:
+            if event.kind in EVIDENCE_KINDS:
                 event.line_number = locate(whole)
             events.append(event)
     if b"Last error:" in text:
@@ -132,7 +131,7 @@ def scan_block(
         for found in _LAST_ERROR.finditer(text):
             message = found.group(1).decode("utf-8", "replace").strip()
             if message:
-                event = logline.Event("signal", None, (), f"Last error: {message}", source)
+                event = Event("signal", None, (), f"Last error: {message}", source)
                 event.line_number = start_line + text.count(b"\n", 0, found.start(1))
                 events.append(event)
     result.num_nccl_lines = nccl

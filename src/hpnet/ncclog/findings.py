@@ -2,7 +2,7 @@
 lines, and conclusions drawn from its structure (sockets between hosts, GPUDirect
 off, mixed NCCL releases, NET inside one machine, communicators that never finished).
 
-Pure functions; :mod:`hpnet.nccl.diagnose` calls them with what it computed.
+Pure functions; :mod:`hpnet.ncclog.report` calls them with what it computed.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.logmodel import LogLine, NcclLog
-from hpnet.nccl.logversions import contains
-from hpnet.nccl.signatures import SIGNATURES, Signature
+from hpnet.ncclog.model import LogLine, NcclLog
+from hpnet.ncclog.signatures import SIGNATURES, Signature
+from hpnet.ncclog.versions import contains
 
 if TYPE_CHECKING:
-    from hpnet.nccl.diagnose import CommSummary, ProcessRow
+    from hpnet.ncclog.report import CommSummary, ProcessRow
 
 __all__ = ["Finding", "match_signatures", "mixed_versions", "structural_findings"]
 
@@ -162,7 +162,7 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> list[str]:
     """Evidence that the processes ran more than one NCCL release (empty if not).
 
     Version lines are compared first; then each process's line formats
-    (:mod:`hpnet.nccl.logversions`) against the versions printed and each other.
+    (:mod:`hpnet.ncclog.versions`) against the versions printed and each other.
     """
     if len(versions) > 1:
         by_version: dict[str, list[str]] = {}
@@ -205,7 +205,7 @@ def _dotted(text: str) -> bool:
 
 
 def _parse_range(text: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
-    """The inverse of :func:`hpnet.nccl.logversions.format_range`."""
+    """The inverse of :func:`hpnet.ncclog.versions.format_range`."""
     if not text or text == "any":
         return (None, None)
 

@@ -1,9 +1,9 @@
 """The edge of the log parser: files, directories, pipes and standard input.
 
 Large files are cut into byte ranges at line boundaries and scanned in worker
-processes (:func:`hpnet.nccl.logscan.scan_block` needs nothing from the ranges
+processes (:func:`hpnet.ncclog.scan.scan_block` needs nothing from the ranges
 before it); results come back in order and are folded by one
-:class:`hpnet.nccl.log.LogFolder`, so the answer is the same with one worker or
+:class:`hpnet.ncclog.facts.LogFolder`, so the answer is the same with one worker or
 sixteen. Standard input, a FIFO (``<(zcat job.log.gz)``) and ``.gz`` files are read
 once, front to back (gzip found by its magic bytes); a gzip cut short is read up to
 where it breaks. A line longer than :data:`MAX_LINE_BYTES` is read up to that length
@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO
 
 from hpnet.errors import InputError
-from hpnet.nccl.log import BLOCK_BYTES, LogFolder
-from hpnet.nccl.logline import Classifier
-from hpnet.nccl.logmodel import NcclLog
-from hpnet.nccl.logscan import MAX_LINE_BYTES, scan_block
+from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
+from hpnet.ncclog.lines import Classifier
+from hpnet.ncclog.model import NcclLog
+from hpnet.ncclog.scan import MAX_LINE_BYTES, scan_block
 
 __all__ = ["MAX_LINE_BYTES", "LogInput", "collect_inputs", "read_logs"]
 

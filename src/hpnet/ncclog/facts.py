@@ -1,6 +1,6 @@
-"""The NCCL debug-log parser: text in, :class:`~hpnet.nccl.logmodel.NcclLog` out.
+"""The NCCL debug-log parser: text in, :class:`~hpnet.ncclog.model.NcclLog` out.
 
-Two stages. :func:`hpnet.nccl.logscan.scan_block` turns a block of whole lines into
+Two stages. :func:`hpnet.ncclog.scan.scan_block` turns a block of whole lines into
 counted events, with no state carried between blocks; :class:`LogFolder` folds the
 events of every block, in order, into one record per process. Memory grows with
 the number of processes, communicators and distinct connections, never with the
@@ -22,8 +22,8 @@ import collections
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 
-from hpnet.nccl.logline import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
-from hpnet.nccl.logmodel import (
+from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
+from hpnet.ncclog.model import (
     Connection,
     LogLine,
     Membership,
@@ -32,8 +32,8 @@ from hpnet.nccl.logmodel import (
     ProcessLog,
     parse_transport,
 )
-from hpnet.nccl.logscan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
-from hpnet.nccl.logversions import VersionRange, empty, format_range, hint_for, intersect
+from hpnet.ncclog.scan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
+from hpnet.ncclog.versions import VersionRange, empty, format_range, hint_for, intersect
 
 __all__ = ["BLOCK_BYTES", "LogFolder", "parse_nccl_log", "parse_nccl_text"]
 

@@ -1,7 +1,7 @@
 """Where each rank of an NCCL log runs: machines, NCCL hosts, communicators.
 
-Pure functions over :class:`~hpnet.nccl.logmodel.ProcessLog` values, for
-:mod:`hpnet.nccl.diagnose`. A machine is a host name, told apart by address when two
+Pure functions over :class:`~hpnet.ncclog.model.ProcessLog` values, for
+:mod:`hpnet.ncclog.report`. A machine is a host name, told apart by address when two
 machines share one; an NCCL host is a machine and its ``NCCL_HOSTID``. Ranks are
 placed through the communicators' init lines (keyed by commId, or by a split's parent
 and color), or, when a log has none, through which process printed which rank.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from hpnet.nccl.logmodel import Connection, Membership, ProcessLog, TransportKind
+from hpnet.ncclog.model import Connection, Membership, ProcessLog, TransportKind
 
 __all__ = [
     "INTRA_KINDS",

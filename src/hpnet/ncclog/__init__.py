@@ -1,0 +1,16 @@
+"""NCCL debug logs, read top to bottom.
+
+One package, one pipeline; each module feeds the next:
+
+1. :mod:`~hpnet.ncclog.read` — the edge: files, directories, pipes, gzip, workers;
+2. :mod:`~hpnet.ncclog.scan` — a block of text -> counted distinct lines, in C where it can;
+3. :mod:`~hpnet.ncclog.lines` — one line -> an event: who wrote it (the prefix behind any
+   launcher's tags) and what it says (the message, read with the format strings of the
+   releases that print it: :mod:`~hpnet.ncclog.versions`);
+4. :mod:`~hpnet.ncclog.facts` — events -> what each process said
+   (:mod:`~hpnet.ncclog.model`);
+5. :mod:`~hpnet.ncclog.placement` — where each rank ran: machines, NCCL hosts, communicators;
+6. :mod:`~hpnet.ncclog.findings` — failure signatures (:mod:`~hpnet.ncclog.signatures`) and
+   conclusions no single line states;
+7. :mod:`~hpnet.ncclog.report` — the per-host table, the verdict, ``--expect``.
+"""
