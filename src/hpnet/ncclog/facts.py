@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
 from hpnet.ncclog.model import (
     Connection,
+    GdrDecision,
     LogLine,
     Membership,
     NcclLog,
@@ -44,6 +45,16 @@ BLOCK_BYTES = 8 << 20
 MAX_WARNINGS_PER_PROCESS = 64
 MAX_EVIDENCE = 2000
 MAX_NOTES = 32
+#: statements (their first lines) kept per process: networks, NIC lists, env echoes, ...
+MAX_STATEMENTS = 256
+#: kinds that show a process went on after a failure: a later stage of init (a network
+#: module chosen or initialised, its device list, a variable read for the next step), a
+#: connection or channel set up, a communicator completed (plugin/net.cc's "-> 2" when an
+#: external plugin fails is followed by "Initialized NET plugin IB": NCCL went on)
+PROGRESS_KINDS = frozenset(
+    {"connection", "ring-gdr", "connected", "nvls", "channels", "network", "net-list", "env",
+     "bootstrap"}
+)  # fmt: skip
 #: connection / communicator lines per process whose form is checked against the
 #: version fingerprints (the first few pin a process's release as well as all would)
 HINTS_PER_PROCESS = 6
@@ -73,11 +84,25 @@ class _Process:
         self.nics: tuple[Nic, ...] = ()
         self.socket_interfaces: tuple[Nic, ...] = ()
         self.ib_no_device = False
-        self.plugin_notes: dict[str, None] = {}
+        self.plugin_notes: dict[str, LogLine] = {}
         self.env: dict[str, str] = {}
-        self.gdr_notes: dict[str, None] = {}
+        self.gdr: dict[tuple[object, ...], GdrDecision] = {}
         self.ring_gdr: dict[int, None] = {}
         self.nvls = False
+        #: the first line of each statement (ProcessLog.lines)
+        self.lines: dict[str, LogLine] = {}
+        self.nic_lists: dict[str, tuple[Nic, ...]] = {}
+        self.net_plugins: dict[str, None] = {}
+        self.providers: dict[tuple[str, str | None, int], None] = {}
+        self.channels: tuple[int, int, int, int] | None = None
+        self.nvls_support: bool | None = None
+        self.trails: dict[str, LogLine] = {}
+        self.trail_codes: dict[int, None] = {}
+        #: a WARN seen and nothing since that shows the process went on; went_on: it did
+        self.warned = False
+        self.went_on = False
+        #: something that shows progress (it would prove a WARN before it was survived)
+        self.progressed = False
         self.memberships: list[dict[str, object]] = []
         #: the record still open for each communicator address (closed by Destroy/Abort)
         self.open: dict[str, dict[str, object]] = {}
@@ -115,11 +140,26 @@ class _Process:
         """
         for name in ("sources", "devices", "bootstrap", "networks", "ring_gdr"):
             getattr(self, name).update(getattr(later, name))
-        for name in ("plugin_notes", "gdr_notes"):
+        for name in ("plugin_notes", "trails"):
             mine = getattr(self, name)
-            for note in getattr(later, name):
-                if len(mine) < MAX_NOTES:
-                    mine[note] = None
+            for note, line in getattr(later, name).items():
+                if note not in mine and len(mine) < MAX_NOTES:
+                    mine[note] = shift(line)
+        for decided, decision in later.gdr.items():
+            if decided not in self.gdr and len(self.gdr) < MAX_NOTES:
+                self.gdr[decided] = dataclasses.replace(decision, line=shift(decision.line))
+        for statement, line in later.lines.items():
+            if statement not in self.lines and len(self.lines) < MAX_STATEMENTS:
+                self.lines[statement] = shift(line)
+        for name in ("net_plugins", "providers", "trail_codes"):
+            getattr(self, name).update(getattr(later, name))
+        self.channels = self.channels or later.channels
+        if later.nvls_support is not None:
+            self.nvls_support = later.nvls_support
+        # a warning in an earlier range is survived by progress in a later one
+        self.went_on = self.went_on or later.went_on or (self.warned and later.progressed)
+        self.warned = (self.warned and not later.progressed) or later.warned
+        self.progressed = self.progressed or later.progressed
         if self.nccl_version is None:
             self.nccl_version, self.cuda_version = later.nccl_version, later.cuda_version
         self.cuda_driver = later.cuda_driver or self.cuda_driver
@@ -133,6 +173,8 @@ class _Process:
                 self.version_range = merged
         self.num_hinted += later.num_hinted
         self.nics = _union(self.nics, later.nics)
+        for network, listed in later.nic_lists.items():
+            self.nic_lists[network] = _union(self.nic_lists.get(network, ()), listed)
         self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
         self.ib_no_device = self.ib_no_device or later.ib_no_device
         self.nvls = self.nvls or later.nvls
@@ -177,9 +219,9 @@ class _Process:
             nics=self.nics,
             socket_interfaces=self.socket_interfaces,
             ib_no_device=self.ib_no_device,
-            plugin_notes=tuple(self.plugin_notes),
+            plugin_notes=_in_order(self.plugin_notes.values()),
             env=tuple(sorted(self.env.items())),
-            gdr_notes=tuple(self.gdr_notes),
+            gdr=tuple(sorted(self.gdr.values(), key=lambda d: _at(d.line))),
             ring_gdr=tuple(sorted(self.ring_gdr)),
             nvls=self.nvls,
             memberships=tuple(_membership(m) for m in self.memberships if "rank" in m),
@@ -188,6 +230,15 @@ class _Process:
                 for key, count in sorted(self.connections.items(), key=_order)
             ),
             warnings=_in_order(self.warnings.values()),
+            lines=tuple(sorted(self.lines.items(), key=lambda item: _at(item[1]))),
+            nic_lists=tuple(self.nic_lists.items()),
+            net_plugins=tuple(self.net_plugins),
+            providers=tuple(self.providers),
+            channels=self.channels,
+            nvls_support=self.nvls_support,
+            trails=_in_order(self.trails.values()),
+            trail_codes=tuple(self.trail_codes),
+            went_on=self.went_on,
         )
 
 
@@ -211,9 +262,47 @@ def _union(first: tuple[Nic, ...], then: tuple[Nic, ...]) -> tuple[Nic, ...]:
     return first + tuple(extra)
 
 
+def _line(event: Event, message: str) -> LogLine:
+    """The evidence line of an event: the input line as written (the message when the
+    scanner did not locate it)."""
+    return LogLine(
+        source=event.source,
+        line_number=event.line_number,
+        text=event.raw or event.text,
+        count=event.count,
+        message=message,
+    )
+
+
+def _statement(kind: str, data: tuple[object, ...]) -> str | None:
+    """What a located event states, as a key of :attr:`ProcessLog.lines`."""
+    if kind == "network":
+        return f"network:{data[0]}"
+    if kind == "net-list":
+        return f"nics:{data[0]}"
+    if kind == "net-iface":
+        return "nics:Socket"
+    if kind == "env":
+        return f"env:{data[0]}"
+    if kind == "connection":
+        return f"transport:{data[5]}"
+    if kind == "plugin" and data:
+        return f"plugin:{data[0]}"
+    if kind in ("ib-no-device", "ib-failed"):
+        return "ib-no-device"
+    if kind in ("version", "bare-version", "bootstrap", "provider", "channels", "nvls-support",
+                "cuda-driver", "ring-gdr"):  # fmt: skip
+        return kind
+    return None
+
+
+def _at(line: LogLine) -> tuple[str, int]:
+    return (line.source, line.line_number)
+
+
 def _in_order(lines: Iterable[LogLine]) -> tuple[LogLine, ...]:
     """Evidence in input order (blocks may report it in another)."""
-    return tuple(sorted(lines, key=lambda line: (line.source, line.line_number)))
+    return tuple(sorted(lines, key=_at))
 
 
 def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
@@ -311,26 +400,22 @@ class LogFolder:
         for event in block.events:
             self._fold(event)
 
-    def _keep(self, kept: dict[str, LogLine], text: str, event: Event) -> None:
-        self.keep_line(
-            kept,
-            LogLine(
-                source=event.source, line_number=event.line_number, text=text, count=event.count
-            ),
-        )
+    def _keep(self, kept: dict[str, LogLine], message: str, event: Event) -> None:
+        self.keep_line(kept, _line(event, message))
 
     def keep_line(self, kept: dict[str, LogLine], line: LogLine) -> None:
-        """Keep a line as evidence once per text, counting repeats (so the answer does
+        """Keep a line as evidence once per message, counting repeats (so the answer does
         not depend on how the input was cut into blocks)."""
-        seen = kept.get(line.text)
+        key = line.message or line.text
+        seen = kept.get(key)
         if seen is not None:
-            kept[line.text] = dataclasses.replace(seen, count=seen.count + line.count)
+            kept[key] = dataclasses.replace(seen, count=seen.count + line.count)
             return
         if self._num_evidence >= MAX_EVIDENCE:
             self.num_dropped += line.count
             return
         self._num_evidence += 1
-        kept[line.text] = line
+        kept[key] = line
 
     def merge(self, later: LogFolder, *, line_offset: int = 0) -> None:
         """Fold in a folder of a later part of the input (a range a worker scanned).
@@ -406,6 +491,18 @@ class LogFolder:
                 process.version_conflict = True
             else:
                 process.version_range = merged
+        if kind in PROGRESS_KINDS or (kind == "comm" and data[:2] == ("Init", "COMPLETE")):
+            process.progressed = True
+            if process.warned:
+                process.went_on, process.warned = True, False
+        key = _statement(kind, data)
+        if (
+            key is not None
+            and event.line_number
+            and key not in process.lines
+            and len(process.lines) < MAX_STATEMENTS
+        ):
+            process.lines[key] = _line(event, event.text)
         if kind == "connection":
             process.connections[data] += event.count
         elif kind in {"version", "bare-version"}:
@@ -424,10 +521,13 @@ class LogFolder:
                 Nic(index=i, name=name, port=port, link=link, address=address)
                 for i, name, port, link, address in nics  # type: ignore[attr-defined]
             )
+            process.nic_lists[str(network)] = listed
             if network == "Socket":
                 process.socket_interfaces = listed
             else:
                 process.nics = listed
+                if network != "IB":  # a plugin's own list (FastSocket, gIB, ...)
+                    process.net_plugins.setdefault(str(network), None)
                 if oob:
                     process.bootstrap.setdefault(f"{oob} (OOB)", None)
         elif kind == "net-iface":
@@ -439,33 +539,57 @@ class LogFolder:
                     address=str(address) if address else None,
                 )
                 process.socket_interfaces = (*process.socket_interfaces, nic)
-        elif kind == "ib-no-device":
-            process.ib_no_device = True
+                process.nic_lists["Socket"] = process.socket_interfaces
+        elif kind in ("ib-no-device", "ib-failed", "plugin"):
+            if kind != "plugin":
+                process.ib_no_device = True
+            elif data:  # "NET/Plugin: Loaded net plugin X"
+                process.net_plugins.setdefault(str(data[0]), None)
             if event.text and len(process.plugin_notes) < MAX_NOTES:
-                process.plugin_notes[event.text] = None
-        elif kind == "ib-failed":
-            process.ib_no_device = True
-            if len(process.plugin_notes) < MAX_NOTES:
-                process.plugin_notes[event.text] = None
-        elif kind == "plugin":
-            if len(process.plugin_notes) < MAX_NOTES:
-                process.plugin_notes[event.text] = None
+                process.plugin_notes.setdefault(event.text, _line(event, event.text))
         elif kind == "env":
             process.env[str(data[0])] = str(data[1])
         elif kind == "gdr":
-            if len(process.gdr_notes) < MAX_NOTES:
-                process.gdr_notes[event.text] = None
+            if data not in process.gdr and len(process.gdr) < MAX_NOTES:
+                enabled, distance, level, hca, reason, read = data
+                process.gdr[data] = GdrDecision(
+                    enabled=bool(enabled),
+                    distance=distance,  # type: ignore[arg-type]
+                    level=level,  # type: ignore[arg-type]
+                    hca=hca,  # type: ignore[arg-type]
+                    reason=reason,  # type: ignore[arg-type]
+                    read=read,  # type: ignore[arg-type]
+                    line=_line(event, event.text),
+                )
+        elif kind == "provider":
+            name, fabric, count = data
+            process.providers[(str(name), str(fabric) if fabric else None, int(str(count)))] = None
+        elif kind == "channels":
+            process.channels = data  # type: ignore[assignment]
+        elif kind == "nvls-support":
+            process.nvls_support = bool(data[0])
         elif kind == "nvls":
             process.nvls = True
         elif kind == "ring-gdr":
             process.ring_gdr[int(str(data[0]))] = None
         elif kind == "comm":
             self._fold_comm(process, data)
+        elif kind == "trail":
+            code = int(str(data[1]))
+            # ncclInProgress (7) is a non-blocking call's "not yet", no failure
+            if code != 7:
+                if not process.went_on:
+                    process.warned = True
+                process.trail_codes[code] = None
+                if len(process.trails) < MAX_NOTES:
+                    process.trails.setdefault(event.text, _line(event, event.text))
         elif kind in ("warn", "notable"):
             if "libibverbs" in event.text:
                 process.ib_no_device = True
             where = str(data[0]) if kind == "warn" and data and data[0] else None
             level = "WARN" if kind == "warn" else "INFO"
+            if kind == "warn" and not process.went_on:
+                process.warned = True
             text = f"{level} {where + ' ' if where else ''}{event.text}"
             if text in process.warnings or len(process.warnings) < MAX_WARNINGS_PER_PROCESS:
                 self._keep(process.warnings, text, event)

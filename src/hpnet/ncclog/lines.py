@@ -22,7 +22,7 @@ import re
 
 from hpnet.ncclog.versions import VersionRange, hint_for
 
-__all__ = ["EVIDENCE_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
+__all__ = ["LOCATED_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
 
 #: kinds printed per connection or communicator: their version hints are computed for
 #: the first few of each process only (hpnet.ncclog.facts), their message kept in ``text``
@@ -32,7 +32,7 @@ IDEMPOTENT = frozenset(
     {
         "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version",
         "cuda-driver", "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr",
-        "connected", "notable",
+        "connected", "notable", "trail", "provider", "channels", "nvls-support",
         # a connection a process reports again (a new communicator generation on the
         # same ranks and NIC) adds channels to a count nothing reads
         "connection",
@@ -40,8 +40,25 @@ IDEMPOTENT = frozenset(
 )  # fmt: skip
 #: distinct prefixes and messages remembered per scan (a block, or a worker's range)
 MAX_CACHED = 200_000
-#: kinds whose line numbers are looked up (they are shown as evidence)
-EVIDENCE_KINDS = frozenset({"warn", "signal", "notable", "bare-version"})
+#: kinds whose lines are quoted as evidence: the scanner finds each one's line number and
+#: keeps the input line (connections: the first line of each process and transport in a
+#: block, :mod:`hpnet.ncclog.scan`)
+LOCATED_KINDS = frozenset(
+    {
+        "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
+        "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
+        "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support",
+    }
+)  # fmt: skip
+#: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are
+#: specific enough that a program's own output does not match them by chance
+BARE_KINDS = frozenset(
+    {
+        "connection", "network", "net-list", "net-iface", "env", "gdr", "ib-no-device",
+        "ib-failed", "bootstrap", "trail", "provider", "ring-gdr", "comm", "channels",
+        "nvls-support", "version",
+    }
+)  # fmt: skip
 
 #: (key, host, pid, launcher rank, cuda device) of the process that wrote a line
 ProcessRef = tuple[str, "str | None", "int | None", "int | None", "int | None"]
@@ -54,7 +71,9 @@ class Event:
     ``text`` is the message (after ``NCCL INFO`` / ``NCCL WARN``) for evidence.
     """
 
-    __slots__ = ("count", "data", "hint", "kind", "line_number", "process", "source", "text")
+    __slots__ = (
+        "count", "data", "hint", "kind", "line_number", "process", "raw", "source", "text",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -71,6 +90,9 @@ class Event:
         self.source = source
         self.count = 1
         self.line_number = 0
+        #: the input line as written (colour codes and CR removed), for kinds that are
+        #: quoted as evidence (:data:`LOCATED_KINDS`); set by the scanner
+        self.raw = ""
         #: the NCCL releases that print this line in this form (logversions)
         self.hint: VersionRange | None = None
 
@@ -80,7 +102,7 @@ class Event:
     def __reduce__(self) -> tuple[object, ...]:
         # picklable without __dict__, for blocks scanned in worker processes
         return (_rebuild, (self.kind, self.process, self.data, self.text, self.source,
-                           self.count, self.line_number, self.hint))  # fmt: skip
+                           self.count, self.line_number, self.hint, self.raw))  # fmt: skip
 
 
 def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
@@ -92,11 +114,13 @@ def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
     count: int,
     line_number: int,
     hint: VersionRange | None,
+    raw: str,
 ) -> Event:
     event = Event(kind, process, data, text, source)
     event.count = count
     event.line_number = line_number
     event.hint = hint
+    event.raw = raw
     return event
 
 
@@ -116,7 +140,7 @@ _PREFIX = re.compile(
 _TIMESTAMP = re.compile(r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?")
 _OMPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 #: torchrun ``[rank3]:`` / ``[default3]:``, TorchX ``[trainer3]:`` / ``[trainer0|3]:``
-_TORCHRUN_TAG = re.compile(r"\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:")
+_TORCHRUN_TAG = re.compile(r"(?:^|\s)\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:")
 _SRUN_TAG = re.compile(r"^\s*(\d+): ")
 _BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
 
@@ -142,24 +166,27 @@ def _launcher_rank(tags: str) -> int | None:
 
 # ---------------------------------------------------------------- messages
 
-_NUM = r"(-?\d+)"
-#: a connection after the channel number is erased (logscan): ``Channel : 2[2] -> 3[3]
+
+#: a connection after the channel number is erased (scan): ``Channel : 2[2] -> 3[3]
 #: [send] via NET/IB/0/GDRDMA``; 2.4-2.6 say ``Ring`` and print NET peers without
-#: brackets; some transcriptions drop the arrow
+#: brackets; some transcriptions drop the arrow. Bare messages keep their number.
 _CONNECTION = re.compile(
-    r"^(?:Channel|Ring) : (\d+)(?:\[([0-9a-fA-Fx]+)\])?\s+(?:->\s+)?(\d+)(?:\[([0-9a-fA-Fx]+)\])?"
-    r"(?: \[(send|receive)\])? via (.+?)\s*$"
+    r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? : (\d+)(?:\[([0-9a-fA-Fx]+)\])?\s+(?:->\s+)?(\d+)"
+    r"(?:\[([0-9a-fA-Fx]+)\])?(?: \[(send|receive)\])? via (.+?)\s*$"
 )
 #: CollNet has no peer rank: ``CollNet 00/0 : 3 [send] via COLLNET/SHARP/0/GDRDMA``
 _COLLNET = re.compile(r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)\s*$")
-_RING_ORDER = re.compile(r"^(?:Channel|Ring) :((?:\s+-?\d+)+)\s*$")
+_RING_ORDER = re.compile(r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? :((?:\s+-?\d+)+)\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: Using (?:\[\d+\])?(\S+)")
-#: one device of the list: `` [%d]%s:%d/%s`` (net_ib.cc:247 @2.12.7), from 2.30.7 with an
-#: optional ``:rail`` and ``:plane`` after the port (`` [0]mlx5_0:1:3/IB``, ``:`` + ``:2``
+#: one device of an RDMA list: `` [%d]%s:%d/%s`` (net_ib.cc:247 @2.12.7), from 2.30.7 with
+#: an optional ``:rail`` and ``:plane`` after the port (`` [0]mlx5_0:1:3/IB``, ``:`` + ``:2``
 #: for a plane without rail: net_ib/init.cc:494-504 @2.30.7)
-_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+)(?::(\d+))?(?::\d*(?::\d+)?)?(?:/(\w+))?(?::(\S+))?")
+_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+):(\d+)(?::\d*(?::\d+)?)?(?:/(\w+))?$")
+#: one interface of a socket list, NCCL's or a TCP plugin's: `` [%d]%s:%s`` with the
+#: address and port (``[0]eth0:10.0.0.1<0>``, ``[1]eth1:fe80::1%eth1<0>``)
+_SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
 #: NCCL_IB_MERGE_NICS (2.20.3-2.23.4): `` [%d]={`` + ``[%d] %s:%d/%s`` joined by ``, `` +
 #: ``}`` (net_ib.cc:313 @2.20.3); the outer index is the one ``via NET/IB/N`` names
 _MERGED_NIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
@@ -167,12 +194,43 @@ _MERGED_PART = re.compile(r"\[\d+\] ([^\s:\[\],]+):(\d+)/(\w+)")
 _NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$")
 _NET_OLD_IFACE = re.compile(r"^NET : Using interface (\S+)")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
+#: 2.27.3+: "Assigned NET plugin IB to comm" (the module a communicator uses; "Initialized
+#: NET plugin X" only says X started, and a plugin that starts can still fail); a plugin
+#: NCCL loaded: "NET/Plugin: Loaded net plugin AWS Libfabric (v8)" (plugin/net.cc)
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
+_LOADED = re.compile(r"^NET/Plugin ?: Loaded (net|collnet|coll) plugin (.+?)(?: \(v\d+\))?\s*$")
 _PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
-_SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
-_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+#: "NCCL_IB_HCA set by environment to mlx5_0." (param.cc, 2.7.3+ for string values; the
+#: integer form ends without a period), "NCCL_IB_HCA set to mlx5_0" (2.4-2.15, NET)
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment |by \S+ )?to (.*?)\.?\s*$")
 _LAST_VERBS_LIB = re.compile(r"^Count not open libibverbs\.so\.1\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
+#: the return-code trail of a failed call (include/checks.h: "%s:%d -> %d", with
+#: " (%s)" for a system call's errno and " [Async thread]" / " [Progress Thread]")
+_TRAIL = re.compile(r"^(\S+?\.(?:cc|cu|cpp|c|h|hpp)):(\d+) -> (\d+)(?: \(([^()]*)\))?")
+#: GPUDirect RDMA decisions (graph/paths.cc, transport/net.cc, net_ib.cc, graph/topo.cc):
+#: "GPU Direct RDMA Disabled for GPU %lx / HCA %d (distance %d > %d)" 2.8-2.26 (2.4:
+#: "NET/%s : ... for GPU %d[%d] / HCA %d (distance %d >= %d)"; 2.27: "GPU %d / HCA %lx"),
+#: "NET/IB : GPU Direct RDMA Disabled for HCA %d '%s' (no module)" 2.5-2.17,
+#: "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" 2.18+
+_GDR_DISTANCE = re.compile(r"\(distance (\d+) (>=|>|<=|<) (\d+)\)")
+_GDR_HCA_NAME = re.compile(r"HCA \S+ '([^']*)'")
+_GDR_REASON = re.compile(r"'[^']*' \(([^()]+)\)\s*$")
+_GDR_READ = re.compile(r"\bread (\d)")
+#: aws-ofi-nccl's provider choice: "NET/OFI Selected Provider is efa (found 4 nics)"
+#: (v1.1-v1.7), "NET/OFI Selected provider is efa, fabric is efa-direct (found 16 nics)"
+_OFI_PROVIDER = re.compile(
+    r"^NET/OFI Selected [Pp]rovider is ([^\s,]+),?(?: fabric is ([^\s,]+))?.*?\(found (\d+) nics?\)"
+)
+#: "%d coll channels, [%d collnet channels, ]%d nvls channels, %d p2p channels, ..."
+#: (init.cc, 2.17.1+)
+_CHANNELS = re.compile(
+    r"^(\d+) coll channels, (?:(\d+) collnet channels, )?(\d+) nvls channels, (\d+) p2p channels"
+)
+#: "NVLS multicast support is %savailable on dev %d" (transport/nvls.cc, 2.19+)
+_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d+)")
+#: Ray's log deduplication appends " [repeated 7x across cluster]" to a line
+_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 #: ``name value`` pairs of the communicator lines (init.cc ``ncclCommInitRank comm %p rank %d
 #: nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx``, ``ncclCommSplit ... parent %p
 #: color %d key %d`` 2.21.5+, ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank
@@ -184,10 +242,10 @@ _FIELDS = re.compile(
 )
 _STATE = re.compile(r"- (Init|Abort|Destroy) (START|COMPLETE)")
 #: failures NCCL logs at INFO level (``misc/ibvwrap.cc``, ``NET/IB : No device found``,
-#: the ``file.cc:line -> N`` return-code trail)
+#: messages that NOWARN demoted from WARN)
 _NOTABLE = re.compile(
     r"No device found|returned 0 devices|[Ff]ail|[Ee]rror|Could not|[Aa]bort|timed? ?out"
-    r"|Disabled|not found|Unable|unable|-> \d+\b"
+    r"|Disabled|not found|Unable|unable|not available"
 )
 #: lines from frameworks and tools around NCCL that say a collective failed
 _SIGNAL = re.compile(
@@ -201,6 +259,27 @@ _SIGNAL = re.compile(
 
 #: what may stand before a bare ``NCCL version`` line: launcher tags and spaces only
 _BARE_VERSION_PREFIX = re.compile(r"\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[\w+\]:?)?\s*")
+#: where an INFO message pasted without ``NCCL INFO`` may start: the first words of the
+#: formats in :data:`BARE_KINDS` (anything before it is a launcher's or a log collector's)
+_BARE_START = re.compile(
+    r"(?:(?<=\s)|(?<=\])|^)"
+    r"(?:Channel (?:\d+(?:/\d+)? )?: \d|Ring \d+ : \d|CollNet \d+(?:/\d+)? : \d"
+    r"|NET/\S+? ?: (?:Using|No device|GPU Direct|Got completion)|NET/OFI Selected"
+    r"|Using network |Bootstrap ?: (?:Using|no socket)|NCCL_[A-Z0-9_]+ set (?:by \S+ )?to "
+    r"|GPU Direct RDMA |comm 0x[0-9a-f]+ rank \d|ncclComm\w+ comm 0x"
+    r"|\S+\.(?:cc|cu):\d+ -> \d|Connected all rings|\d+ coll channels,"
+    r"|NVLS multicast support|(?:Assigned|Initialized) NET plugin|Failed to open libibverbs"
+    r"|cudaDriverVersion \d|Call to ibv_\w+ failed)"
+)
+#: what may not stand right before a bare message: program text (a quoted string, an
+#: assignment, a call), so that only pasted log lines are read
+_BARE_PREFIX_REJECT = re.compile(r"[\"'=(,]\s*$")
+#: failures a message states whatever prefix it has: a completion error or a failed
+#: verbs call pasted without ``NCCL WARN`` is still that failure
+_BARE_FAILURE = re.compile(
+    r"^NET/\S+? ?: Got completion|^Call to ibv_\w+ failed|^NET/IB ?: .*ibv_\w+ failed"
+    r"|^Bootstrap ?: no socket interface found"
+)
 
 
 #: nccl-tests' device table: which process and host each rank runs in
@@ -234,6 +313,8 @@ def _message_event(message: str, process: None, source: str) -> Message:
     Pure of the process that wrote it, so the reading of a message is cached and a
     message all processes print (``Using network IB``) is read once.
     """
+    if message.endswith("cluster]"):
+        message = _RAY_REPEATED.sub("", message)
     head = message[:8]
     if head.startswith(("Channel", "Ring ")):
         found = _CONNECTION.match(message)
@@ -313,25 +394,104 @@ def _message_event(message: str, process: None, source: str) -> Message:
         return _m("comm", process, ("Info", "", fields))
     if head.startswith(("NVLS com", "Connected NVLS")):
         return _m("nvls", process)
+    if head.startswith("NVLS mul"):
+        found = _NVLS_SUPPORT.match(message)
+        if found:
+            return _m("nvls-support", process, (found.group(1) is None,), message)
+    if head[:1].isdigit() and " nvls channels" in message:
+        found = _CHANNELS.match(message)
+        if found:
+            coll, collnet, nvls, p2p = found.groups()
+            numbers = (int(coll), int(collnet) if collnet else -1, int(nvls), int(p2p))
+            return _m("channels", process, numbers, message)
     if head.startswith("Connecte"):
         found = _RING_GDR.match(message)
         if found and found.group(2) is not None:
             return _m("ring-gdr", process, (int(found.group(2)),))
         return _m("connected", process)
     if "GPU Direct RDMA" in message:
-        return _m("gdr", process, (), message)
+        return _gdr_event(message, process)
+    if " -> " in message:
+        found = _TRAIL.match(message)
+        if found:
+            where, line, code, reason = found.groups()
+            return _m("trail", process, (f"{where}:{line}", int(code), reason or ""), message)
     if _NOTABLE.search(message):
         return _m("notable", process, (), message)
     return _m("other", process)
 
 
+def _gdr_event(message: str, process: None) -> Message:
+    """``(enabled, distance, level, hca name, reason, read)`` of a GPUDirect RDMA line;
+    what a form does not print is None."""
+    distance = _GDR_DISTANCE.search(message)
+    name = _GDR_HCA_NAME.search(message)
+    reason = _GDR_REASON.search(message)
+    read = _GDR_READ.search(message)
+    state = message.split("GPU Direct RDMA", 1)[1][:10]
+    return _m(
+        "gdr",
+        process,
+        (
+            "Enabled" in state,
+            int(distance.group(1)) if distance else None,
+            int(distance.group(3)) if distance else None,
+            name.group(1) if name else None,
+            reason.group(1) if reason else None,
+            int(read.group(1)) if read else None,
+        ),
+        message,
+    )
+
+
+def _nic_tokens(listing: str) -> list[tuple[int, str, int | None, str | None, str | None]]:
+    """The devices of a ``NET/<name> : Using ...`` list: RDMA ports (``[0]mlx5_0:1/RoCE``)
+    and interfaces with their address (``[0]eth1:10.0.0.2<0>``, a TCP plugin's list).
+
+    >>> for nic in _nic_tokens(" [0]mlx5_0:1/RoCE [1]eth1:10.0.0.2<0> [2]efa0"):
+    ...     print(nic)
+    (0, 'mlx5_0', 1, 'RoCE', None)
+    (1, 'eth1', None, None, '10.0.0.2<0>')
+    (2, 'efa0', None, None, None)
+    """
+    found: list[tuple[int, str, int | None, str | None, str | None]] = []
+    for token in listing.split():
+        if not token.startswith("["):
+            continue
+        rdma = _NIC.match(token)
+        if rdma:
+            index, name, port, link = rdma.groups()
+            found.append((int(index), name, int(port), link or None, None))
+            continue
+        iface = _SOCKET_NIC.match(token)
+        if iface:
+            index, name, address = iface.groups()
+            found.append((int(index), name, None, None, address))
+            continue
+        alone = re.match(r"\[(\d+)\]([^\s:\[\]=]+)$", token)
+        if alone:
+            found.append((int(alone.group(1)), alone.group(2), None, None, None))
+    return found
+
+
 def _net_event(message: str, process: None) -> Message:
-    if message.startswith("NET/Plugin") or message.startswith("NET/Plugin:"):
+    if message.startswith("NET/Plugin"):
+        loaded = _LOADED.match(message)
+        if loaded and loaded.group(1) == "net":
+            return _m("plugin", process, (loaded.group(2),), message)
         return _m("plugin", process, (), message)
+    if message.startswith("NET/OFI "):
+        provider = _OFI_PROVIDER.match(message)
+        if provider:
+            name, fabric, count = provider.groups()
+            return _m("provider", process, (name, fabric, int(count)), message)
+        if _NOTABLE.search(message):
+            return _m("notable", process, (), message)
+        return _m("other", process)
     if "No device found" in message:
         return _m("ib-no-device", process, (), message)
     if "GPU Direct RDMA" in message:
-        return _m("gdr", process, (), message)
+        return _gdr_event(message, process)
     old = _NET_OLD_IFACE.match(message)
     if old:  # 2.3: "NET : Using interface eth0:10.0.0.1<0>", one line per interface
         name, _, address = old.group(1).partition(":")
@@ -355,11 +515,7 @@ def _net_event(message: str, process: None) -> Message:
                 merged.append((int(found.group(1)), name, None, link, None))
             if merged:
                 listing = _MERGED_NIC.sub(" ", listing)
-            single = [
-                (int(i), name, int(port) if port else None, link or None, address or None)
-                for i, name, port, link, address in _NIC.findall(listing)
-            ]
-            nics = tuple(sorted(merged + single, key=lambda nic: nic[0]))
+            nics = tuple(sorted(merged + _nic_tokens(listing), key=lambda nic: nic[0]))
         if nics or network in {"IB", "Socket"}:
             return _m("net-list", process, (network, nics, oob))
     if _NOTABLE.search(message):
@@ -519,6 +675,8 @@ class Classifier:
         if at >= 0:
             process, where = self.process(line[:at], source)
             message = _first_line(line[at + 10 :].decode("utf-8", "replace").rstrip("\r"))
+            if message.endswith("cluster]"):
+                message = _RAY_REPEATED.sub("", message)
             event = Event("warn", process, (where,), message, source)
             event.hint = hint_for("warn", message)
             return event
@@ -536,7 +694,34 @@ class Classifier:
         if _SIGNAL.search(text) and not _CODE_LINE.match(text):
             version = _VERSION.search(text)
             return Event("signal", None, version.groups() if version else (), text.strip(), source)
-        return None
+        return self._bare(line, text, source)
+
+    def _bare(self, line: bytes, text: str, source: str) -> Event | None:
+        """An NCCL message pasted without ``NCCL INFO`` (``Using network IB``, ``Channel
+        00/0 : 0[0] -> 1[1] via NET/IB/0``), behind whatever tags or prefix: read when its
+        format is one of :data:`BARE_KINDS`' (a program's own text does not match those
+        by chance), or when it states a failure (:data:`_BARE_FAILURE`)."""
+        start = _BARE_START.search(text)
+        if start is None or _BARE_PREFIX_REJECT.search(text, 0, start.start()):
+            return None
+        message = _first_line(text[start.start() :].strip())
+        kind, data, kept = _message_event(message, None, source)
+        if kind not in BARE_KINDS:
+            if not _BARE_FAILURE.match(message):
+                return None
+            # a failure with no process to pin it on: like a framework's error line
+            return Event("signal", None, (), message, source)
+        if kind in IDEMPOTENT:
+            if line in self._emitted:
+                return None
+            if len(self._emitted) < MAX_CACHED:
+                self._emitted.add(line)
+        cut = len(text[: start.start()].encode())
+        process, _ = self.process(line[:cut], source)
+        event = Event(kind, process, data, kept or message, source)
+        if kind not in LAZY_HINT_KINDS:
+            event.hint = hint_for(kind, message)
+        return event
 
 
 def classify(line: bytes, source: str) -> Event | None:

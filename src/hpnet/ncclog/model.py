@@ -15,6 +15,7 @@ import functools
 
 __all__ = [
     "Connection",
+    "GdrDecision",
     "LogLine",
     "Membership",
     "NcclLog",
@@ -201,12 +202,47 @@ class Connection:
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class LogLine:
-    """A line kept as evidence: where it came from and what it said."""
+    """A line kept as evidence: where it came from and what it said.
+
+    ``text`` is the input line as written (colour codes and a CR removed), so that a
+    quote is always a line of the input; ``message`` is what hpnet read in it (``WARN
+    misc/socket.cc:123 <message>`` for a warning), for matching.
+    """
 
     source: str
     line_number: int  # of the first occurrence; 0 when not known
     text: str
     count: int = 1  # how often the log says it (the same process, the same text)
+    message: str = ""
+
+    def quote(self) -> str:
+        """``job.log:12: <the line>``: evidence as a user finds it in the file.
+
+        >>> LogLine(source="job.log", line_number=12, text="n1:1:1 [0] NCCL INFO x").quote()
+        'job.log:12: n1:1:1 [0] NCCL INFO x'
+        """
+        if self.line_number:
+            return f"{self.source}:{self.line_number}: {self.text}"
+        return f"{self.source}: {self.text}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class GdrDecision:
+    """A ``GPU Direct RDMA Enabled/Disabled ...`` line: what NCCL decided and why.
+
+    ``distance`` / ``level``: the GPU-NIC path type and NCCL_NET_GDR_LEVEL, both as
+    NCCL's path-type numbers (graph/topo.h of that release), when the line gives them
+    (``(distance 4 > 3)``); ``reason``: the parenthesis after an HCA's name (``no
+    module``); ``read``: GPUDirect for sends (``read 0`` / ``read 1``).
+    """
+
+    enabled: bool
+    distance: int | None
+    level: int | None
+    hca: str | None
+    reason: str | None
+    read: int | None
+    line: LogLine
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -236,9 +272,9 @@ class ProcessLog:
     ib_no_device: (
         bool  # ``NET/IB : No device found.`` (or 2.28+ "Failed to initialize NET plugin IB")
     )
-    plugin_notes: tuple[str, ...]  # NET/Plugin lines, as written
+    plugin_notes: tuple[LogLine, ...]  # NET/Plugin lines
     env: tuple[tuple[str, str], ...]  # ``NCCL_X set by environment to Y``
-    gdr_notes: tuple[str, ...]  # ``GPU Direct RDMA Enabled/Disabled ...`` lines
+    gdr: tuple[GdrDecision, ...]  # ``GPU Direct RDMA Enabled/Disabled ...`` lines
     #: ``Connected all rings, use ring PXN p GDR g``: the GDR value(s) printed
     ring_gdr: tuple[int, ...]
     #: NVLink SHARP in use (``NVLS comm ... headRank``, ``Connected NVLS tree``)
@@ -246,6 +282,37 @@ class ProcessLog:
     memberships: tuple[Membership, ...]
     connections: tuple[Connection, ...]
     warnings: tuple[LogLine, ...]
+    #: the first line of each thing the process stated, by what it is about:
+    #: ``network:IB``, ``nics:IB``, ``nics:Socket``, ``env:NCCL_IB_HCA``, ``ib-no-device``,
+    #: ``bootstrap``, ``version``, ``transport:NET/IB/0/GDRDMA``, ``provider``, ...
+    lines: tuple[tuple[str, LogLine], ...] = ()
+    #: every device list NCCL (or a plugin) printed, by network: ``NET/IB : Using [0]...``,
+    #: ``NET/Socket : Using [0]eth0:...``, ``NET/FastSocket : Using ...``
+    nic_lists: tuple[tuple[str, tuple[Nic, ...]], ...] = ()
+    #: network plugins NCCL loaded (``NET/Plugin: Loaded net plugin AWS Libfabric``)
+    net_plugins: tuple[str, ...] = ()
+    #: aws-ofi-nccl's libfabric provider, its fabric and how many NICs it found
+    providers: tuple[tuple[str, str | None, int], ...] = ()
+    #: ``%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels``
+    channels: tuple[int, int, int, int] | None = None
+    #: ``NVLS multicast support is [not ]available``
+    nvls_support: bool | None = None
+    #: ``file.cc:123 -> N``: the return-code trail of a call that failed (N = ncclResult)
+    trails: tuple[LogLine, ...] = ()
+    trail_codes: tuple[int, ...] = ()
+    #: the process went on (a communicator completed, a connection or channel was set up)
+    #: after its first WARN: that warning was not on a failing path
+    went_on: bool = False
+
+    def line(self, key: str) -> LogLine | None:
+        """The first line that stated ``key`` (see :attr:`lines`)."""
+        for name, line in self.lines:
+            if name == key:
+                return line
+        return None
+
+    def lines_of(self, prefix: str) -> list[tuple[str, LogLine]]:
+        return [(name, line) for name, line in self.lines if name.startswith(prefix)]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -23,11 +23,20 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
+from hpnet.ncclog.choice import Choice, choice_of, summarize
+from hpnet.ncclog.conclusions import (
+    env_findings,
+    gdr_findings,
+    network_findings,
+    placement_findings,
+)
 from hpnet.ncclog.findings import (
     Finding,
+    comm_states,
     match_signatures,
     mixed_versions,
-    structural_findings,
+    quotes,
+    trail_findings,
 )
 from hpnet.ncclog.model import Connection, NcclLog, ProcessLog, TransportKind
 from hpnet.ncclog.placement import (
@@ -71,6 +80,14 @@ class ProcessRow:
     #: GPUDirect RDMA on its inter-node RDMA connections: "yes", "no", "receive only",
     #: "send only", "partial"; None without such connections
     gdr: str | None
+    #: what NCCL chose here: ``NET/IB over mlx5_4:1 (RoCE)``; None when its lines do not say
+    chose: str | None = None
+    #: the NICs NCCL listed for the chosen network (``mlx5_4:1 (RoCE)``), used or not
+    nic_list: tuple[str, ...] = ()
+    #: the lines that say what it chose (``file:line: text``)
+    chose_evidence: tuple[str, ...] = ()
+    #: every ``NCCL_X set by environment to Y`` it echoed, as ``NCCL_X=Y``
+    env: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,6 +100,10 @@ class HostRow:
     intra_node: tuple[str, ...]
     inter_node: tuple[str, ...]
     gdr: str | None
+    #: what NCCL chose on this host (one entry per distinct choice of its processes)
+    chose: tuple[str, ...] = ()
+    nic_list: tuple[str, ...] = ()
+    chose_evidence: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -138,6 +159,9 @@ class VerifyReport:
     findings: tuple[Finding, ...]
     expectations: tuple[ExpectationResult, ...]
     unknowns: tuple[str, ...]  # what this log cannot show, one sentence each
+    #: ``NCCL_X=Y`` for every variable NCCL echoed (``set by environment to``), with
+    #: how many processes echoed that value
+    environment: tuple[str, ...] = ()
     num_lines: int
     num_nccl_lines: int
     num_bytes: int
@@ -297,11 +321,12 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     place = Placement(processes, machines, log.placements)
 
     crowded = crowded_hosts(place)
+    choices: dict[str, Choice | None] = {p.key: choice_of(p) for p in processes}
 
     rows = []
-    same_host_net: list[str] = []
-    split_by_hostid: list[str] = []
-    indistinct: list[str] = []
+    same_host_net: list[tuple[ProcessLog, str]] = []
+    split_by_hostid: list[tuple[ProcessLog, str]] = []
+    indistinct: list[tuple[ProcessLog, str]] = []
     for process in processes:
         intra: list[Connection] = []
         inter: list[Connection] = []
@@ -313,20 +338,21 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 is_inter = True
                 peer = place.peer(process, connection, comms)
                 if peer is not None and machines[peer.key] == machines[process.key]:
-                    line = (
-                        f"{process.key} rank {connection.src} -> {connection.dst} via "
-                        f"{connection.transport.raw} (both on {machines[process.key]})"
+                    said = (
+                        f"rank {connection.src} -> {connection.dst} via "
+                        f"{connection.transport.raw}: both on {machines[process.key]} "
+                        f"(process {process.key})"
                     )
                     host = place.nccl_host(process)
                     if place.nccl_host(peer) != host:
                         if kind is TransportKind.NET:
-                            split_by_hostid.append(line)
+                            split_by_hostid.append((process, said))
                     elif host in crowded:
-                        indistinct.append(f"{line}: {crowded[host]}")
+                        indistinct.append((process, f"{said}: {crowded[host]}"))
                     else:
                         is_inter = False
                         if kind is TransportKind.NET:
-                            same_host_net.append(line)
+                            same_host_net.append((process, said))
             else:
                 is_inter = kind not in INTRA_KINDS
             (inter if is_inter else intra).append(connection)
@@ -334,6 +360,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 comm.connections.append((process, connection, is_inter))
         # NVLS under MNNVL: the multicast group spans the NVLink domain's hosts
         nvls_across = any(m.mnnvl and (m.nnodes or 0) > 1 for m in process.memberships)
+        choice = choices[process.key]
         rows.append(
             ProcessRow(
                 process=process.key,
@@ -344,7 +371,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 devices=process.devices,
                 nccl_version=process.nccl_version,
                 version_range=process.version_range,
-                network=process.networks,
+                network=process.networks or ((choice.network,) if choice else ()),
                 nics=_natural(_nic_names(process, inter)),
                 bootstrap=process.bootstrap,
                 intra_node=_uniq(
@@ -356,6 +383,10 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                     + (["NVLS"] if process.nvls and nvls_across else [])
                 ),
                 gdr=_gdr(inter),
+                chose=choice.sentence() if choice else None,
+                nic_list=choice.nics if choice else (),
+                chose_evidence=quotes(choice.lines) if choice else (),
+                env=tuple(f"{name}={value}" for name, value in process.env),
             )
         )
 
@@ -395,28 +426,49 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
             intra_node=_uniq(t for m in members for t in m.intra_node),
             inter_node=_uniq(t for m in members for t in m.inter_node),
             gdr=_combine_gdr([m.gdr for m in members]),
+            chose=_uniq(m.chose or "" for m in members),
+            nic_list=_uniq(n for m in members for n in m.nic_list),
+            chose_evidence=next((m.chose_evidence for m in members if m.chose_evidence), ()),
         )
         for host, members in hosts.items()
     )
 
     versions = _uniq([r.nccl_version or "" for r in rows] + list(log.bare_versions))
-    findings = match_signatures(log) + structural_findings(
+    findings = match_signatures(log)
+    mixed = mixed_versions(log, versions)
+    if mixed is not None:
+        findings.append(mixed)
+    findings += network_findings(
         log,
-        rows=rows,
-        comms=summaries,
-        mixed=mixed_versions(log, versions),
-        same_host_net=same_host_net,
-        split_by_hostid=split_by_hostid,
-        indistinct=indistinct,
+        rows,
+        choices,
         socket_expected=bool(
             expectation and expectation.net and net_matches(expectation.net, "NET/Socket")
         ),
     )
+    findings += gdr_findings(log, rows)
+    findings += env_findings(log, rows)
+    findings += placement_findings(
+        log,
+        same_host_net=same_host_net,
+        split_by_hostid=split_by_hostid,
+        indistinct=indistinct,
+    )
+    findings += comm_states(
+        log,
+        [
+            (c.id, c.nranks, c.ranks_seen, c.init_complete, c.aborted, c.num_connections)
+            for c in summaries
+        ],
+    )
+    named = {key for f in findings if f.severity == "error" for key in f.processes}
+    findings += trail_findings(log, named)
     findings.sort(key=lambda f: (("error", "warning", "info").index(f.severity), f.consequence))
     intra_all = _uniq(t for r in rows for t in r.intra_node)
     inter_all = _uniq(t for r in rows for t in r.inter_node)
     results = _check_expectation(expectation, rows) if expectation else ()
-    status, verdict = _verdict(rows, findings, results, inter_all, intra_all)
+    chose = summarize([choices[p.key] for p in processes], len(processes))
+    status, verdict = _verdict(rows, findings, results, inter_all, intra_all, chose=chose)
     return VerifyReport(
         status=status,
         verdict=verdict,
@@ -434,6 +486,20 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         num_lines=log.num_lines,
         num_nccl_lines=log.num_nccl_lines,
         num_bytes=log.num_bytes,
+        environment=_environment(processes),
+    )
+
+
+def _environment(processes: Sequence[ProcessLog]) -> tuple[str, ...]:
+    """``NCCL_IB_HCA=mlx5 (8 processes)``: every echoed value, most common first."""
+    counts: dict[str, int] = {}
+    for process in processes:
+        for name, value in process.env:
+            counts[f"{name}={value}"] = counts.get(f"{name}={value}", 0) + 1
+    total = len(processes)
+    return tuple(
+        text if count == total else f"{text} ({count} of {total} processes)"
+        for text, count in sorted(counts.items())
     )
 
 
@@ -454,10 +520,11 @@ def _unknowns(
             "(NCCL prints them at INFO with the INIT subsystem; since 2.22 only once the "
             "first collective runs)"
         )
-    if rows and not any(r.network for r in rows):
+    if rows and not any(r.chose or r.network for r in rows):
         notes.append(
-            "no 'Using network' line (NCCL < 2.6 prints none): the network module is known "
-            "only from the connection lines"
+            "no line says which network module NCCL chose ('Using network X' or a "
+            "'NET/<module> : Using [0]...' device list): NCCL prints them at INFO with the "
+            "INIT and NET subsystems"
         )
     if any(r.inter_node for r in rows) and any(n.startswith("NIC ") for r in rows for n in r.nics):
         notes.append(
@@ -562,6 +629,8 @@ def _verdict(
     results: Sequence[ExpectationResult],
     inter: Sequence[str],
     intra: Sequence[str],
+    *,
+    chose: str | None = None,
 ) -> tuple[str, str]:
     errors = [f for f in findings if f.severity == "error"]
     failed = [r for r in results if not r.met]
@@ -594,12 +663,14 @@ def _verdict(
             f"intra-node traffic used {', '.join(intra)} on {_processes(count, count)}; "
             "no inter-node connection in this log"
         )
+        if chose:
+            sentence += f" ({chose} for traffic between hosts)"
+    elif chose:
+        sentence = f"{chose}; no connection line yet proves traffic"
     else:
-        networks = _uniq(n for r in rows for n in r.network)
         sentence = (
-            (f"NCCL chose network {'/'.join(networks)}" if networks else "NCCL started")
-            + f" on {_processes(count, count)}, but no connection line proves which "
-            "transport carried traffic"
+            f"NCCL started on {_processes(count, count)}, but no line says which network it "
+            "chose and no connection line proves which transport carried traffic"
         )
     if errors:
         return "FAIL", f"{errors[0].title} — {sentence}"

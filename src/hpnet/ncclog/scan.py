@@ -20,7 +20,7 @@ import collections
 import re
 from collections.abc import Iterator
 
-from hpnet.ncclog.lines import EVIDENCE_KINDS, Classifier, Event
+from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -42,11 +42,41 @@ _NOISE = re.compile(
     rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|[ +=]|\[Proxy|ENV/Plugin"
     rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
     rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
-    rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF|NVLS multicast|\d+ coll channels"
+    rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF"
     rb"|Channel \d+/\d+ :(?: +\d+)+\r?$)[^\n]*",
     re.MULTILINE,
 )
-_LAST_ERROR = re.compile(rb"Last error:[ \t]*\r?\n([^\n]*)")
+_LAST_ERROR = re.compile(rb"Last error:[ \t]*\n([^\n]*)")
+#: terminal colour and cursor sequences (CSI: ``ESC [ ... final``) and titles (OSC:
+#: ``ESC ] ... BEL``) that coloured launchers (Ray, rich, kubectl with a TTY) put around
+#: lines: removed before anything is read, and from the lines quoted as evidence
+_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?")
+#: words of the messages an NCCL line can hold without ``NCCL INFO`` / ``NCCL WARN`` (a
+#: paste of the messages alone): a cheap test before the classifier's exact one
+_BARE_HINT = re.compile(
+    rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
+    rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
+    rb"|NET plugin"
+)
+#: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
+MAX_QUOTE_CHARS = 4096
+
+
+def normalise(data: bytes) -> bytes:
+    r"""Bytes as a terminal would show them: NUL bytes (a torn page, copytruncate's hole),
+    colour sequences and the CR of CRLF line ends removed. Newlines are never touched, so
+    line numbers stay those of the input.
+
+    >>> normalise(b"\x1b[36mnode1:1:1 [0] NCCL INFO Using network IB\x1b[0m\r\n")
+    b'node1:1:1 [0] NCCL INFO Using network IB\n'
+    """
+    if b"\0" in data:  # NCCL never writes NUL
+        data = data.replace(b"\0", b"")
+    if b"\x1b" in data:
+        data = _ANSI.sub(b"", data)
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
+    return data
 
 
 class BlockResult:
@@ -86,8 +116,7 @@ def scan_block(
     result.num_bytes = len(data)
     if not data:
         return result
-    if b"\0" in data:  # NCCL never writes NUL: a torn page, copytruncate's hole
-        data = data.replace(b"\0", b"")
+    data = normalise(data)
     text = _NOISE.sub(b"NCCL INFO -", data)
     text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
     if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
@@ -101,6 +130,9 @@ def scan_block(
     classify = classifier if classifier is not None else Classifier()
     events = result.events
     nccl = 0
+    raw_lines: list[bytes] | None = None
+    #: (process, transport) whose first connection line in this block is quoted
+    quoted: set[tuple[str, object]] = set()
     for whole, count in counts.items():
         line = whole
         if len(line) > MAX_LINE_BYTES:
@@ -113,6 +145,7 @@ def scan_block(
             and b"nccl" not in line
             and b"<warn>" not in line
             and b" Pid " not in line  # nccl-tests' rank table
+            and not _BARE_HINT.search(line)  # a message pasted without its prefix
         ):
             continue
         # two NCCL lines glued together (no newline between): each is read
@@ -122,8 +155,20 @@ def scan_block(
             if event is None:
                 continue
             event.count = count
-            if event.kind in EVIDENCE_KINDS:
-                event.line_number = locate(whole)
+            kind = event.kind
+            if kind in LOCATED_KINDS or (
+                kind == "connection"
+                and event.process is not None
+                and (event.process[0], event.data[5]) not in quoted
+            ):
+                if kind == "connection" and event.process is not None:
+                    quoted.add((event.process[0], event.data[5]))
+                number = locate(whole)
+                event.line_number = number
+                if number:
+                    if raw_lines is None:
+                        raw_lines = data.split(b"\n")
+                    event.raw = _quote(raw_lines[number - start_line], part)
             events.append(event)
     if b"Last error:" in text:
         # PyTorch prints NCCL's last error on the line after "Last error:", without
@@ -133,9 +178,22 @@ def scan_block(
             if message:
                 event = Event("signal", None, (), f"Last error: {message}", source)
                 event.line_number = start_line + text.count(b"\n", 0, found.start(1))
+                event.raw = message
                 events.append(event)
     result.num_nccl_lines = nccl
     return result
+
+
+def _quote(raw: bytes, part: bytes) -> str:
+    """The input line a located event is quoted by; of a line longer than
+    :data:`MAX_QUOTE_CHARS`, the stretch that holds the event's own line."""
+    text = raw.decode("utf-8", "replace")
+    if len(text) <= MAX_QUOTE_CHARS:
+        return text.rstrip()
+    piece = part.decode("utf-8", "replace")
+    at = text.find(piece[:200])
+    at = max(at, 0)
+    return text[at : at + MAX_QUOTE_CHARS].rstrip()
 
 
 class _Locator:

@@ -197,6 +197,68 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "completion-error",
+        "error",
+        "RDMA transfers failed: a work completion came back with an error status",
+        # any status: "Got completion with error %d, opcode %d, len %d, vendor err %d"
+        # (2.4-2.9), "Got completion from peer %s with error %d, ..." (2.10-2.21),
+        # "NET/IB: Got completion from peer %s with status=%d ..." (2.22+), and the
+        # IBV_WC_* name from 2.28.7
+        r"Got completion (?:from peer \S+ )?with (?:error|status)",
+        "the NIC reported a failed RDMA operation: status 5 (IBV_WC_WR_FLUSH_ERR) means the "
+        "queue pair had already failed (the first error is elsewhere, often on the peer); "
+        "9/10/11 (remote invalid request / access / operation) a peer that freed or never "
+        "registered the memory or crashed; 13 (RNR retry exceeded) a peer not posting "
+        "receives; the peer named in the line is where to look",
+        "find the first completion error across the ranks (its status names the cause); check "
+        "the peer's log and its NIC (`ibv_devinfo`, link counters); a flush (5) is always a "
+        "consequence of another error",
+        'src/transport/net_ib.cc ("Got completion ... with error/status")',
+        exclusive=True,
+    ),
+    _sig(
+        "collnet-failed",
+        "error",
+        "in-network reduction (CollNet / SHARP) could not be set up",
+        r"Cannot initialize CollNet|CollNet is not supported or fails to initialize"
+        r"|sharp_coll\w* failed|SHARP\b.*(?:[Ff]ailed|[Ee]rror)|[Ff]ailed to .*SHARP",
+        "the SHARP collnet plugin could not create its group (no aggregation manager or "
+        "SHARP daemon reachable, a switch without SHARP, too many GPUs per node for CollNet, "
+        "or a plugin / HPC-X mismatch): NCCL uses the point-to-point network instead, or "
+        "fails when CollNet was required",
+        "check the SHARP daemons (sharp_am, sharpd) and the plugin's HPC-X version; unset "
+        "NCCL_COLLNET_ENABLE / NCCL_ALGO=CollNet* if in-network reduction is not available",
+        'src/transport.cc ("Cannot initialize CollNet, using point-to-point network '
+        'instead"), src/graph/tuning.cc, nccl-rdma-sharp-plugins',
+        exclusive=True,
+    ),
+    _sig(
+        "nvls-failed",
+        "error",
+        "NVLink SHARP (NVLS) could not be set up",
+        r"Failed to bind NVLink SHARP|NVLS.*(?:failed|[Ee]rror)|MNNVL .* not working",
+        "the NVLink multicast objects could not be created or bound: the Fabric Manager "
+        "(or IMEX for multi-node NVLink) is not running or not configured, or the driver "
+        "does not support multicast on this system",
+        "check `systemctl status nvidia-fabricmanager` (and nvidia-imex for MNNVL) and the "
+        "driver version; NCCL_NVLS_ENABLE=0 (NCCL_MNNVL_ENABLE=0) runs without it",
+        'src/transport/nvls.cc ("Failed to bind NVLink SHARP (NVLS) Multicast memory"), '
+        "src/mnnvl.cc",
+        exclusive=True,
+    ),
+    _sig(
+        "p2p-disabled-nvlink",
+        "error",
+        "P2P is disabled between GPUs that NVLink connects",
+        r"P2P is disabled between NVLINK connected GPUs",
+        "CUDA reports no peer access between GPUs the topology says are NVLink-connected: "
+        "a hardware or driver fault, or a VM / container that hides P2P",
+        "check `nvidia-smi topo -p2p n` and `nvidia-smi nvlink -s`; NCCL_IGNORE_DISABLED_P2P=1 "
+        "proceeds without P2P (through SHM)",
+        "src/graph/paths.cc",
+        exclusive=True,
+    ),
+    _sig(
         "memlock",
         "error",
         "RDMA memory could not be registered or pinned (memlock limit)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeVar
 
 from hpnet.render.table import format_table
@@ -47,6 +48,15 @@ def _gdr(value: str | None) -> str:
     return value or "-"
 
 
+def _short(chose: str, limit: int = 60) -> str:
+    """A choice cut to fit a table cell (the whole sentence is in the verdict and --json)."""
+    return chose if len(chose) <= limit else chose[: limit - 3] + "..."
+
+
+def _uniq_lines(lines: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(lines))
+
+
 def render_verify(report: VerifyReport) -> str:
     """The report as text for a terminal or an issue. Control characters that came
     from a log (escape sequences, carriage returns) are shown escaped."""
@@ -66,21 +76,26 @@ def render_verify(report: VerifyReport) -> str:
             [
                 h.host,
                 h.num_processes,
-                ", ".join(h.network),
-                ", ".join(h.inter_node),
-                ", ".join(h.intra_node),
-                ", ".join(h.nics),
+                "; ".join(_short(c) for c in h.chose) or "-",
+                ", ".join(h.inter_node) or "-",
+                ", ".join(h.intra_node) or "-",
+                ", ".join(h.nics) or "-",
                 _gdr(h.gdr),
             ]
             for h in report.hosts[:MAX_ROWS]
         ]
         lines.append(
             format_table(
-                ["host", "procs", "network", "inter-node", "intra-node", "NICs", "GDR"], rows
+                ["host", "procs", "NCCL chose", "inter-node", "intra-node", "NICs used", "GDR"],
+                rows,
             )
         )
         if len(report.hosts) > MAX_ROWS:
             lines.append(f"  ... {len(report.hosts) - MAX_ROWS} more hosts (--json has all)")
+        said = _uniq_lines(e for h in report.hosts for e in h.chose_evidence)
+        if said:
+            lines.append("  as the log says:")
+            lines += [f"    {e}" for e in said[:4]]
     if report.communicators:
         lines += ["", f"Communicators ({len(report.communicators)})"]
         rows = [
@@ -105,8 +120,12 @@ def render_verify(report: VerifyReport) -> str:
             times = f" (x{finding.count})" if finding.count > 1 else ""
             lines.append(f"  {finding.severity.upper():<7}  [{finding.id}] {finding.title}{times}")
             lines += [f"           {e}" for e in finding.evidence]
+            lines += [f"           => {c}" for c in finding.conclusions]
             lines.append(f"           cause: {finding.cause}")
             lines.append(f"           fix: {finding.fix}")
+    if report.environment:
+        lines += ["", "Environment NCCL echoed"]
+        lines += [f"  {e}" for e in report.environment[:MAX_ROWS]]
     if report.unknowns:
         lines += ["", "Not shown by this log"]
         lines += [f"  - {u}" for u in report.unknowns]

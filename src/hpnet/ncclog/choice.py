@@ -1,0 +1,175 @@
+"""What NCCL chose in each process: the network module and the NICs it listed for it.
+
+A log states this long before any connection line proves traffic (and init-only or
+failed logs never reach a connection line), so it is reported on its own, with the
+lines that say it:
+
+* the module: ``Using network IB`` (2.3, 2.6.4+), ``Assigned NET plugin IB to comm``
+  (2.27.3+); NCCL 2.4-2.5 print neither, so there the module is read from what they
+  do print: a ``NET/IB : Using [0]...`` list with devices means IB, ``NET/IB : No device
+  found.`` means the Socket fallback (init.cc ``initNet`` @2.4.8 tries IB, then Socket);
+* the NICs: the list of that module (``NET/IB : Using [0]mlx5_0:1/RoCE``, ``NET/Socket
+  : Using [0]eth0:10.0.0.1<0>``, a plugin's own ``NET/<name> : Using ...``), or for the
+  IB plugins built on NCCL's IB code (``IBext_v8``, ``gIB``) the ``NET/IB`` list they
+  print; aws-ofi-nccl's ``Selected Provider is efa (found 16 nics)``.
+
+Pure functions over :class:`~hpnet.ncclog.model.ProcessLog`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from hpnet.ncclog.model import LogLine, Nic, ProcessLog
+
+__all__ = ["Choice", "choice_of", "describe_nic", "summarize"]
+
+#: a completion error names the module that carried the traffic and, from 2.20, the
+#: local HCA: "NET/IB: Got completion from peer %s with status=%d ... hca %s"
+_COMPLETION = re.compile(r"\bNET/(\w+) ?: Got completion")
+_HCA = re.compile(r"\bhca (\S+)")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Choice:
+    """The network module a process chose and the NICs listed for it."""
+
+    network: str  # "IB", "Socket", "IBext_v8", "AWS Libfabric", ...
+    #: how the module is known when no line names it: ``its NIC lists`` (NCCL 2.4-2.5
+    #: print no "Using network"), ``its completion errors``; None when a line names it
+    inferred: str | None
+    nics: tuple[str, ...]  # "mlx5_4:1 (RoCE)", "eth0 (10.0.0.5)", "efa (16 NICs)"
+    #: the lines that say it, in input order
+    lines: tuple[LogLine, ...]
+
+    @property
+    def label(self) -> str:
+        """``NET/IB`` — the transport label the connection lines would print."""
+        return f"NET/{self.network}"
+
+    def sentence(self) -> str:
+        """``NET/IB over mlx5_4:1 (RoCE), mlx5_5:1 (RoCE)``."""
+        text = self.label
+        if self.nics:
+            shown = list(self.nics[:6])
+            if len(self.nics) > 6:
+                shown.append(f"{len(self.nics) - 6} more")
+            text += " over " + ", ".join(shown)
+        return text
+
+
+def describe_nic(nic: Nic) -> str:
+    """``mlx5_4:1 (RoCE)``, ``eth0 (10.0.0.5)``, ``mlx5_0:1`` (no link layer printed).
+
+    >>> describe_nic(Nic(index=0, name="mlx5_4", port=1, link="RoCE"))
+    'mlx5_4:1 (RoCE)'
+    >>> describe_nic(Nic(index=0, name="eth0", address="10.0.0.5<0>"))
+    'eth0 (10.0.0.5)'
+    """
+    name = f"{nic.name}:{nic.port}" if nic.port is not None else nic.name
+    if nic.link:
+        return f"{name} ({nic.link})"
+    if nic.address:
+        return f"{name} ({nic.address.split('<', 1)[0]})"
+    return name
+
+
+def _list_for(process: ProcessLog, network: str) -> tuple[str, tuple[Nic, ...]] | None:
+    lists = dict(process.nic_lists)
+    if network in lists:
+        return network, lists[network]
+    # NCCL's IB code in a plugin (nccl-rdma-sharp-plugins' IBext, gIB) prints "NET/IB"
+    if "IB" in network.upper() and "IB" in lists:
+        return "IB", lists["IB"]
+    return None
+
+
+def choice_of(process: ProcessLog) -> Choice | None:
+    """What ``process`` chose, or None when its lines do not say.
+
+    >>> from hpnet.ncclog.facts import parse_nccl_log
+    >>> log = parse_nccl_log([
+    ...     "n1:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE [RO]; OOB eth0:10.0.0.5<0>",
+    ...     "n1:7:7 [0] NCCL INFO Using network IB",
+    ... ])
+    >>> choice_of(log.processes[0]).sentence()
+    'NET/IB over mlx5_4:1 (RoCE)'
+    """
+    lines: list[LogLine] = []
+    inferred: str | None = None
+    networks = list(process.networks)
+    completions = [w for w in process.warnings if _COMPLETION.search(w.message)]
+    if networks:
+        # the last one: a plugin that fails hands over to NCCL's own module, and the
+        # log then says "Using network IB" after the plugin's lines
+        network = networks[-1]
+        said = process.line(f"network:{network}")
+        if said is not None:
+            lines.append(said)
+    else:
+        lists = dict(process.nic_lists)
+        if lists.get("IB") and not process.ib_no_device:
+            network, inferred = "IB", "its NIC lists"
+        elif process.ib_no_device and "Socket" in lists:
+            network, inferred = "Socket", "its NIC lists"
+            said = process.line("ib-no-device")
+            if said is not None:
+                lines.append(said)
+        elif process.providers:
+            network, inferred = "AWS Libfabric", "aws-ofi-nccl's provider line"
+        elif completions:
+            # a completion from a NIC proves that module carried traffic
+            found = _COMPLETION.search(completions[0].message)
+            assert found is not None  # noqa: S101
+            network, inferred = found.group(1), "its completion errors"
+        else:
+            plugin_lists = [name for name in lists if name not in ("IB", "Socket")]
+            if len(plugin_lists) != 1:
+                return None
+            network, inferred = plugin_lists[0], "its NIC lists"
+    nics: tuple[str, ...] = ()
+    listing = _list_for(process, network)
+    if listing is not None:
+        listed_as, listed = listing
+        nics = tuple(describe_nic(n) for n in listed)
+        said = process.line(f"nics:{listed_as}")
+        if said is not None:
+            lines.append(said)
+    elif process.providers and ("fabric" in network.lower() or "ofi" in network.lower()):
+        nics = tuple(
+            f"{provider} ({count} NICs{', fabric ' + fabric if fabric else ''})"
+            for provider, fabric, count in process.providers
+        )
+        said = process.line("provider")
+        if said is not None:
+            lines.append(said)
+    elif inferred == "its completion errors":
+        hcas = [m.group(1) for w in completions for m in [_HCA.search(w.message)] if m]
+        nics = tuple(dict.fromkeys(hcas))
+        lines.append(completions[0])
+    ordered = tuple(sorted(lines, key=lambda line: (line.source, line.line_number)))
+    return Choice(network=network, inferred=inferred, nics=nics, lines=ordered)
+
+
+def summarize(choices: Sequence[Choice | None], total: int) -> str | None:
+    """``NCCL chose NET/IB over mlx5_4:1 (RoCE) on all 8 processes`` (or per choice
+    when processes differ); None when no process says."""
+    known = [c for c in choices if c is not None]
+    if not known:
+        return None
+    by_sentence: dict[str, int] = {}
+    for choice in known:
+        text = choice.sentence() + (
+            f" (inferred from {choice.inferred})" if choice.inferred else ""
+        )
+        by_sentence[text] = by_sentence.get(text, 0) + 1
+    parts = []
+    for text, count in by_sentence.items():
+        if count == total:
+            where = "the one process" if total == 1 else f"all {total} processes"
+        else:
+            where = f"{count} of {total} processes"
+        parts.append(f"{text} on {where}")
+    return "NCCL chose " + "; ".join(parts)
