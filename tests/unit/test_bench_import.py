@@ -16,6 +16,7 @@ from hpnet.bench.formulas import bus_factor
 from hpnet.bench.load import load_result
 from hpnet.bench.model import BenchReport, Measurement
 from hpnet.cli.main import main
+from hpnet.errors import InputError
 from tests.conftest import DATA
 
 NT = DATA / "nccl-tests"
@@ -151,7 +152,13 @@ def data_files() -> list[Path]:
 
 
 def test_every_recorded_output_has_expectations() -> None:
-    assert {p.stem for p in data_files()} == set(RUNS)
+    """Every output is judged here, or by the corpus test from its note's Expected block."""
+    judged_here = {
+        p.stem
+        for p in data_files()
+        if "\nExpected" not in p.with_name(f"{p.stem}.source.txt").read_text()
+    }
+    assert judged_here == set(RUNS)
 
 
 @pytest.mark.parametrize("stem", sorted(RUNS))
@@ -186,7 +193,11 @@ def test_bus_factors_match_what_nccl_tests_printed() -> None:
     for its two decimals to tell: busbw = algbw * factor(op, ranks)."""
     checked = 0
     for path in data_files():
-        for run in load_result(str(path)).runs:
+        try:
+            runs = load_result(str(path)).runs
+        except InputError:  # a text without a table (the corpus test judges those)
+            continue
+        for run in runs:
             if run.nranks is None or run.op not in (
                 "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
                 "reduce", "sendrecv",

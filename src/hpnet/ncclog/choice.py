@@ -30,6 +30,10 @@ __all__ = ["Choice", "choice_of", "describe_nic", "summarize"]
 #: local HCA: "NET/IB: Got completion from peer %s with status=%d ... hca %s"
 _COMPLETION = re.compile(r"\bNET/(\w+) ?: Got completion")
 _HCA = re.compile(r"\bhca (\S+)")
+_ASYNC = re.compile(r"\bNET/\w+ ?: ([^\s:]+):(\d+) Got async event")
+#: a return-code trail through NCCL's IB or Socket transport (transport/net_ib.cc,
+#: transport/net_ib/*.cc from 2.29, transport/net_socket.cc; .cu up to 2.4)
+_TRAIL_MODULE = re.compile(r"^transport/(net_ib|net_socket)(?:\.c[cu]|/)")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,6 +47,8 @@ class Choice:
     nics: tuple[str, ...]  # "mlx5_4:1 (RoCE)", "eth0 (10.0.0.5)", "efa (16 NICs)"
     #: the lines that say it, in input order
     lines: tuple[LogLine, ...]
+    #: device-side networking plugins (2.28+): ``GIN GIN_IB_GDAKI``
+    gin: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -57,6 +63,8 @@ class Choice:
             if len(self.nics) > 6:
                 shown.append(f"{len(self.nics) - 6} more")
             text += " over " + ", ".join(shown)
+        if self.gin:
+            text += " (" + ", ".join(self.gin) + ")"
         return text
 
 
@@ -86,6 +94,66 @@ def _list_for(process: ProcessLog, network: str) -> tuple[str, tuple[Nic, ...]] 
     return None
 
 
+def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | None:
+    """(network, how it is inferred or None when a line names it, the lines that say it)."""
+    networks = list(process.networks)
+    if networks:
+        # the last one: a plugin that fails hands over to NCCL's own module, and the
+        # log then says "Using network IB" after the plugin's lines
+        said = process.line(f"network:{networks[-1]}") or process.line(f"assigned:{networks[-1]}")
+        return networks[-1], None, [said] if said else []
+    lists = dict(process.nic_lists)
+    if process.net_modules:
+        # a plugin's own lines (NET/<name> : ..., "P2P plugin IBext_v8", or WARNs from its
+        # source files); the IB plugins print their devices as NET/IB lists too
+        name = process.net_modules[0]
+        said = process.line(f"module:{name}")
+        return name, "the plugin its lines come from", [said] if said else []
+    if lists.get("IB") and not process.ib_no_device:
+        return "IB", "its NIC list", []
+    if process.providers:
+        return "AWS Libfabric", "aws-ofi-nccl's provider line", []
+    completions = [w for w in process.warnings if _COMPLETION.search(w.message)]
+    if completions:
+        # a completion from a NIC proves that module carried traffic
+        found = _COMPLETION.search(completions[0].message)
+        assert found is not None  # noqa: S101
+        return found.group(1), "its completion errors", [completions[0]]
+    carried = [c.transport for c in process.connections if c.transport.kind.value == "NET"]
+    if carried:
+        name = carried[0].name
+        said = process.line(f"transport:{carried[0].raw}")
+        return name, "its connection lines", [said] if said else []
+    trailed = [m.group(1) for t in process.trails for m in [_TRAIL_MODULE.search(t.message)] if m]
+    if trailed:
+        # an error passed up through a network module's code: that module was in use
+        name = {"net_ib": "IB", "net_socket": "Socket"}[trailed[0]]
+        return name, "its error trail through that module's code", []
+    if process.ib_no_device and not process.net_plugins:
+        # NCCL tries IB, then Socket (net.cc / init.cc initNet, every release): with no
+        # IB device and no plugin loaded, Socket is what remains
+        said = process.line("ib-no-device")
+        return "Socket", "NET/IB finding no device", [said] if said else []
+    plugin_lists = [name for name in lists if name not in ("IB", "Socket")]
+    if len(plugin_lists) == 1:
+        return plugin_lists[0], "its NIC list", []
+    return None
+
+
+def _nics_from_warnings(process: ProcessLog) -> tuple[str, ...]:
+    """NICs a process's failure lines name: ``hca mlx5_10`` (completion errors, 2.20+),
+    ``mlx5_0:1 Got async event``."""
+    found: dict[str, None] = {}
+    for warning in process.warnings:
+        hca = _HCA.search(warning.message)
+        if hca:
+            found.setdefault(hca.group(1), None)
+        event = _ASYNC.search(warning.message)
+        if event:
+            found.setdefault(f"{event.group(1)}:{event.group(2)}", None)
+    return tuple(found)
+
+
 def choice_of(process: ProcessLog) -> Choice | None:
     """What ``process`` chose, or None when its lines do not say.
 
@@ -97,38 +165,10 @@ def choice_of(process: ProcessLog) -> Choice | None:
     >>> choice_of(log.processes[0]).sentence()
     'NET/IB over mlx5_4:1 (RoCE)'
     """
-    lines: list[LogLine] = []
-    inferred: str | None = None
-    networks = list(process.networks)
-    completions = [w for w in process.warnings if _COMPLETION.search(w.message)]
-    if networks:
-        # the last one: a plugin that fails hands over to NCCL's own module, and the
-        # log then says "Using network IB" after the plugin's lines
-        network = networks[-1]
-        said = process.line(f"network:{network}")
-        if said is not None:
-            lines.append(said)
-    else:
-        lists = dict(process.nic_lists)
-        if lists.get("IB") and not process.ib_no_device:
-            network, inferred = "IB", "its NIC lists"
-        elif process.ib_no_device and "Socket" in lists:
-            network, inferred = "Socket", "its NIC lists"
-            said = process.line("ib-no-device")
-            if said is not None:
-                lines.append(said)
-        elif process.providers:
-            network, inferred = "AWS Libfabric", "aws-ofi-nccl's provider line"
-        elif completions:
-            # a completion from a NIC proves that module carried traffic
-            found = _COMPLETION.search(completions[0].message)
-            assert found is not None  # noqa: S101
-            network, inferred = found.group(1), "its completion errors"
-        else:
-            plugin_lists = [name for name in lists if name not in ("IB", "Socket")]
-            if len(plugin_lists) != 1:
-                return None
-            network, inferred = plugin_lists[0], "its NIC lists"
+    found = _network(process)
+    if found is None:
+        return None
+    network, inferred, lines = found
     nics: tuple[str, ...] = ()
     listing = _list_for(process, network)
     if listing is not None:
@@ -145,12 +185,14 @@ def choice_of(process: ProcessLog) -> Choice | None:
         said = process.line("provider")
         if said is not None:
             lines.append(said)
-    elif inferred == "its completion errors":
-        hcas = [m.group(1) for w in completions for m in [_HCA.search(w.message)] if m]
-        nics = tuple(dict.fromkeys(hcas))
-        lines.append(completions[0])
-    ordered = tuple(sorted(lines, key=lambda line: (line.source, line.line_number)))
-    return Choice(network=network, inferred=inferred, nics=nics, lines=ordered)
+    else:
+        nics = _nics_from_warnings(process)
+    for gin in process.gin:
+        said = process.line(f"gin:{gin.split(' ', 1)[0]}")
+        if said is not None:
+            lines.append(said)
+    ordered = tuple(sorted(set(lines), key=lambda line: (line.source, line.line_number)))
+    return Choice(network=network, inferred=inferred, nics=nics, lines=ordered, gin=process.gin)
 
 
 def summarize(choices: Sequence[Choice | None], total: int) -> str | None:

@@ -718,11 +718,28 @@ def placement_findings(
     same_host_net: Sequence[tuple[ProcessLog, str]],
     split_by_hostid: Sequence[tuple[ProcessLog, str]],
     indistinct: Sequence[tuple[ProcessLog, str]],
+    shared: Sequence[str] = (),
 ) -> list[Finding]:
     """NET between ranks of one machine: forced (environment), chosen by NCCL's topology,
     or on purpose (NCCL_HOSTID made several NCCL hosts); and NCCL counting more hosts than
     the log's names tell apart. Each entry: (process, the conclusion)."""
     findings = []
+    if shared:
+        findings.append(
+            Finding(
+                id="ranks-share-a-gpu",
+                severity="error",
+                title="ranks of one communicator run on the same GPU",
+                cause="the launcher started more ranks on a host than it has GPUs, or ranks "
+                "kept the same device (LOCAL_RANK not used to pick it, CUDA_VISIBLE_DEVICES "
+                "the same for all): NCCL refuses a communicator with two ranks on one GPU "
+                "('Duplicate GPU detected')",
+                fix="one rank per GPU: torch.cuda.set_device(LOCAL_RANK) before init, and "
+                "--nproc-per-node equal to the GPUs of a node",
+                conclusions=tuple(shared[:MAX_EVIDENCE]),
+                count=len(shared),
+            )
+        )
     if same_host_net:
         processes = list({p.key: p for p, _ in same_host_net}.values())
         forcing = sorted(

@@ -33,6 +33,7 @@ from hpnet.ncclog.model import (
     ProcessLog,
     parse_transport,
 )
+from hpnet.ncclog.plugins import plugin_of
 from hpnet.ncclog.scan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
 from hpnet.ncclog.versions import VersionRange, empty, format_range, hint_for, intersect
 
@@ -47,14 +48,15 @@ MAX_EVIDENCE = 2000
 MAX_NOTES = 32
 #: statements (their first lines) kept per process: networks, NIC lists, env echoes, ...
 MAX_STATEMENTS = 256
-#: kinds that show a process went on after a failure: a later stage of init (a network
-#: module chosen or initialised, its device list, a variable read for the next step), a
-#: connection or channel set up, a communicator completed (plugin/net.cc's "-> 2" when an
-#: external plugin fails is followed by "Initialized NET plugin IB": NCCL went on)
+#: kinds that show a process went on after a failure: lines NCCL prints once a step
+#: succeeded (a network module chosen and its device list, "Connected all rings", the
+#: channel counts at the end of init, Init COMPLETE); plugin/net.cc's "-> 2" when an
+#: external plugin fails is followed by "Using network IB": NCCL went on. Connection lines
+#: are not among them: NCCL prints them before it connects, and launchers interleave
+#: output, so a trail can stand before the connection line whose setup failed
 PROGRESS_KINDS = frozenset(
-    {"connection", "ring-gdr", "connected", "nvls", "channels", "network", "net-list", "env",
-     "bootstrap"}
-)  # fmt: skip
+    {"ring-gdr", "connected", "nvls", "channels", "network", "net-list", "bootstrap"}
+)
 #: connection / communicator lines per process whose form is checked against the
 #: version fingerprints (the first few pin a process's release as well as all would)
 HINTS_PER_PROCESS = 6
@@ -93,6 +95,9 @@ class _Process:
         self.lines: dict[str, LogLine] = {}
         self.nic_lists: dict[str, tuple[Nic, ...]] = {}
         self.net_plugins: dict[str, None] = {}
+        self.net_modules: dict[str, None] = {}
+        self.gin: dict[str, None] = {}
+        self.collnet: dict[str, None] = {}
         self.providers: dict[tuple[str, str | None, int], None] = {}
         self.channels: tuple[int, int, int, int] | None = None
         self.nvls_support: bool | None = None
@@ -151,7 +156,7 @@ class _Process:
         for statement, line in later.lines.items():
             if statement not in self.lines and len(self.lines) < MAX_STATEMENTS:
                 self.lines[statement] = shift(line)
-        for name in ("net_plugins", "providers", "trail_codes"):
+        for name in ("net_plugins", "net_modules", "gin", "collnet", "providers", "trail_codes"):
             getattr(self, name).update(getattr(later, name))
         self.channels = self.channels or later.channels
         if later.nvls_support is not None:
@@ -230,9 +235,12 @@ class _Process:
                 for key, count in sorted(self.connections.items(), key=_order)
             ),
             warnings=_in_order(self.warnings.values()),
-            lines=tuple(sorted(self.lines.items(), key=lambda item: _at(item[1]))),
+            lines=dict(sorted(self.lines.items(), key=lambda item: _at(item[1]))),
             nic_lists=tuple(self.nic_lists.items()),
             net_plugins=tuple(self.net_plugins),
+            net_modules=tuple(self.net_modules),
+            gin=tuple(self.gin),
+            collnet=tuple(self.collnet),
             providers=tuple(self.providers),
             channels=self.channels,
             nvls_support=self.nvls_support,
@@ -276,10 +284,18 @@ def _line(event: Event, message: str) -> LogLine:
 
 def _statement(kind: str, data: tuple[object, ...]) -> str | None:
     """What a located event states, as a key of :attr:`ProcessLog.lines`."""
-    if kind == "network":
-        return f"network:{data[0]}"
-    if kind == "net-list":
+    if kind == "network":  # "Using network X" is the line users look for: it comes first
+        return f"network:{data[0]}" if data[1] == "using" else f"assigned:{data[0]}"
+    if kind == "gin":
+        return f"gin:{data[0]}"
+    if kind == "collnet-device":
+        return "collnet"
+    if kind == "comm" and data[0] == "Abort":
+        return "abort"
+    if kind in ("net-list", "net-nic"):
         return f"nics:{data[0]}"
+    if kind == "net-module":
+        return f"module:{data[0]}"
     if kind == "net-iface":
         return "nics:Socket"
     if kind == "env":
@@ -490,19 +506,21 @@ class LogFolder:
             if empty(merged):
                 process.version_conflict = True
             else:
+                if merged != process.version_range and event.line_number:
+                    # a line whose form narrowed the release: the witness of the range
+                    process.lines.setdefault(
+                        f"form:{format_range(event.hint)}", _line(event, event.text)
+                    )
                 process.version_range = merged
-        if kind in PROGRESS_KINDS or (kind == "comm" and data[:2] == ("Init", "COMPLETE")):
+        if kind in PROGRESS_KINDS or (kind == "comm" and data[1] == "COMPLETE"):
             process.progressed = True
             if process.warned:
                 process.went_on, process.warned = True, False
-        key = _statement(kind, data)
-        if (
-            key is not None
-            and event.line_number
-            and key not in process.lines
-            and len(process.lines) < MAX_STATEMENTS
-        ):
-            process.lines[key] = _line(event, event.text)
+        if event.line_number:  # located: a statement quoted as evidence
+            key = _statement(kind, data)
+            known = process.lines
+            if key is not None and key not in known and len(known) < MAX_STATEMENTS:
+                known[key] = _line(event, event.text)
         if kind == "connection":
             process.connections[data] += event.count
         elif kind in {"version", "bare-version"}:
@@ -512,7 +530,8 @@ class LogFolder:
         elif kind == "cuda-driver":
             process.cuda_driver = str(data[0])
         elif kind == "bootstrap":
-            process.bootstrap[str(data[0])] = None
+            for interface in data:
+                process.bootstrap[str(interface)] = None
         elif kind == "network":
             process.networks[str(data[0])] = None
         elif kind == "net-list":
@@ -540,6 +559,25 @@ class LogFolder:
                 )
                 process.socket_interfaces = (*process.socket_interfaces, nic)
                 process.nic_lists["Socket"] = process.socket_interfaces
+        elif kind == "net-nic":  # 2.3: one device a line
+            network, index, name, port, link = data
+            listed = process.nic_lists.get(str(network), ())
+            if all(n.index != index for n in listed):
+                nic = Nic(
+                    index=int(str(index)),
+                    name=str(name),
+                    port=int(str(port)) if port is not None else None,
+                    link=str(link) if link else None,
+                )
+                process.nic_lists[str(network)] = (*listed, nic)
+                if network != "Socket":
+                    process.nics = process.nic_lists[str(network)]
+        elif kind == "net-module":
+            process.net_modules.setdefault(str(data[0]), None)
+        elif kind == "gin":
+            process.gin[f"{data[0]} {data[1]}"] = None
+        elif kind == "collnet-device":
+            process.collnet[f"{data[0]} on {data[1]}"] = None
         elif kind in ("ib-no-device", "ib-failed", "plugin"):
             if kind != "plugin":
                 process.ib_no_device = True
@@ -587,6 +625,9 @@ class LogFolder:
             if "libibverbs" in event.text:
                 process.ib_no_device = True
             where = str(data[0]) if kind == "warn" and data and data[0] else None
+            plugin = plugin_of(where)
+            if plugin is not None:
+                process.net_modules.setdefault(plugin, None)
             level = "WARN" if kind == "warn" else "INFO"
             if kind == "warn" and not process.went_on:
                 process.warned = True

@@ -41,6 +41,8 @@ MAX_EVIDENCE = 6
 #: for %u msec" (socket.cc:587 @2.28.9), "Call to accept returned %s, retrying"
 #: (socket.cc:456), and CUDACHECKIGNORE's "%s:%d Cuda failure '%s'" (checks.h:34 @2.28.9)
 _TRANSIENT = re.compile(r"^INFO .*\bretrying\b|^INFO (?:\S+:\d+ )?Cuda failure ")
+#: the last retry: "retrying (34/34)", "retrying 34/34" (socket.cc, ibvwrap.cc)
+_EXHAUSTED = re.compile(r"retrying \(?(\d+)/\1\)?")
 #: ncclResult_t (nccl.h.in): what a trail's code means
 RESULT_NAMES = {
     1: "ncclUnhandledCudaError",
@@ -70,6 +72,8 @@ class Finding:
     #: a generic consequence (abort, timeout, "unhandled system error") of a cause
     #: that other findings name: listed after them
     consequence: bool = False
+    #: the log shows NCCL or the job failing here (not a choice that costs speed)
+    fatal: bool = False
 
 
 def quotes(lines: Iterable[LogLine | None], limit: int = MAX_EVIDENCE) -> tuple[str, ...]:
@@ -96,11 +100,37 @@ def _signatures_of(text: str) -> list[Signature]:
     return found
 
 
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclasses.dataclass(slots=True)
+class _Matched:
+    """What the lines one signature matched add up to."""
+
+    signature: Signature
+    lines: list[LogLine] = dataclasses.field(default_factory=list)
+    processes: set[str] = dataclasses.field(default_factory=set)
+    count: int = 0
+    severity: str = "info"
+    fatal: bool = False
+
+
+def _failing(process: ProcessLog | None, log: NcclLog) -> bool:
+    """Is a line of ``process`` on a failing path: its process passed an error up
+    (``file.cc:N -> code``) and did not go on, or a framework reports a failure."""
+    if process is not None and process.trail_codes and not process.went_on:
+        return True
+    return bool(log.signals)
+
+
 def match_signatures(log: NcclLog) -> list[Finding]:
     """Every kept WARN / failure / framework line against :data:`SIGNATURES`.
 
-    A WARN no signature knows is an error when its process did not go on after it,
-    a warning when it did; a framework's failure line no signature knows is an error.
+    On a WARN or framework line an error signature is a failure (``fatal``), except a
+    survivable one (NCCL falls back) whose process went on; on an INFO line a signature
+    is at most a warning. A WARN no signature knows is a failure when it is on a failing
+    path (:func:`_failing`), a warning otherwise; a framework's failure line no signature
+    knows is a failure.
     """
     # (process or None, the line, is it a failure line: WARN or framework)
     lines: list[tuple[ProcessLog | None, LogLine, bool]] = [
@@ -110,9 +140,9 @@ def match_signatures(log: NcclLog) -> list[Finding]:
     for said in log.processes:
         lines += [(said, decision.line, False) for decision in said.gdr]
         lines += [(said, note, False) for note in said.plugin_notes]
-    found: dict[str, tuple[Signature, list[LogLine], set[str], int]] = {}
+    found: dict[str, _Matched] = {}
     failed: list[tuple[ProcessLog | None, LogLine]] = []
-    survived: list[tuple[ProcessLog, LogLine]] = []
+    survived: list[tuple[ProcessLog | None, LogLine]] = []
     transient: list[LogLine] = []
     num_transient = 0
     matching: dict[str, list[Signature]] = {}
@@ -128,32 +158,45 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         if signatures is None:  # the same text from many processes: matched once
             signatures = matching[message] = _signatures_of(message)
         for signature in signatures:
-            sig, kept, processes, count = found.get(signature.id, (signature, [], set(), 0))
-            kept.append(line)
+            severity, fatal = signature.severity, False
+            if severity == "error":
+                if not failure:
+                    severity = "warning"  # an INFO line: NCCL went on
+                elif not signature.survivable:
+                    fatal = True
+                elif process is not None:
+                    # NCCL falls back after it: a failure where the process shows one
+                    fatal = _failing(process, log)
+                    severity = "error" if fatal else "warning"
+            entry = found.setdefault(signature.id, _Matched(signature))
+            entry.lines.append(line)
             if process is not None:
-                processes.add(process.key)
-            found[signature.id] = (sig, kept, processes, count + line.count)
+                entry.processes.add(process.key)
+            entry.count += line.count
+            if _RANK[severity] > _RANK[entry.severity]:
+                entry.severity = severity
+            entry.fatal = entry.fatal or fatal
         if signatures or not failure:
             continue
-        if process is not None and process.went_on:
-            survived.append((process, line))
-            continue
-        else:
+        if process is None or _failing(process, log):
             failed.append((process, line))
+        else:
+            survived.append((process, line))
     findings = [
         Finding(
-            id=sig.id,
-            severity=sig.severity,
-            title=sig.title,
-            cause=sig.cause,
-            fix=sig.fix,
-            evidence=quotes(kept),
-            conclusions=_status_names(sig, kept),
-            count=count,
-            processes=tuple(sorted(processes)),
-            consequence=sig.consequence,
+            id=m.signature.id,
+            severity=m.severity,
+            title=m.signature.title,
+            cause=m.signature.cause,
+            fix=m.signature.fix,
+            evidence=quotes(m.lines),
+            conclusions=_status_names(m.signature, m.lines),
+            count=m.count,
+            processes=tuple(sorted(m.processes)),
+            consequence=m.signature.consequence,
+            fatal=m.fatal,
         )
-        for sig, kept, processes, count in found.values()
+        for m in found.values()
     ]
     if failed:
         findings.append(
@@ -161,14 +204,15 @@ def match_signatures(log: NcclLog) -> list[Finding]:
                 id="nccl-failure",
                 severity="error",
                 title="NCCL reported a failure hpnet has no signature for",
-                cause="NCCL warns on the path of a call that fails, and nothing after these "
-                "lines shows the process going on (no communicator completed, no connection "
-                "set up): the line itself names the failure",
+                cause="NCCL warned on the path of a call that failed (the error went up "
+                "through 'file.cc:N -> code' lines, or the framework reports a failure): "
+                "the line itself names the failure",
                 fix="read the lines; the first one in time is the cause, the others follow "
                 "from it (if one explains a failure hpnet does not know, report it to hpnet)",
                 evidence=quotes(line for _, line in failed),
                 count=len(failed),
                 processes=tuple(sorted({p.key for p, _ in failed if p is not None})),
+                fatal=True,
             )
         )
     if survived:
@@ -176,13 +220,32 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             Finding(
                 id="other-warnings",
                 severity="warning",
-                title="NCCL warned, and the process went on",
-                cause="NCCL printed a WARN hpnet has no signature for, then completed a "
-                "communicator or set up connections: something was off, not fatal",
+                title="NCCL warned, and nothing in the log shows a failure after it",
+                cause="NCCL printed a WARN hpnet has no signature for, with no error passed "
+                "up after it ('file.cc:N -> code') and no framework error: something was "
+                "off, and NCCL (or its plugin) went on",
                 fix="read the lines; if one explains a problem, report it to hpnet",
                 evidence=quotes(line for _, line in survived),
                 count=len(survived),
-                processes=tuple(sorted({p.key for p, _ in survived})),
+                processes=tuple(sorted({p.key for p, _ in survived if p is not None})),
+            )
+        )
+    exhausted = [line for line in transient if _EXHAUSTED.search(line.text)]
+    if exhausted:
+        findings.append(
+            Finding(
+                id="retries-exhausted",
+                severity="error",
+                title="NCCL retried a call to its last attempt, and it still failed",
+                cause="a connection (or an RDMA queue-pair transition) failed on every retry "
+                "NCCL allows (NCCL_SOCKET_RETRY_CNT, NCCL_IB_MQP_RETRY_CNT): after the last one "
+                "NCCL gives up with an error; the reason is in the line (No route to host: the "
+                "peer's address is not reachable from here, a wrong interface or a firewall; "
+                "Connection refused: nothing listens there)",
+                fix="make every node reach the others' addresses on the interface NCCL uses "
+                "(NCCL_SOCKET_IFNAME naming the same network on every node; open the ports)",
+                evidence=quotes(exhausted),
+                count=len(exhausted),
             )
         )
     if transient:
@@ -295,6 +358,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             count=len(failing),
             processes=tuple(p.key for p in failing),
             consequence=all(p.key in explained for p in failing),
+            fatal=True,
         )
     ]
 
@@ -340,6 +404,7 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
             for process, bounds in ranged
             if known and not any(contains(bounds, v) for v in known)
         ]
+        witnesses = [line for process, _ in ranged for key, line in process.lines_of("form:")]
         if not conclusions and len(ranged) > 1:
             # the ranges have no release in common exactly when the highest lower bound
             # exceeds the lowest upper bound: those two processes are the witnesses
@@ -436,6 +501,7 @@ def comm_states(
                 cause="a rank hit an error or a timeout and the framework aborted the "
                 "communicator (ncclCommAbort); some frameworks also abort at shutdown",
                 fix="the cause is the first error before it",
+                evidence=quotes(p.line("abort") for p in log.processes),
                 conclusions=tuple(f"communicator {c[0]} was aborted" for c in aborted[:4]),
                 count=len(aborted),
                 consequence=True,

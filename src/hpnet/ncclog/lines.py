@@ -32,7 +32,8 @@ IDEMPOTENT = frozenset(
     {
         "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version",
         "cuda-driver", "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr",
-        "connected", "notable", "trail", "provider", "channels", "nvls-support",
+        "connected", "trail", "provider", "channels", "nvls-support", "net-nic",
+        "net-module", "gin", "collnet-device",
         # a connection a process reports again (a new communicator generation on the
         # same ranks and NIC) adds channels to a count nothing reads
         "connection",
@@ -48,6 +49,7 @@ LOCATED_KINDS = frozenset(
         "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
         "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
         "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support",
+        "net-nic", "net-module", "gin", "collnet-device",
     }
 )  # fmt: skip
 #: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are
@@ -56,7 +58,7 @@ BARE_KINDS = frozenset(
     {
         "connection", "network", "net-list", "net-iface", "env", "gdr", "ib-no-device",
         "ib-failed", "bootstrap", "trail", "provider", "ring-gdr", "comm", "channels",
-        "nvls-support", "version",
+        "nvls-support", "version", "net-nic",
     }
 )  # fmt: skip
 
@@ -135,6 +137,8 @@ _PREFIX = re.compile(
     r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\]"
     r"(?: (?P<where>[^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)(?: \((?P<func>[^()\s]*)\))?)?\s*$"
 )
+#: a WARN's ``file.cc:123`` (or a plugin's function) where no host prefix stands before it
+_WHERE = re.compile(r"(?:^|\s)([^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)\s*$")
 #: timestamps that log collectors glue in front of the host (CloudWatch, kubectl
 #: --timestamps, NCCL 2.26+'s ``[2026-11-21 23:50:29]``), removed before the host is read
 _TIMESTAMP = re.compile(r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?")
@@ -180,10 +184,16 @@ _RING_ORDER = re.compile(r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? :((?:\s+-?\d+)+)\
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: Using (?:\[\d+\])?(\S+)")
+#: 2.4.8-2.7.8 list every interface: "Bootstrap : Using [0]eth0:10.0.0.1<0> [1]eth1:..."
+_BOOTSTRAP_MORE = re.compile(r"\[\d+\](\S+)")
 #: one device of an RDMA list: `` [%d]%s:%d/%s`` (net_ib.cc:247 @2.12.7), from 2.30.7 with
 #: an optional ``:rail`` and ``:plane`` after the port (`` [0]mlx5_0:1:3/IB``, ``:`` + ``:2``
 #: for a plane without rail: net_ib/init.cc:494-504 @2.30.7)
-_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+):(\d+)(?::\d*(?::\d+)?)?(?:/(\w+))?$")
+_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+):(\d+)(?::\d*(?::\d+)?)?(?:/(\w+))?(?:/\w+)*$")
+#: 2.3 lists one device a line: "NET/IB: [%d] %s:%d/%s " (transport/net_ib.cu:137 @2.3.5)
+_NIC_LINE = re.compile(r"^NET/(\w+): \[(\d+)\] ([^\s:\[\]]+):(\d+)/(\w+)\s*$")
+#: "NET/IB : mlx5_0:1 Got async event : local access violation work queue error"
+_ASYNC = re.compile(r"^NET/\w+ ?: ([^\s:]+):(\d+) Got async event")
 #: one interface of a socket list, NCCL's or a TCP plugin's: `` [%d]%s:%s`` with the
 #: address and port (``[0]eth0:10.0.0.1<0>``, ``[1]eth1:fe80::1%eth1<0>``)
 _SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
@@ -193,12 +203,22 @@ _MERGED_NIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
 _MERGED_PART = re.compile(r"\[\d+\] ([^\s:\[\],]+):(\d+)/(\w+)")
 _NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$")
 _NET_OLD_IFACE = re.compile(r"^NET : Using interface (\S+)")
-_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+#: "Using network %s" (2.6.4+), 2.3's "Using internal Network %s" / "Using external
+#: Network %s" (init.cu:74-77 @2.3.5)
+_NETWORK = re.compile(r"^Using (?:internal |external )?[Nn]etwork (.+?)\s*$")
+#: a plugin's own lines: "NET/FastSocket : Connected after 1000 retries." (any module but
+#: NCCL's IB and Socket, the plugin loader and aws-ofi-nccl's NET/OFI)
+_MODULE_LINE = re.compile(r"^NET/(\w+) ?: ")
 #: 2.27.3+: "Assigned NET plugin IB to comm" (the module a communicator uses; "Initialized
 #: NET plugin X" only says X started, and a plugin that starts can still fail); a plugin
 #: NCCL loaded: "NET/Plugin: Loaded net plugin AWS Libfabric (v8)" (plugin/net.cc)
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _LOADED = re.compile(r"^NET/Plugin ?: Loaded (net|collnet|coll) plugin (.+?)(?: \(v\d+\))?\s*$")
+#: 2.28+: "Assigned GIN plugin %s to comm" (plugin/net.cc:249 @2.28.9), 2.29+ also "RMA"
+_GIN = re.compile(r"^Assigned (GIN|RMA) plugin (\S+) to comm")
+_SHARP_DEVICE = re.compile(r"^Sharp rank \d+/\d+ initialized on (\S+)")
+#: nccl-rdma-sharp-plugins' p2p_plugin.c: "P2P plugin %s", "P2P plugin v10 %s"
+_P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)\s*$")
 _PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
 #: "NCCL_IB_HCA set by environment to mlx5_0." (param.cc, 2.7.3+ for string values; the
 #: integer form ends without a period), "NCCL_IB_HCA set to mlx5_0" (2.4-2.15, NET)
@@ -207,7 +227,10 @@ _LAST_VERBS_LIB = re.compile(r"^Count not open libibverbs\.so\.1\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
 #: the return-code trail of a failed call (include/checks.h: "%s:%d -> %d", with
 #: " (%s)" for a system call's errno and " [Async thread]" / " [Progress Thread]")
-_TRAIL = re.compile(r"^(\S+?\.(?:cc|cu|cpp|c|h|hpp)):(\d+) -> (\d+)(?: \(([^()]*)\))?")
+#: 2.30.7 adds the function: "%s:%d (%s) -> %d" (debug.cc's location prefix)
+_TRAIL = re.compile(
+    r"^(\S+?\.(?:cc|cu|cpp|c|h|hpp)):(\d+)(?: \([^()\s]*\))? -> (\d+)(?: \(([^()]*)\))?"
+)
 #: GPUDirect RDMA decisions (graph/paths.cc, transport/net.cc, net_ib.cc, graph/topo.cc):
 #: "GPU Direct RDMA Disabled for GPU %lx / HCA %d (distance %d > %d)" 2.8-2.26 (2.4:
 #: "NET/%s : ... for GPU %d[%d] / HCA %d (distance %d >= %d)"; 2.27: "GPU %d / HCA %lx"),
@@ -245,8 +268,12 @@ _STATE = re.compile(r"- (Init|Abort|Destroy) (START|COMPLETE)")
 #: messages that NOWARN demoted from WARN)
 _NOTABLE = re.compile(
     r"No device found|returned 0 devices|[Ff]ail|[Ee]rror|Could not|[Aa]bort|timed? ?out"
-    r"|Disabled|not found|Unable|unable|not available"
+    r"|Disabled|not found|Unable|unable|not available|retrying|refused|unreachable"
+    r"|No route to host"
 )
+#: "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d" (2.19+, NCCL_IB_MERGE_NICS
+#: and the IBext plugins): the devices NCCL uses, made of one port or several
+_VIRTUAL_NIC = re.compile(r"^NET/(\w+) ?: Made virtual device \[(\d+)\] name=(\S+)")
 #: lines from frameworks and tools around NCCL that say a collective failed
 _SIGNAL = re.compile(
     r"NCCL error|nccl\w*Error|ncclSystemError|ncclInternalError|ncclRemoteError"
@@ -265,11 +292,12 @@ _BARE_START = re.compile(
     r"(?:(?<=\s)|(?<=\])|^)"
     r"(?:Channel (?:\d+(?:/\d+)? )?: \d|Ring \d+ : \d|CollNet \d+(?:/\d+)? : \d"
     r"|NET/\S+? ?: (?:Using|No device|GPU Direct|Got completion)|NET/OFI Selected"
-    r"|Using network |Bootstrap ?: (?:Using|no socket)|NCCL_[A-Z0-9_]+ set (?:by \S+ )?to "
+    r"|NET/IB: \[\d+\] |Using (?:internal |external )?[Nn]etwork "
+    r"|Bootstrap ?: (?:Using|no socket)|NCCL_[A-Z0-9_]+ set (?:by \S+ )?to "
     r"|GPU Direct RDMA |comm 0x[0-9a-f]+ rank \d|ncclComm\w+ comm 0x"
     r"|\S+\.(?:cc|cu):\d+ -> \d|Connected all rings|\d+ coll channels,"
     r"|NVLS multicast support|(?:Assigned|Initialized) NET plugin|Failed to open libibverbs"
-    r"|cudaDriverVersion \d|Call to ibv_\w+ failed)"
+    r"|cudaDriverVersion \d|Call to ibv_\w+ failed|P2P plugin |Assigned (?:GIN|RMA) plugin)"
 )
 #: what may not stand right before a bare message: program text (a quoted string, an
 #: assignment, a call), so that only pasted log lines are read
@@ -346,7 +374,8 @@ def _message_event(message: str, process: None, source: str) -> Message:
     if head.startswith("Bootstra"):
         found = _BOOTSTRAP.match(message)
         if found:
-            return _m("bootstrap", process, (found.group(1),))
+            listed = _BOOTSTRAP_MORE.findall(message) or [found.group(1)]
+            return _m("bootstrap", process, tuple(listed))
     if head.startswith("NET"):
         return _net_event(message, process)
     if head.startswith("Failed t") and "libibverbs" in message:
@@ -358,14 +387,25 @@ def _message_event(message: str, process: None, source: str) -> Message:
         return _m("ib-no-device", process, (), message)
     if head.startswith("Net/IB: ") and "returned 0 devices" in message:
         return _m("ib-no-device", process, (), message)  # 2.3: call to devices() returned 0
-    if head.startswith("Using ne"):
+    if head.startswith(("Using ne", "Using in", "Using ex")):
         found = _NETWORK.match(message)
         if found:
-            return _m("network", process, (found.group(1),))
+            return _m("network", process, (found.group(1), "using"))
     if head.startswith("Assigned"):  # 2.27.3+: "Assigned NET plugin IB to comm"
         found = _ASSIGNED.match(message)
         if found:
-            return _m("network", process, (found.group(1),))
+            return _m("network", process, (found.group(1), "assigned"))
+        gin = _GIN.match(message)
+        if gin:
+            return _m("gin", process, (gin.group(1), gin.group(2)), message)
+    if head.startswith("Sharp ra"):  # nccl-rdma-sharp-plugins: "Sharp rank %d/%d initialized on %s"
+        found = _SHARP_DEVICE.match(message)
+        if found:
+            return _m("collnet-device", process, ("SHARP", found.group(1)), message)
+    if head.startswith("P2P plug"):  # nccl-rdma-sharp-plugins: "P2P plugin [v10 ]IBext_v10"
+        found = _P2P_PLUGIN.match(message)
+        if found:
+            return _m("net-module", process, (found.group(1),), message)
     if head.startswith(("Initiali", "Failed t", "Successf", "Disablin")) and "plugin" in message:
         failed = _PLUGIN_FAILED.match(message)
         if failed and failed.group(1) == "IB":
@@ -392,7 +432,7 @@ def _message_event(message: str, process: None, source: str) -> Message:
     if head.startswith("rank ") and "nranks" in message:  # 2.3: "rank 0 nranks 4"
         fields = _fields(message)
         return _m("comm", process, ("Info", "", fields))
-    if head.startswith(("NVLS com", "Connected NVLS")):
+    if message.startswith(("NVLS comm", "Connected NVLS")):
         return _m("nvls", process)
     if head.startswith("NVLS mul"):
         found = _NVLS_SUPPORT.match(message)
@@ -492,6 +532,14 @@ def _net_event(message: str, process: None) -> Message:
         return _m("ib-no-device", process, (), message)
     if "GPU Direct RDMA" in message:
         return _gdr_event(message, process)
+    single = _NIC_LINE.match(message)
+    if single:
+        network, index, name, port, link = single.groups()
+        return _m("net-nic", process, (network, int(index), name, int(port), link))
+    virtual = _VIRTUAL_NIC.match(message)
+    if virtual:
+        network, index, name = virtual.groups()
+        return _m("net-nic", process, (network, int(index), name, None, None))
     old = _NET_OLD_IFACE.match(message)
     if old:  # 2.3: "NET : Using interface eth0:10.0.0.1<0>", one line per interface
         name, _, address = old.group(1).partition(":")
@@ -520,6 +568,9 @@ def _net_event(message: str, process: None) -> Message:
             return _m("net-list", process, (network, nics, oob))
     if _NOTABLE.search(message):
         return _m("notable", process, (), message)
+    module = _MODULE_LINE.match(message)
+    if module and module.group(1) not in ("IB", "Socket", "Plugin", "OFI"):
+        return _m("net-module", process, (module.group(1),), message)
     return _m("other", process)
 
 
@@ -548,9 +599,11 @@ def _first_line(message: str) -> str:
 class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
-    __slots__ = ("_emitted", "_hosts", "_messages", "_prefixes")
+    __slots__ = ("_emitted", "_hosts", "_messages", "_prefixes", "quoted")
 
     def __init__(self) -> None:
+        #: (process, transport) whose first connection line the scanner located already
+        self.quoted: set[tuple[str, object]] = set()
         #: lines of IDEMPOTENT kinds already reported (a process repeating "Using network
         #: IB" for every communicator says nothing new)
         self._emitted: set[bytes] = set()
@@ -587,7 +640,8 @@ class Classifier:
         else:
             rank = _launcher_rank(text)
             key = source if rank is None else f"{source}[rank {rank}]"
-            value = ((key, None, None, rank, None), None)
+            place = _WHERE.search(text)
+            value = ((key, None, None, rank, None), place.group(1) if place else None)
         if len(self._prefixes) < MAX_CACHED:
             self._prefixes[(prefix, source)] = value
         return value
@@ -597,9 +651,9 @@ class Classifier:
         is cut off where a host this pid printed before ends the text."""
         valid = bool(_HOSTNAME.fullmatch(host))
         if glued or not valid:
-            # the same process's host; a character no host name has ('=', '.') proves
-            # the glue, and then any host seen before may end the text
-            for known in (self._hosts.get(pid, ()), () if valid else self._hosts.get(-1, ())):
+            # the same process's host first, then any host seen before: another line's
+            # text glued in front of this prefix ("...66015g183:161258:...") ends in one
+            for known in (self._hosts.get(pid, ()), self._hosts.get(-1, ())):
                 ends = [h for h in known if host.endswith(h) and h != host]
                 if ends:
                     return max(ends, key=len)
@@ -629,6 +683,8 @@ class Classifier:
         run, pid = found.group(1), int(found.group(2))
         cut = found.start(1)
         known = [h for h in self._hosts.get(pid, ()) if run.endswith(h.encode())]
+        if not known:  # this pid's first line: any host seen before may end the run
+            known = [h for h in self._hosts.get(-1, ()) if run.endswith(h.encode())]
         if known:  # the host this pid printed before
             cut = found.end(1) - len(max(known, key=len))
         else:  # a connection line's last word (GDRDMA, CUMEM, ...) before the host
@@ -682,7 +738,12 @@ class Classifier:
             return event
         text = line.decode("utf-8", "replace").rstrip("\r")
         at = text.find("NCCL version ")
-        if at >= 0 and _BARE_VERSION_PREFIX.fullmatch(text[:at]):
+        if at >= 0 and (
+            _BARE_VERSION_PREFIX.fullmatch(text[:at])
+            or (
+                at < 300 and not _BARE_PREFIX_REJECT.search(text, 0, at) and "NCCL" not in text[:at]
+            )
+        ):
             version = _VERSION.match(text, at)
             if version:
                 process, _ = self.process(line[: line.find(b"NCCL version")], source)
@@ -728,7 +789,7 @@ def classify(line: bytes, source: str) -> Event | None:
     """Classify one line with a fresh :class:`Classifier` (tests and one-offs).
 
     >>> classify(b"vm:3177:3177 [0] NCCL INFO Using network Socket", "x").data
-    ('Socket',)
+    ('Socket', 'using')
     >>> e = classify(b"[1,2]<stdout>:gpu1:41:41 [2] NCCL INFO NET/IB : No device found.", "x")
     >>> e.kind, e.process
     ('ib-no-device', ('gpu1:41', 'gpu1', 41, 2, 2))

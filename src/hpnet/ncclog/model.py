@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+from collections.abc import Mapping
 
 __all__ = [
     "Connection",
@@ -285,12 +286,20 @@ class ProcessLog:
     #: the first line of each thing the process stated, by what it is about:
     #: ``network:IB``, ``nics:IB``, ``nics:Socket``, ``env:NCCL_IB_HCA``, ``ib-no-device``,
     #: ``bootstrap``, ``version``, ``transport:NET/IB/0/GDRDMA``, ``provider``, ...
-    lines: tuple[tuple[str, LogLine], ...] = ()
+    lines: Mapping[str, LogLine] = dataclasses.field(default_factory=dict)
     #: every device list NCCL (or a plugin) printed, by network: ``NET/IB : Using [0]...``,
     #: ``NET/Socket : Using [0]eth0:...``, ``NET/FastSocket : Using ...``
     nic_lists: tuple[tuple[str, tuple[Nic, ...]], ...] = ()
     #: network plugins NCCL loaded (``NET/Plugin: Loaded net plugin AWS Libfabric``)
     net_plugins: tuple[str, ...] = ()
+    #: plugins whose own lines the process printed: ``NET/FastSocket : ...`` lines, or WARNs
+    #: from a plugin's source file (:mod:`hpnet.ncclog.plugins`)
+    net_modules: tuple[str, ...] = ()
+    #: 2.28+: device-side networking plugins assigned to its communicators
+    #: (``GIN GIN_IB_GDAKI``, ``RMA GIN_IB_PROXY``)
+    gin: tuple[str, ...] = ()
+    #: in-network reduction set up on a device: ``SHARP on mlx5_5:1``
+    collnet: tuple[str, ...] = ()
     #: aws-ofi-nccl's libfabric provider, its fabric and how many NICs it found
     providers: tuple[tuple[str, str | None, int], ...] = ()
     #: ``%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels``
@@ -306,13 +315,11 @@ class ProcessLog:
 
     def line(self, key: str) -> LogLine | None:
         """The first line that stated ``key`` (see :attr:`lines`)."""
-        for name, line in self.lines:
-            if name == key:
-                return line
-        return None
+        return self.lines.get(key)
 
     def lines_of(self, prefix: str) -> list[tuple[str, LogLine]]:
-        return [(name, line) for name, line in self.lines if name.startswith(prefix)]
+        """The statements whose key starts with ``prefix``, in input order."""
+        return [(name, line) for name, line in self.lines.items() if name.startswith(prefix)]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

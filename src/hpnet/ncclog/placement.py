@@ -22,6 +22,7 @@ __all__ = [
     "crowded_hosts",
     "machine_labels",
     "peer_rank",
+    "shared_gpus",
 ]
 
 #: transports that stay inside an NCCL host (p2p.cc / shm.cc refuse other hosts' peers)
@@ -286,3 +287,25 @@ def crowded_hosts(place: Placement) -> dict[str, str]:
                     f"counted {local} ranks per host ({nnodes or '?'} hosts)",
                 )
     return crowded
+
+
+def shared_gpus(place: Placement) -> list[str]:
+    """Ranks of one communicator on the same GPU of one NCCL host (the same ``busId`` in
+    their init lines, 2.6+): NCCL refuses that ("Duplicate GPU detected", init.cc), so
+    the communicator cannot come up. One sentence per GPU so shared."""
+    found = []
+    for comm in place.comms.values():
+        by_gpu: dict[tuple[str, str], list[int]] = {}
+        for rank, member in comm.by_rank.items():
+            process = comm.members.get(rank)
+            if process is None or not member.bus_id:
+                continue
+            gpu = (place.nccl_host(process), member.bus_id.lower().lstrip("0") or "0")
+            by_gpu.setdefault(gpu, []).append(rank)
+        for (host, bus_id), ranks in by_gpu.items():
+            if len(ranks) > 1:
+                found.append(
+                    f"ranks {', '.join(map(str, sorted(ranks)))} of communicator {comm.key} "
+                    f"are all on GPU busId {bus_id} of {host}"
+                )
+    return found

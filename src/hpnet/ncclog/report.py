@@ -45,6 +45,7 @@ from hpnet.ncclog.placement import (
     by_host,
     crowded_hosts,
     machine_labels,
+    shared_gpus,
 )
 
 __all__ = [
@@ -88,6 +89,8 @@ class ProcessRow:
     chose_evidence: tuple[str, ...] = ()
     #: every ``NCCL_X set by environment to Y`` it echoed, as ``NCCL_X=Y``
     env: tuple[str, ...] = ()
+    #: in-network reduction (CollNet) devices it set up: ``SHARP on mlx5_5:1``
+    collnet: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -162,6 +165,9 @@ class VerifyReport:
     #: ``NCCL_X=Y`` for every variable NCCL echoed (``set by environment to``), with
     #: how many processes echoed that value
     environment: tuple[str, ...] = ()
+    #: the log shows NCCL or the job failing (a failure line, not a costly choice): the
+    #: status is then FAIL whatever else the log proves
+    fatal: bool = False
     num_lines: int
     num_nccl_lines: int
     num_bytes: int
@@ -387,6 +393,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 nic_list=choice.nics if choice else (),
                 chose_evidence=quotes(choice.lines) if choice else (),
                 env=tuple(f"{name}={value}" for name, value in process.env),
+                collnet=process.collnet,
             )
         )
 
@@ -453,6 +460,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         same_host_net=same_host_net,
         split_by_hostid=split_by_hostid,
         indistinct=indistinct,
+        shared=shared_gpus(place),
     )
     findings += comm_states(
         log,
@@ -463,7 +471,9 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     )
     named = {key for f in findings if f.severity == "error" for key in f.processes}
     findings += trail_findings(log, named)
-    findings.sort(key=lambda f: (("error", "warning", "info").index(f.severity), f.consequence))
+    findings.sort(
+        key=lambda f: (("error", "warning", "info").index(f.severity), not f.fatal, f.consequence)
+    )
     intra_all = _uniq(t for r in rows for t in r.intra_node)
     inter_all = _uniq(t for r in rows for t in r.inter_node)
     results = _check_expectation(expectation, rows) if expectation else ()
@@ -487,6 +497,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         num_nccl_lines=log.num_nccl_lines,
         num_bytes=log.num_bytes,
         environment=_environment(processes),
+        fatal=any(f.fatal for f in findings),
     )
 
 

@@ -56,10 +56,12 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\
 _BARE_HINT = re.compile(
     rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
-    rb"|NET plugin"
+    rb"|NET plugin| Network "
 )
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096
+#: (process, transport) pairs whose first connection line is remembered as quoted
+MAX_QUOTED = 100_000
 
 
 def normalise(data: bytes) -> bytes:
@@ -74,7 +76,7 @@ def normalise(data: bytes) -> bytes:
         data = data.replace(b"\0", b"")
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
-    if b"\r\n" in data:
+    if b"\r" in data:  # one byte: memchr, not a two-byte search
         data = data.replace(b"\r\n", b"\n")
     return data
 
@@ -131,8 +133,8 @@ def scan_block(
     events = result.events
     nccl = 0
     raw_lines: list[bytes] | None = None
-    #: (process, transport) whose first connection line in this block is quoted
-    quoted: set[tuple[str, object]] = set()
+    #: (process, transport) whose first connection line is quoted: the rest are not located
+    quoted = classify.quoted
     for whole, count in counts.items():
         line = whole
         if len(line) > MAX_LINE_BYTES:
@@ -156,12 +158,16 @@ def scan_block(
                 continue
             event.count = count
             kind = event.kind
-            if kind in LOCATED_KINDS or (
-                kind == "connection"
-                and event.process is not None
-                and (event.process[0], event.data[5]) not in quoted
+            if (
+                kind in LOCATED_KINDS
+                or (
+                    kind == "connection"
+                    and event.process is not None
+                    and (event.process[0], event.data[5]) not in quoted
+                )
+                or (kind == "comm" and event.data[0] == "Abort")
             ):
-                if kind == "connection" and event.process is not None:
+                if kind == "connection" and event.process is not None and len(quoted) < MAX_QUOTED:
                     quoted.add((event.process[0], event.data[5]))
                 number = locate(whole)
                 event.line_number = number

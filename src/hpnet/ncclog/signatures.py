@@ -30,6 +30,8 @@ class Signature:
     #: a generic consequence (an abort, a timeout, "unhandled system error"): shown
     #: after the specific causes found in the same log
     consequence: bool = False
+    #: NCCL goes on after it (falls back): a failure only when the process did not
+    survivable: bool = False
 
 
 def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
@@ -43,6 +45,7 @@ def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
     *,
     exclusive: bool = False,
     consequence: bool = False,
+    survivable: bool = False,
 ) -> Signature:
     return Signature(
         id=id,
@@ -54,6 +57,7 @@ def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
         source=source,
         exclusive=exclusive,
         consequence=consequence,
+        survivable=survivable,
     )
 
 
@@ -231,6 +235,7 @@ SIGNATURES: tuple[Signature, ...] = (
         'src/transport.cc ("Cannot initialize CollNet, using point-to-point network '
         'instead"), src/graph/tuning.cc, nccl-rdma-sharp-plugins',
         exclusive=True,
+        survivable=True,
     ),
     _sig(
         "nvls-failed",
@@ -245,6 +250,7 @@ SIGNATURES: tuple[Signature, ...] = (
         'src/transport/nvls.cc ("Failed to bind NVLink SHARP (NVLS) Multicast memory"), '
         "src/mnnvl.cc",
         exclusive=True,
+        survivable=True,
     ),
     _sig(
         "p2p-disabled-nvlink",
@@ -292,6 +298,60 @@ SIGNATURES: tuple[Signature, ...] = (
         "(LOCAL_RANK not used to pick the device)",
         "call torch.cuda.set_device(LOCAL_RANK) before init, or launch one rank per GPU",
         'src/init.cc ("Duplicate GPU detected")',
+        exclusive=True,
+    ),
+    _sig(
+        "shm-exhausted",
+        "error",
+        "NCCL could not create its shared-memory segments (/dev/shm full or too small)",
+        r"posix_fallocate failed|Error while creating shared memory segment"
+        r"|shm_open|No space left on device|Unable to allocate shared memory",
+        "the SHM transport (and NCCL's proxy) allocate buffers in /dev/shm: Docker gives a "
+        "container 64 MiB and Kubernetes pods the node's default unless told otherwise, which "
+        "a few GPUs' buffers exceed",
+        "docker run --shm-size=8g (or --ipc=host); Kubernetes: mount an emptyDir with "
+        "medium: Memory at /dev/shm; `hpnet doctor` (limits.shm) checks it",
+        'src/include/shm.h / misc/shmutils.cc ("Call to posix_fallocate failed", "Error '
+        'while creating shared memory segment")',
+        exclusive=True,
+    ),
+    _sig(
+        "invalid-rank",
+        "error",
+        "a process asked NCCL for a rank outside its communicator",
+        r"Invalid rank requested",
+        "the rank given to ncclCommInitRank is not below the communicator's size: the "
+        "launcher's RANK / WORLD_SIZE (or the per-node rank arithmetic) is inconsistent",
+        "make every process's RANK < WORLD_SIZE (check the launcher's nnodes x nproc-per-node "
+        "and what each node passes as its node rank)",
+        'src/init.cc ("Invalid rank requested : %d/%d")',
+        exclusive=True,
+    ),
+    _sig(
+        "bootstrap-duplicate-rank",
+        "error",
+        "two processes joined the bootstrap with the same rank",
+        r"rank \d+ of \d+ ranks has already checked in",
+        "the launcher gave the same RANK to two processes (a scheduler's rank variables "
+        "and the framework's disagree, or a process restarted while its old self still ran)",
+        "give every process a distinct RANK (check SLURM_PROCID / LOCAL_RANK handling in the "
+        "launcher), and make sure no stale process of an earlier attempt is still running",
+        'src/bootstrap.cc ("Bootstrap Root : rank %d of %d ranks has already checked in")',
+        exclusive=True,
+    ),
+    _sig(
+        "topology-search-fallback",
+        "warning",
+        "NCCL found no ring or tree in the topology and fell back to a simple order",
+        r"Could not find a path for pattern \d+, falling back to simple order"
+        r"|falling back to simple order",
+        "the topology NCCL detected (PCIe switches, NVLink, NICs) gave its search no graph "
+        "that fits: usually a VM that hides the real PCIe tree; the fallback uses few "
+        "channels and low bandwidth",
+        "give NCCL the platform's topology (NCCL_TOPO_FILE; cloud images ship one, e.g. "
+        "aws-ofi-nccl's p4d XML), or run on a platform that exposes the PCIe tree",
+        'src/graph/search.cc ("Could not find a path for pattern %d, falling back to simple '
+        'order")',
         exclusive=True,
     ),
     _sig(
@@ -399,6 +459,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "check `fi_info -p efa` in the container, the plugin and libfabric versions, and "
         "that /dev/infiniband is passed in",
         "aws-ofi-nccl (NET/OFI messages)",
+        survivable=True,
     ),
     _sig(
         "efa-no-device",
@@ -412,6 +473,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "attach EFA to the instance (or request vpc.amazonaws.com/efa in Kubernetes) and "
         "pass /dev/infiniband into the container",
         "libfabric fi_getinfo, aws-ofi-nccl",
+        survivable=True,
     ),
     _sig(
         "internal-error",

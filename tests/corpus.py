@@ -1,0 +1,332 @@
+"""The real-input corpus: what each file's note says a maintainer concludes, against hpnet.
+
+Every input under ``tests/data`` whose ``.source.txt`` has an ``Expected`` block (written
+before hpnet was run on the file) is graded key by key: for NCCL logs the verdict
+(fatal or not), what NCCL chose (network, NICs), the transports proven inside and between
+hosts, GPUDirect RDMA, the environment NCCL echoed, versions, hosts, processes, and
+whether the key line is quoted as evidence; for RDMA listings the ports hpnet would select
+and the transport; for nccl-tests outputs the op, ranks, rows, checking and failure.
+
+``python -m tests.corpus`` prints the grade table (``tests/data/CORPUS.md`` holds it);
+``tests/unit/test_corpus.py`` asserts every check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    key: str
+    expected: str
+    got: str
+    ok: bool
+
+
+def expected(note: Path) -> dict[str, str]:
+    """The ``Expected`` block of a note: ``key: value`` lines (continuation lines of a
+    value indented deeper are joined)."""
+    text = note.read_text()
+    if "\nExpected" not in text:
+        return {}
+    block = text.split("\nExpected", 1)[1].split("\n", 1)[1]
+    values: dict[str, str] = {}
+    key = None
+    for line in block.splitlines():
+        found = re.match(r"^\s{2}(\w+):\s?(.*)$", line)
+        if found:
+            key = found.group(1)
+            values[key] = found.group(2).strip()
+        elif key and line.strip():
+            values[key] += "\n" + line.strip()
+        elif not line.strip() and key:
+            continue
+    return values
+
+
+def head(value: str) -> str:
+    """The machine value: what stands before a parenthesis or `` #`` comment."""
+    return re.split(r"\s+\(|\s+#|\s+--", value.split("\n", 1)[0], maxsplit=1)[0].strip()
+
+
+def items(value: str) -> set[str]:
+    """``a, b (c), d`` -> {a, b, d}; ``-``, ``none`` -> empty."""
+    value = re.sub(r"\([^()]*\)", "", value.split("\n", 1)[0])
+    return {v.strip() for v in value.split(",") if v.strip() and v.strip() not in ("-", "none")}
+
+
+def inputs() -> list[tuple[Path, Path, dict[str, str]]]:
+    """(data file, note, expected) for every graded input."""
+    found = []
+    for note in sorted(DATA.rglob("*.source.txt")):
+        values = expected(note)
+        if not values:
+            continue
+        stem = note.name.removesuffix(".source.txt")
+        candidates = [p for p in note.parent.glob(stem + ".*") if p != note and p.is_file()]
+        directory = note.parent / stem
+        data = candidates[0] if candidates else directory
+        found.append((data, note, values))
+    return found
+
+
+# ---------------------------------------------------------------- NCCL logs
+
+
+def _norm(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _transports(labels: set[str]) -> set[str]:
+    return {t.strip() for t in labels}
+
+
+def grade_log(path: Path, values: dict[str, str]) -> list[Check]:
+    from hpnet.ncclog.read import collect_inputs, read_logs
+    from hpnet.ncclog.report import analyse
+
+    found, notes = collect_inputs([str(path)])
+    report = analyse(read_logs(found, jobs=1, notes=notes))
+    checks = []
+    fatal = head(values.get("fatal", "")).lower()
+    if fatal in ("yes", "no"):
+        ok = report.fatal == (fatal == "yes") and (fatal == "no" or report.status == "FAIL")
+        got = f"{'fatal' if report.fatal else 'not fatal'}, {report.status}"
+        checks.append(Check("fatal", fatal, got, ok))
+
+    networks = {n for r in report.ranks for n in r.network}
+    want = head(values.get("network", "unknown"))
+    if want:
+        names = {_norm(n) for n in items(want)} - {"unknown"}
+        got_names = {_norm(n) for n in networks}
+        if not names:
+            ok = not got_names
+        else:
+            ok = bool(got_names) and all(any(g.startswith(n) for g in got_names) for n in names)
+        checks.append(Check("network", want, ", ".join(sorted(networks)) or "-", ok))
+
+    want_nics = values.get("nics", "unknown").split("\n", 1)[0]
+    if head(want_nics) not in ("unknown", ""):
+        listed = {n for r in report.ranks for n in r.nic_list}
+        if not listed:  # a CollNet plugin's device, when no network lists its own
+            listed = {c.split(" on ", 1)[1] for r in report.ranks for c in r.collnet}
+        got = {re.sub(r" \((\w+)\)$", r"/\1", n).split(" ", 1)[0] for n in listed}
+        want_set = items(want_nics) if head(want_nics) != "none" else set()
+        names_got = {g.split("/", 1)[0] for g in got}
+        names_want = {w.split("/", 1)[0] for w in want_set}
+        if not all(":" in n for n in names_got):  # a source that names no port
+            names_got = {n.split(":", 1)[0] for n in names_got}
+            names_want = {n.split(":", 1)[0] for n in names_want}
+        linked = any("/" in g for g in got)  # the source names link layers
+        links_ok = all(w in got or "/" not in w or not linked for w in want_set)
+        checks.append(
+            Check(
+                "nics",
+                want_nics,
+                ", ".join(sorted(got)) or "-",
+                names_got == names_want and links_ok,
+            )
+        )
+
+    for key, name in (("inter", "inter_node"), ("intra", "intra_node")):
+        value = head(values.get(key, ""))
+        if not value:
+            continue
+        got_labels = set(report.transports[name])
+        if value in {"unproven", "none"}:  # no connection line of this kind in the log
+            ok = not got_labels
+        else:
+            ok = _transports(items(value)) == got_labels
+        checks.append(Check(key, value, ", ".join(sorted(got_labels)) or "-", ok))
+
+    gdr = head(values.get("gdr", "")).replace("-", " ")
+    if gdr:
+        got_gdr = {h.gdr for h in report.hosts if h.gdr}
+        got_text = ", ".join(sorted(got_gdr)) or "unknown"
+        # sockets never do GPUDirect RDMA: "no" there is what hpnet leaves out (n/a)
+        rdma = any(
+            t.startswith(("NET/", "CollNet")) and not t.startswith("NET/Socket")
+            for t in report.transports["inter_node"]
+        )
+        ok = (gdr == "unknown" and not got_gdr) or got_gdr == {gdr}
+        ok = ok or (gdr == "no" and not got_gdr and not rdma)
+        checks.append(Check("gdr", gdr, got_text, ok))
+
+    env = values.get("env", "-")
+    if head(env) not in ("", "-", "unknown"):
+        want_env = {
+            e.strip() for e in re.split(r",\s*(?=NCCL_)", env.split("\n", 1)[0]) if "=" in e
+        }
+        got_env = {e.split(" (", 1)[0] for e in report.environment}
+        checks.append(
+            Check(
+                "env", ", ".join(sorted(want_env)), ", ".join(sorted(got_env)), want_env <= got_env
+            )
+        )
+
+    versions = values.get("versions", "")
+    exact = re.findall(r"\b2\.\d+\.\d+\b", head(versions))
+    if exact and not re.search(r"\d-\d|range|or later|-2\.", head(versions)):
+        got_versions = set(report.nccl_versions)
+        ranges = {r.version_range for r in report.ranks if r.version_range}
+        ok = set(exact) <= got_versions or (
+            not got_versions and bool(ranges) and all(_within(v, ranges) for v in exact)
+        )
+        shown = ", ".join(sorted(got_versions)) or "ranges " + "; ".join(sorted(ranges)) or "-"
+        checks.append(Check("versions", ", ".join(exact), shown, ok))
+
+    named = [h for h in report.hosts if h.host != "(no host prefix)"]
+    for key, count in (
+        ("hosts", len(named) or len(report.hosts)),
+        ("processes", len(report.ranks)),
+    ):
+        value = head(values.get(key, ""))
+        if value.isdigit():
+            checks.append(Check(key, value, str(count), int(value) == count))
+
+    quote = values.get("quote", "")
+    found_quote = re.match(r"L(\d+):", quote)
+    # a failure line, or the line that names the network, must be quoted as evidence
+    if found_quote and re.search(
+        r"NCCL WARN|Using (?:internal )?[Nn]etwork|NET/\S+ ?: Using", quote
+    ):
+        number = int(found_quote.group(1))
+        quoted = [e for f in report.findings for e in f.evidence] + [
+            e for r in report.ranks for e in r.chose_evidence
+        ]
+        hit = any(re.match(rf"^.*:{number}: ", e) for e in quoted)
+        checks.append(Check("quote", f"L{number}", "quoted" if hit else "not quoted", hit))
+    return checks
+
+
+def _within(version: str, ranges: set[str]) -> bool:
+    """Is ``version`` inside every process's release range (``2.17.1-2.18.6``, ``>= 2.24.3``)?"""
+    from hpnet.ncclog.findings import _parse_range
+    from hpnet.ncclog.versions import contains
+
+    wanted = tuple(int(p) for p in version.split("."))
+    return all(contains(_parse_range(text), wanted) for text in ranges)
+
+
+# ---------------------------------------------------------------- listings
+
+
+def grade_listing(path: Path, values: dict[str, str]) -> list[Check]:
+    from hpnet.detect import detect_from_listings
+    from hpnet.errors import HpnetError
+    from hpnet.nccl.fill import usable_ports
+
+    checks = []
+    usable = head(values.get("usable", ""))
+    try:
+        inventory = detect_from_listings([str(path)])
+    except HpnetError as error:
+        return [Check("read", "accepted", f"refused: {error}", False)]
+    got = sorted(f"{p.device}:{p.port}" for p in usable_ports(inventory))
+    got_text = ", ".join(got) or "none"
+    if usable.startswith("unknown") or usable == "none":
+        ok = not got
+    else:
+        ok = set(got) == {u.strip() for u in usable.split(",")}
+    checks.append(Check("usable", usable, got_text, ok))
+    return checks
+
+
+# ---------------------------------------------------------------- nccl-tests
+
+
+def grade_nccl_tests(path: Path, values: dict[str, str]) -> list[Check]:
+    from hpnet.bench.nccl_tests import parse_nccl_tests
+    from hpnet.errors import HpnetError
+
+    try:
+        runs = parse_nccl_tests(path.read_text(errors="replace"), source=str(path))
+    except HpnetError as error:
+        rows = head(values.get("rows", ""))
+        ok = rows in ("0", "")
+        return [Check("read", f"rows {rows}", f"refused: {error.code}", ok)]
+    checks = []
+    op = head(values.get("op", ""))
+    got_ops = {r.op for r in runs}
+    if op and op not in ("unknown", "several"):
+        checks.append(Check("op", op, ", ".join(sorted(got_ops)), got_ops == {op}))
+    ranks = head(values.get("ranks", ""))
+    if ranks.isdigit():
+        got_ranks = {r.num_ranks for r in runs}
+        checks.append(
+            Check(
+                "ranks",
+                ranks,
+                ", ".join(map(str, sorted(got_ranks, key=str))),
+                got_ranks == {int(ranks)},
+            )
+        )
+    rows = head(values.get("rows", ""))
+    if rows.isdigit():
+        got_rows = sum(len(r.rows) for r in runs)
+        checks.append(Check("rows", rows, str(got_rows), got_rows == int(rows)))
+    failed = head(values.get("failed", "")).lower()
+    if failed in ("yes", "no"):
+        got_failed = any(r.failed for r in runs)
+        checks.append(
+            Check("failed", failed, "yes" if got_failed else "no", got_failed == (failed == "yes"))
+        )
+    checked = head(values.get("checked", "")).lower()
+    if checked in ("yes", "no"):
+        got_checked = {r.checked for r in runs}
+        checks.append(
+            Check(
+                "checked",
+                checked,
+                ", ".join(str(c) for c in got_checked),
+                got_checked == {checked == "yes"},
+            )
+        )
+    return checks
+
+
+GRADERS: dict[str, Callable[[Path, dict[str, str]], list[Check]]] = {
+    "nccl-log": grade_log,
+    "nccl-tests": grade_nccl_tests,
+}
+
+
+def grade(path: Path, values: dict[str, str]) -> list[Check]:
+    kind = head(values.get("kind", ""))
+    grader = GRADERS.get(kind, grade_listing)
+    try:
+        return grader(path, values)
+    except Exception as error:  # noqa: BLE001 - a crash is a failed check, with its text
+        return [Check("crash", "no crash", f"{type(error).__name__}: {error}", False)]
+
+
+def table() -> str:
+    lines = [
+        "| input | kind | checks | failed checks |",
+        "|---|---|---|---|",
+    ]
+    total = passed = 0
+    for path, _note, values in inputs():
+        checks = grade(path, values)
+        bad = [c for c in checks if not c.ok]
+        total += len(checks)
+        passed += len(checks) - len(bad)
+        detail = "; ".join(f"{c.key}: want {c.expected!r}, got {c.got!r}" for c in bad) or "-"
+        lines.append(
+            f"| {path.relative_to(DATA)} | {head(values.get('kind', ''))} | "
+            f"{len(checks) - len(bad)}/{len(checks)} | {detail} |"
+        )
+    lines.append("")
+    lines.append(f"{passed} of {total} checks agree")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(table())
