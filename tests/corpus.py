@@ -218,23 +218,49 @@ def _within(version: str, ranges: set[str]) -> bool:
 # ---------------------------------------------------------------- listings
 
 
-def grade_listing(path: Path, values: dict[str, str]) -> list[Check]:
-    from hpnet.detect import detect_from_listings
-    from hpnet.errors import HpnetError
-    from hpnet.nccl.fill import usable_ports
+def _env_from(path: Path) -> tuple[int, dict[str, object], str]:
+    """``hpnet env --from PATH --profile auto --format json``: (exit, document, stderr)."""
+    import contextlib
+    import io
+    import json
 
+    from hpnet.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["env", "--from", str(path), "--profile", "auto", "--format", "json"])
+    document = json.loads(out.getvalue()) if code == 0 and out.getvalue().strip() else {}
+    return code, document, err.getvalue()
+
+
+def selected_ports(path: Path) -> tuple[int, list[str], str]:
+    """(exit, the ports ``hpnet env --from`` puts in NCCL_IB_HCA, what it said)."""
+    code, document, said = _env_from(path)
+    variables = document.get("variables", {})
+    assert isinstance(variables, dict)
+    hca = variables.get("NCCL_IB_HCA", {}).get("value") if variables else None
+    ports = [p for p in str(hca or "").lstrip("=^").split(",") if p]
+    findings = document.get("findings", [])
+    said += "\n".join(str(f.get("message")) for f in findings if isinstance(f, dict))  # type: ignore[union-attr]
+    return code, ports, said
+
+
+def grade_listing(path: Path, values: dict[str, str]) -> list[Check]:
     checks = []
     usable = head(values.get("usable", ""))
-    try:
-        inventory = detect_from_listings([str(path)])
-    except HpnetError as error:
-        return [Check("read", "accepted", f"refused: {error}", False)]
-    got = sorted(f"{p.device}:{p.port}" for p in usable_ports(inventory))
+    code, got, said = selected_ports(path)
+    if code == 2:
+        return [Check("read", "accepted", f"refused: {said.strip()[:200]}", False)]
     got_text = ", ".join(got) or "none"
     if usable.startswith("unknown") or usable == "none":
         ok = not got
     else:
-        ok = set(got) == {u.strip() for u in usable.split(",")}
+        want = {u.strip() for u in usable.split(",")}
+        # hpnet selects a subset of what a reader would: never a port the listing does
+        # not show usable (it may leave out one whose GIDs or state the listing lacks)
+        ok = set(got) <= want and (
+            set(got) == want or "not shown" in said or "does not show" in said
+        )
     checks.append(Check("usable", usable, got_text, ok))
     return checks
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # modules a run may not need are imported where used: start-u
     from hpnet.node.limits import Limits
     from hpnet.node.topology import PcieRelation
     from hpnet.node.versions import Versions
+    from hpnet.rdma.listings.files_ls import DevNodes
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -70,6 +71,8 @@ class NodeInventory:
     context: Context | None
     problems: tuple[Problem, ...]
     not_collected: tuple[str, ...] = ()
+    #: ``ls /dev/infiniband`` given with --from: the character devices it shows
+    dev_nodes: DevNodes | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -262,16 +265,24 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     ``listings`` holds ``(source_name, text)`` pairs; each is detected and parsed,
     then merged, so ``ibv_devinfo`` plus ``show_gids`` of one node give one view.
     """
-    from hpnet.rdma.listings import merge_devices, parse_listing  # noqa: PLC0415 - --from only
+    from hpnet.rdma.listings import (  # noqa: PLC0415 - --from only
+        DEV_NODES_KIND,
+        merge_devices,
+        parse_dev_infiniband,
+        parse_listing,
+    )
 
     parsed = []
     problems: list[Problem] = []
     kinds = []
+    dev_nodes = None
     for source, text in listings:
         kind, (devices, found) = parse_listing(text, source=source)
         kinds.append(f"{source} ({kind})")
         parsed.append(devices)
         problems += found
+        if kind == DEV_NODES_KIND:
+            dev_nodes = parse_dev_infiniband(text.splitlines(), source=source)
     return NodeInventory(
         schema_version=SCHEMA_VERSION,
         source="listing " + ", ".join(kinds),
@@ -287,4 +298,5 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
         context=None,
         problems=tuple(problems),
         not_collected=("netdevs", "gpus", "topology", "versions", "limits", "context"),
+        dev_nodes=dev_nodes,
     )

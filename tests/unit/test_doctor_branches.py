@@ -355,7 +355,13 @@ def test_automatic_gid_choice_unknown_is_not_a_pass() -> None:
     lines = listing_text("show_gids-mlnx-8hca-mixed-ib-row.txt").splitlines()
     # `show_gids | grep -e DEV -e v2`: the header and the RoCE v2 rows only
     kept = lines[:2] + [line for line in lines[2:] if " v2 " in line]
-    inv = inventory_from_listings([("show_gids", "\n".join(kept) + "\n")])
+    # show_gids shows no port state: the same node's ibv_devinfo does
+    inv = inventory_from_listings(
+        [
+            ("show_gids", "\n".join(kept) + "\n"),
+            ("devinfo", listing_text("ibv_devinfo-mlnx-8hca-mixed-ib-eth-port-down.txt")),
+        ]
+    )
     found = full("vars.gid", inv, {})
     # a table without GID 0 cannot be replayed: said, not passed
     assert found.status is Status.WARN, found.summary

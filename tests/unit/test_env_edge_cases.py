@@ -149,8 +149,13 @@ def test_live_node_needs_an_address(sysfs_tree: Tree) -> None:
 def test_nccls_own_gid_choice_reads_only_ib_addr_family() -> None:
     """NCCL_SOCKET_FAMILY steers hpnet's choice, but NCCL's automatic choice reads only
     NCCL_IB_ADDR_FAMILY (connect.cc envIbAddrFamily)."""
+    # the recorded listing is an excerpt of GID lines: the port's state comes from a
+    # second listing of the same node (what a listing does not show is not assumed)
     inventory = inventory_from_listings(
-        [("rxe", listing_text("ibv_devinfo-v-rxe-ipv6-global.txt"))]
+        [
+            ("rxe", listing_text("ibv_devinfo-v-rxe-ipv6-global.txt")),
+            ("state", "hca_id: rxe0\n\tport: 1\n\t\tstate: PORT_ACTIVE (4)\n"),
+        ]
     )
     resolution = resolve_env(get_profile("roce"), inventory, nccl_version="2.23.4",
                              user={"NCCL_SOCKET_FAMILY": "AF_INET6"})  # fmt: skip

@@ -12,6 +12,7 @@ from hpnet.errors import ParseError
 from hpnet.rdma.listings import (
     detect_listing_kind,
     merge_devices,
+    parse_ibdev2netdev,
     parse_ibv_devinfo,
     parse_listing,
 )
@@ -210,12 +211,25 @@ def test_show_gids_ib_row_without_netdev() -> None:
     assert devices["mlx5_2"].ports[0].gids[3].ipv4 == "172.17.242.56"
 
 
-def test_ibdev2netdev_plain_maps_netdevs_but_not_port_state() -> None:
+def test_ibdev2netdev_plain_reads_the_port_state_its_netdev_implies() -> None:
     _, devices, _ = parse("ibdev2netdev-mlnx-8hca-mixed.txt")
     assert devices["mlx5_5"].ports[0].netdev == "ib0"
     assert devices["mlx5_2"].ports[0].netdev == "ens6"
-    # "(Up)"/"(Down)" is the netdev's state, not the port's
-    assert {p.state for d in devices.values() for p in d.ports} == {U}
+    # "(Up)": carrier, which a RoCE netdev or IPoIB interface has only on an ACTIVE port;
+    # "(Down)" of an Ethernet netdev: no link. The same node's `ibdev2netdev -v` prints
+    # the ports' own states, and they agree port for port
+    _, verbose, _ = parse("ibdev2netdev-v-mlnx-8hca-mixed.txt")
+    assert states(devices) == states(verbose)
+    assert devices["mlx5_5"].ports[0].link_layer == "InfiniBand"
+    assert devices["mlx5_2"].ports[0].link_layer == "Ethernet"
+
+
+def test_ibdev2netdev_plain_ipoib_down_leaves_the_port_state_unknown() -> None:
+    # the same VFs with -v: mlx5_1's ib1 is (Down) while its port is ACTIVE
+    _, verbose, _ = parse("ibdev2netdev-v-cx4-ib-sriov-vfs.txt")
+    assert states(verbose)["mlx5_1"] == (A,)
+    devices, _ = parse_ibdev2netdev(["mlx5_1 port 1 ==> ib1 (Down)"])
+    assert devices[0].ports[0].state is U
 
 
 def test_ibdev2netdev_verbose_pads_states() -> None:
@@ -323,7 +337,8 @@ def test_no_devices_found_is_an_empty_inventory() -> None:
     assert devices == () and problems == ()
 
 
-def test_port_before_device_names_the_line() -> None:
-    with pytest.raises(ParseError) as info:
-        parse_ibv_devinfo(["\tport:\t1", "hca_id:\tmlx5_0"], source="bad.txt")
-    assert info.value.where == "bad.txt:1"
+def test_a_listing_cut_above_its_hca_id_is_read_and_names_no_device() -> None:
+    # `ibv_devinfo -v` pasted from inside a port section: read, and said, not refused
+    devices, problems = parse_ibv_devinfo(["\tport:\t1", "hca_id:\tmlx5_0"], source="cut.txt")
+    assert [d.name for d in devices] == ["(unnamed)", "mlx5_0"]
+    assert ("listing-no-device-name", "cut.txt:1") in [(p.code, p.where) for p in problems]

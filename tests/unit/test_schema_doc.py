@@ -143,5 +143,10 @@ def test_every_documented_path_is_emitted(sysfs_tree: Callable[[str], Path]) -> 
         context=classify_context(dockerenv=True, containerenv=False, cgroup="", env={}),
         problems=(Problem(code="x", what="y", where="z"),),
     )
-    listing = inventory_from_listings([("a", listing_text("ibv_devinfo-erdma.txt"))])
+    listing = inventory_from_listings(
+        [
+            ("a", listing_text("ibv_devinfo-erdma.txt")),
+            ("b", listing_text("ls-la-dev-infiniband-talos-uverbs-only-no-rdma_cm-umad.txt")),
+        ]
+    )
     assert DOCUMENTED - (paths_of(full) | paths_of(listing)) == set()

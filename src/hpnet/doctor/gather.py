@@ -160,6 +160,8 @@ def gather_facts(
             for bdf in bridges_between(gpu.pci_path, device.pci_path)
         ]
         acs = {k: v for k, v in read_acs(fs, bridges).items() if v is not None}
+    elif inventory.dev_nodes is not None:  # `ls /dev/infiniband` given with --from
+        dev_infiniband = inventory.dev_nodes.names
     return Facts(
         inventory=inventory,
         variables=variables,

@@ -38,6 +38,7 @@ __all__ = [
     "interface_candidates",
     "nccl_family",
     "port_kind",
+    "unknown_ports",
     "usable_ports",
     "version_tuple",
 ]
@@ -117,24 +118,91 @@ def gid_index(value: str | None, version: tuple[int, ...] | None) -> int:
 
 
 def _usable_ports(device: RdmaDevice) -> list[RdmaPort]:
-    """ACTIVE ports of a device a process here can open; a port whose state the
-    source does not show (``show_gids``, plain ``ibdev2netdev``) is given the
-    benefit of the doubt."""
-    if device.usable_here is False:
+    """ACTIVE ports of a device a process here can open. A port whose state the
+    source does not show (``show_gids``, ``rdma link`` of an unknown port, an IPoIB
+    interface ``ibdev2netdev`` shows down) is not usable: what a listing does not say
+    stays unknown (:func:`unknown_ports` says which listing would tell)."""
+    if device.usable_here is False or device.name.startswith("("):
         return []
-    return [p for p in device.ports if p.state in (PortState.ACTIVE, PortState.UNKNOWN)]
+    return [p for p in device.ports if p.state is PortState.ACTIVE]
+
+
+#: drivers whose ports are Ethernet whatever a listing prints (soft-RoCE, eRDMA)
+_ETHERNET_DRIVERS = frozenset({"rxe", "erdma"})
 
 
 def _port_kind(device: RdmaDevice, port: RdmaPort) -> str:
+    """``ib``, ``roce``, ``erdma``, or ``unknown``: NCCL's IB transport takes only
+    ports whose link layer is InfiniBand or Ethernet (net_ib init skips the rest, EFA's
+    ``Unspecified`` among them), and a listing that does not print it leaves it unknown."""
     if device.driver == "erdma":
         return "erdma"
-    return "ib" if port.link_layer == "InfiniBand" else "roce"
+    link = port.link_layer or ("Ethernet" if device.driver in _ETHERNET_DRIVERS else None)
+    if link == "InfiniBand":
+        return "ib"
+    if link == "Ethernet":
+        return "roce"
+    return "unknown"
+
+
+def unknown_ports(inventory: NodeInventory) -> list[str]:
+    """What a listing leaves unknown about ports that might be usable, each with the
+    listing that would tell: ``mlx5_0:1: state not shown (ibv_devinfo shows it)``."""
+    if not inventory.source.startswith("listing"):
+        return []
+    said = []
+    nodes = inventory.dev_nodes
+    if nodes is not None and nodes.uverbs and not inventory.rdma_devices:
+        said.append(
+            f"{', '.join(nodes.uverbs)} exist in /dev/infiniband, but the devices behind "
+            "them and their ports are not shown (`ibv_devinfo` shows them)"
+        )
+    if nodes is not None and _uverbs_short(inventory):
+        said.append(
+            f"/dev/infiniband has {len(nodes.uverbs)} uverbs node(s) "
+            f"({', '.join(nodes.uverbs) or 'none'}) for {len(inventory.rdma_devices)} devices: "
+            "the others cannot be opened here, and which are which is not shown "
+            "(`grep . /sys/class/infiniband_verbs/uverbs*/ibdev` tells)"
+        )
+    for device in inventory.rdma_devices:
+        if device.usable_here is False:
+            continue
+        if device.name.startswith("("):
+            said.append("a device whose name the listing cuts off (run `ibv_devinfo -v`)")
+            continue
+        if not device.ports:
+            said.append(f"{device.name}: its ports are not shown (`ibv_devinfo` shows them)")
+            continue
+        for port in device.ports:
+            name = f"{device.name}:{port.number}"
+            kind = _port_kind(device, port)
+            if port.state is PortState.UNKNOWN:
+                said.append(f"{name}: state not shown (`ibv_devinfo` or `ibstat` shows it)")
+            elif port.state is not PortState.ACTIVE:
+                continue
+            elif kind == "unknown" and port.link_layer is None:
+                said.append(f"{name}: link layer not shown (`ibv_devinfo` shows it)")
+            elif kind in ("roce", "erdma") and not port.gids:
+                said.append(
+                    f"{name}: an Ethernet port whose GIDs the listing does not show, so no "
+                    "RoCE v2 GID is known (`show_gids` or `ibv_devinfo -v` shows them)"
+                )
+    return said
 
 
 Port = tuple[RdmaDevice, RdmaPort]
 
 
+def _uverbs_short(inventory: NodeInventory) -> bool:
+    """``ls /dev/infiniband`` shows fewer uverbs nodes than the listings show devices: some
+    devices cannot be opened here, and which ones the listings do not say."""
+    nodes = inventory.dev_nodes
+    return nodes is not None and len(nodes.uverbs) < len(inventory.rdma_devices)
+
+
 def _ports_of(inventory: NodeInventory, kind: str) -> list[Port]:
+    if _uverbs_short(inventory):
+        return []
     return [
         (device, port)
         for device in inventory.rdma_devices
@@ -144,12 +212,29 @@ def _ports_of(inventory: NodeInventory, kind: str) -> list[Port]:
 
 
 def choose_transport(profile: Profile, inventory: NodeInventory) -> str:
-    """The transport the node supports for this profile: ib, roce, erdma or socket."""
+    """The transport the node supports for this profile: ib, roce, erdma or socket.
+
+    From a listing that shows RDMA devices but not what using them takes (ports, their
+    state, link layer or GIDs), ``auto`` cannot choose: sockets would be a guess that
+    turns the node's RDMA off. That is an input error naming what is missing.
+    """
     if profile.transport not in ("auto", "rdma"):
         return profile.transport
     for kind in ("ib", "erdma", "roce") if profile.transport == "auto" else ("ib", "roce"):
         if _ports_of(inventory, kind):
             return kind
+    unknown = unknown_ports(inventory)
+    if unknown:
+        from hpnet.errors import InputError  # noqa: PLC0415 - the error path only
+
+        raise InputError(
+            "the listing shows RDMA devices but not whether a process can use them: "
+            + "; ".join(unknown[:6]),
+            code="listing-incomplete",
+            where=inventory.source,
+            fix="pass `ibv_devinfo -v` output with --from (for RoCE also `show_gids`, "
+            "--from may be repeated), or name the transport with --profile ib|roce|erdma",
+        )
     return "socket" if profile.transport == "auto" else "roce"
 
 
@@ -246,9 +331,19 @@ def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[
             reasons.append(f"{device.name}: no {device.uverbs.path} in this container")
         elif device.uverbs is not None and device.uverbs.accessible is False:
             reasons.append(f"{device.name}: {device.uverbs.path} cannot be opened")
-        elif not any(p.state in (PortState.ACTIVE, PortState.UNKNOWN) for p in device.ports):
+        elif not any(p.state is PortState.ACTIVE for p in device.ports):
             states = ", ".join(f"port {p.number} {p.state.value}" for p in device.ports)
-            reasons.append(f"{device.name}: {states or 'no ports'}")
+            reasons.append(f"{device.name}: {states or 'no ports shown'}")
+    unknown = unknown_ports(inventory)
+    if unknown:
+        findings.append(
+            Finding(
+                severity="warn",
+                code="listing-incomplete",
+                message="the listing does not show what selecting these ports takes, so none "
+                "is selected: " + "; ".join(unknown[:8]),
+            )
+        )
     findings.append(
         Finding(
             severity="warn",
@@ -283,6 +378,16 @@ def _hca(
     if transport in ("roce", "erdma"):
         unroutable = [pair for pair in usable if not _has_routable_gid(pair[1], family)]
     good = [pair for pair in usable if pair not in unroutable]
+    unknown = unknown_ports(inventory)
+    if unknown:
+        findings.append(
+            Finding(
+                severity="warn",
+                code="listing-incomplete",
+                message="the listing does not show what selecting these ports takes, so none "
+                "of them is selected: " + "; ".join(unknown[:8]),
+            )
+        )
     if not usable:
         broken = [d.name for d in inventory.rdma_devices if d.usable_here is False]
         why = (
@@ -295,14 +400,16 @@ def _hca(
             Finding(
                 severity="warn",
                 code="no-usable-rdma",
-                message=f"no usable {kind} port on this node{why}: NCCL will fall back to "
+                message=f"no {kind} port the listing shows usable{why}"
+                if unknown
+                else f"no usable {kind} port on this node{why}: NCCL will fall back to "
                 "its Socket transport, 4-10x slower",
             )
         )
         return []
     exact = exact_list([(d.name, p.number) for d, p in good])
     if now is None:
-        if unroutable:
+        if any(port.gids for _, port in unroutable):
             findings.append(_unroutable_finding(unroutable, family))
         if not good:
             return []
@@ -362,7 +469,8 @@ def _hca(
         )
         return live
     if not good:
-        findings.append(_unroutable_finding(unroutable, family))
+        if any(port.gids for _, port in unroutable):
+            findings.append(_unroutable_finding(unroutable, family))
         return []
     detected.append(
         Detected(
@@ -384,12 +492,14 @@ def _hca(
 
 
 def _has_routable_gid(port: RdmaPort, family: str) -> bool:
-    """Whether a port can route RoCE v2; an unknown table (a listing without GIDs)
-    is given the benefit of the doubt."""
-    return not port.gids or any(g.is_roce_v2 and _routable(g.kind, family) for g in port.gids)
+    """Whether a port can route RoCE v2: a known RoCE v2 GID of the family. A table a
+    listing does not show (plain ``ibv_devinfo``, ``ibstat``, ``rdma link``) knows none:
+    an Ethernet port without a known RoCE v2 GID is not a RoCE HCA."""
+    return any(g.is_roce_v2 and _routable(g.kind, family) for g in port.gids)
 
 
 def _unroutable_finding(ports: list[Port], family: str) -> Finding:
+    ports = [pair for pair in ports if pair[1].gids]  # the rest: listing-incomplete says
     return Finding(
         severity="warn",
         code="no-routable-gid",

@@ -22,7 +22,7 @@ def render_inventory(inv: NodeInventory) -> str:
         head += f" — in a {kind} container" + (
             " (Kubernetes pod)" if inv.context.kubernetes else ""
         )
-    sections = [head, _rdma(inv), _gids(inv)]
+    sections = [head, _rdma(inv), _gids(inv), _dev_nodes(inv)]
     if "netdevs" not in inv.not_collected:
         sections.append(_netdevs(inv))
     if "gpus" not in inv.not_collected:
@@ -42,6 +42,24 @@ def render_inventory(inv: NodeInventory) -> str:
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
+def _dev_nodes(inv: NodeInventory) -> str:
+    """``ls /dev/infiniband``: which character devices a process here has."""
+    nodes = inv.dev_nodes
+    if nodes is None:
+        return ""
+    uverbs = ", ".join(nodes.uverbs) or "none"
+    lines = [
+        "/dev/infiniband (from the listing)",
+        f"  uverbs nodes: {uverbs} (each opens one RDMA device; which one: "
+        "/sys/class/infiniband_verbs/uverbsN/ibdev)",
+        f"  rdma_cm: {'present' if nodes.has_rdma_cm else 'absent (RDMA-CM users fail)'}",
+    ]
+    closed = [name for name, mode in nodes.modes if name.startswith("uverbs") and mode[7:9] != "rw"]
+    if closed:
+        lines.append(f"  not open to every user: {', '.join(closed)}")
+    return "\n".join(lines)
+
+
 def _uverbs(device: RdmaDevice, from_listing: bool) -> str:
     if device.uverbs is None:
         return "-" if from_listing else "none"
@@ -53,9 +71,15 @@ def _uverbs(device: RdmaDevice, from_listing: bool) -> str:
 
 
 def _rdma(inv: NodeInventory) -> str:
-    if not inv.rdma_devices:
-        return "RDMA devices: none (no sys/class/infiniband entries: NCCL can only use sockets)"
     from_listing = inv.source.startswith("listing")
+    if not inv.rdma_devices:
+        if from_listing:
+            return "RDMA devices: none in this listing" + (
+                " (it lists /dev/infiniband, not the devices: `ibv_devinfo` shows them)"
+                if inv.dev_nodes is not None
+                else ""
+            )
+        return "RDMA devices: none (no sys/class/infiniband entries: NCCL can only use sockets)"
     rows = []
     for device in inv.rdma_devices:
         for port in device.ports or (None,):
@@ -68,7 +92,9 @@ def _rdma(inv: NodeInventory) -> str:
                     port.link_layer if port else None,
                     port.rate if port else None,
                     port.netdev if port else None,
-                    _roce_gids(port.link_layer, port.routable_roce_v2_gids) if port else None,
+                    _roce_gids(port.link_layer, port.routable_roce_v2_gids, shown=bool(port.gids))
+                    if port
+                    else None,
                     device.pci_address,
                     device.numa_node,
                     device.fw_ver,
@@ -79,14 +105,22 @@ def _rdma(inv: NodeInventory) -> str:
                "pci", "numa", "fw", "uverbs"]  # fmt: skip
     table = format_table(headers, rows)
     summary = "" if from_listing else "\n" + _usable_summary(inv.rdma_devices)
+    if from_listing:
+        from hpnet.nccl.fill import unknown_ports  # noqa: PLC0415 - listings only
+
+        unknown = unknown_ports(inv)
+        if unknown:
+            summary = "\n  not shown by this listing: " + "; ".join(unknown[:8])
     return f"RDMA devices ({len(inv.rdma_devices)})\n{table}{summary}"
 
 
-def _roce_gids(link_layer: str | None, indexes: tuple[int, ...]) -> str | None:
+def _roce_gids(link_layer: str | None, indexes: tuple[int, ...], *, shown: bool) -> str | None:
     """The routable RoCE v2 GID indexes of an Ethernet port; ``none`` says NCCL's
-    RoCE v2 default has nothing to use there."""
+    RoCE v2 default has nothing to use there; ``not shown``: the listing has no table."""
     if link_layer != "Ethernet":
         return None
+    if not shown:
+        return "not shown"
     return ",".join(str(i) for i in indexes) if indexes else "none"
 
 

@@ -29,7 +29,7 @@ from hpnet.rdma.listings._common import (
 from hpnet.rdma.model import PhysState, PortState, RdmaDevice, RdmaPort
 from hpnet.rdma.providers import provider_for
 
-__all__ = ["parse_ibv_devices", "parse_ibv_devinfo"]
+__all__ = ["UNNAMED", "parse_ibv_devices", "parse_ibv_devinfo"]
 
 _GID_LINE = re.compile(r"^[ \t]*GID\[[ \t]*(\d+)\]:[ \t]*([0-9A-Fa-f:.]*)[ \t]*(?:,(.*))?$")
 # the address of a GID whose line was wrapped after "GID[  3]:" (mail clients do this)
@@ -77,7 +77,7 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
         gid_match = _GID_LINE.match(line)
         if gid_match:
             if not drafts:
-                raise _malformed(source, number, line, "a GID line before any hca_id")
+                drafts.append(_unnamed(number, source, problems))
             index = int(gid_match.group(1))
             if not gid_match.group(2):
                 wrapped = (index, number)
@@ -95,17 +95,44 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
             drafts.append(DeviceDraft(name=value, line_number=number))
         elif key == "port":
             if not drafts:
-                raise _malformed(source, number, line, "a port before any hca_id")
+                drafts.append(_unnamed(number, source, problems))
             if not value.isdigit():
                 raise _malformed(source, number, line, "a port number that is not a number")
             drafts[-1].ports.append(PortDraft(number=int(value), line_number=number))
-        elif drafts:
+        else:
+            if not drafts:
+                if key not in _PORT_KEYS:
+                    continue  # prompts and text before the listing
+                drafts.append(_unnamed(number, source, problems))
+                drafts[-1].ports.append(PortDraft(number=1, line_number=number))
             target = drafts[-1].ports[-1].fields if drafts[-1].ports else drafts[-1].fields
             target.setdefault(key, value)
     if not drafts and not saw_no_devices:
         raise unrecognised("ibv_devinfo", "no 'hca_id:' line", source)
     devices = tuple(_device(draft, source, problems) for draft in drafts)
     return devices, tuple(problems)
+
+
+#: keys of a port section: a listing that starts with one was cut above its hca_id line
+_PORT_KEYS = frozenset(
+    {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
+     "max_msg_sz", "port_cap_flags", "active_width", "active_speed", "phys_state"}
+)  # fmt: skip
+#: the name given to a device whose hca_id line the listing does not hold
+UNNAMED = "(unnamed)"
+
+
+def _unnamed(number: int, source: str, problems: list[Problem]) -> DeviceDraft:
+    """A device whose ``hca_id`` line is cut off: its name is not in the listing."""
+    problems.append(
+        Problem(
+            code="listing-no-device-name",
+            what="the listing starts inside a device's section: its name is not shown, so "
+            "no NCCL_IB_HCA can name it (`ibv_devinfo -v` from its first line shows it)",
+            where=f"{source}:{number}",
+        )
+    )
+    return DeviceDraft(name=UNNAMED, line_number=number)
 
 
 def _add_gid(

@@ -38,14 +38,20 @@ def parse_rdma_link(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
         tokens = match.group(3).split()
         pairs = dict(zip(tokens[::2], tokens[1::2], strict=False))
         state = pairs.get("state", "")
+        netdev = pairs.get("netdev")
         ports.setdefault(match.group(1), []).append(
             RdmaPort(
                 number=int(match.group(2)),
                 state=PortState(state) if state in PortState.__members__ else PortState.UNKNOWN,
                 phys_state=_PHYS.get(pairs.get("physical_state", "")),
+                # the link layer is not printed; the netdev's name says it (an IPoIB
+                # interface is ib*, any other is Ethernet), and no netdev says nothing
+                link_layer=("InfiniBand" if netdev.startswith("ib") else "Ethernet")
+                if netdev
+                else None,
                 lid=parse_int(pairs.get("lid")),
                 sm_lid=parse_int(pairs.get("sm_lid")),
-                netdev=pairs.get("netdev"),
+                netdev=netdev,
             )
         )
     if not ports:

@@ -103,11 +103,22 @@ _IBDEV2NETDEV = re.compile(
 )
 
 
+_NETDEV_STATE = re.compile(r"^\s*\((Up|Down)\)")
+
+
 def parse_ibdev2netdev(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
     """Parse ``ibdev2netdev`` (``mlx5_0 port 1 ==> ib0 (Up)``) and its ``-v`` form.
 
-    The plain form shows the netdev's link (``Up``/``Down``), not the RDMA port
-    state, so its ports are UNKNOWN; ``-v`` adds ``(ACTIVE)`` and the PCI address.
+    The plain form shows the netdev's link (``Up``/``Down``), not the RDMA port state;
+    ``-v`` adds ``(ACTIVE)`` and the PCI address. What the netdev tells:
+
+    * its name: ``ib*`` is an IPoIB interface, so the port's link layer is InfiniBand;
+      any other name (``eth*``, ``ens*``, ``enp*np*``, ``bond*``) an Ethernet (RoCE) one;
+    * ``(Up)``: the netdev has carrier, which an IPoIB interface gets only on an ACTIVE
+      port and a RoCE netdev only with its link up: the port is ACTIVE;
+    * ``(Down)`` of an Ethernet netdev: no link, the RoCE port is DOWN; of an IPoIB
+      interface it says nothing of the port (IPoIB is often left down on GPU fabrics):
+      the port's state stays unknown (``ibstat`` or ``ibv_devinfo`` show it).
     """
     info: dict[str, re.Match[str]] = {}
     port_lists: dict[str, list[RdmaPort]] = {}
@@ -116,11 +127,19 @@ def parse_ibdev2netdev(lines: Iterable[str], *, source: str = "<input>") -> Pars
         if not match:
             continue
         dev = match.group("dev")
+        netdev = match.group("netdev")
         state_text = match.group("state") or ""
+        link = "InfiniBand" if netdev.startswith("ib") else "Ethernet"
         state = PortState(state_text) if state_text in PortState.__members__ else PortState.UNKNOWN
+        if state is PortState.UNKNOWN:
+            updown = _NETDEV_STATE.search(line[match.end() :])
+            if updown and updown.group(1) == "Up":
+                state = PortState.ACTIVE
+            elif updown and link == "Ethernet":
+                state = PortState.DOWN
         info.setdefault(dev, match)
         port_lists.setdefault(dev, []).append(
-            RdmaPort(number=int(match.group("port")), state=state, netdev=match.group("netdev"))
+            RdmaPort(number=int(match.group("port")), state=state, link_layer=link, netdev=netdev)
         )
     if not info:
         raise unrecognised("ibdev2netdev", "no '<dev> port <n> ==> <netdev>' line", source)
