@@ -245,22 +245,39 @@ def selected_ports(path: Path) -> tuple[int, list[str], str]:
     return code, ports, said
 
 
+def _detect_accepts(path: Path) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    from hpnet.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["detect", "--from", str(path)])
+    return code, err.getvalue()
+
+
 def grade_listing(path: Path, values: dict[str, str]) -> list[Check]:
+    """``hpnet detect --from`` reads it; ``hpnet env --from`` selects no port the listing
+    does not show usable (a subset of the reader's ports, all of them unless hpnet says
+    what the listing does not show), and refuses to guess a transport (exit 2,
+    listing-incomplete) rather than turn RDMA off."""
     checks = []
+    code, said = _detect_accepts(path)
+    checks.append(
+        Check("read", "accepted", "accepted" if code == 0 else f"refused: {said}", code == 0)
+    )
     usable = head(values.get("usable", ""))
     code, got, said = selected_ports(path)
-    if code == 2:
-        return [Check("read", "accepted", f"refused: {said.strip()[:200]}", False)]
+    if code == 2 and "listing-incomplete" not in said:
+        return [*checks, Check("usable", usable, f"refused: {said.strip()[:160]}", False)]
     got_text = ", ".join(got) or "none"
     if usable.startswith("unknown") or usable == "none":
         ok = not got
     else:
         want = {u.strip() for u in usable.split(",")}
-        # hpnet selects a subset of what a reader would: never a port the listing does
-        # not show usable (it may leave out one whose GIDs or state the listing lacks)
-        ok = set(got) <= want and (
-            set(got) == want or "not shown" in said or "does not show" in said
-        )
+        lacking = re.search(r"not shown|does not show|cuts off", said)
+        ok = set(got) <= want and (set(got) == want or bool(lacking))
     checks.append(Check("usable", usable, got_text, ok))
     return checks
 
@@ -269,52 +286,42 @@ def grade_listing(path: Path, values: dict[str, str]) -> list[Check]:
 
 
 def grade_nccl_tests(path: Path, values: dict[str, str]) -> list[Check]:
-    from hpnet.bench.nccl_tests import parse_nccl_tests
+    """``hpnet bench import``: the op, ranks, rows, checking, failure, and the verdict."""
+    from hpnet.bench.load import load_result
     from hpnet.errors import HpnetError
 
+    rows = head(values.get("rows", ""))
     try:
-        runs = parse_nccl_tests(path.read_text(errors="replace"), source=str(path))
+        report = load_result(str(path))
     except HpnetError as error:
-        rows = head(values.get("rows", ""))
+        # a text without a table is an input error (rule 7), never a pass with no rows
         ok = rows in ("0", "")
-        return [Check("read", f"rows {rows}", f"refused: {error.code}", ok)]
+        return [Check("read", f"rows {rows}", f"input error: {error.code}", ok)]
+    runs = report.runs
     checks = []
     op = head(values.get("op", ""))
     got_ops = {r.op for r in runs}
     if op and op not in ("unknown", "several"):
         checks.append(Check("op", op, ", ".join(sorted(got_ops)), got_ops == {op}))
     ranks = head(values.get("ranks", ""))
-    if ranks.isdigit():
-        got_ranks = {r.num_ranks for r in runs}
-        checks.append(
-            Check(
-                "ranks",
-                ranks,
-                ", ".join(map(str, sorted(got_ranks, key=str))),
-                got_ranks == {int(ranks)},
-            )
-        )
-    rows = head(values.get("rows", ""))
+    derivable = not re.search(r"from the post|file alone", values.get("ranks", ""))
+    if ranks.isdigit() and derivable:
+        got_ranks = {r.nranks for r in runs}
+        shown = ", ".join(str(n) for n in got_ranks)
+        checks.append(Check("ranks", ranks, shown, got_ranks == {int(ranks)}))
     if rows.isdigit():
         got_rows = sum(len(r.rows) for r in runs)
         checks.append(Check("rows", rows, str(got_rows), got_rows == int(rows)))
     failed = head(values.get("failed", "")).lower()
     if failed in ("yes", "no"):
-        got_failed = any(r.failed for r in runs)
-        checks.append(
-            Check("failed", failed, "yes" if got_failed else "no", got_failed == (failed == "yes"))
-        )
+        got_failed = any((r.out_of_bounds or 0) > 0 or r.failure for r in runs)
+        got = "yes" if got_failed else "no"
+        checks.append(Check("failed", failed, got, got_failed == (failed == "yes")))
     checked = head(values.get("checked", "")).lower()
     if checked in ("yes", "no"):
         got_checked = {r.checked for r in runs}
-        checks.append(
-            Check(
-                "checked",
-                checked,
-                ", ".join(str(c) for c in got_checked),
-                got_checked == {checked == "yes"},
-            )
-        )
+        shown = ", ".join(str(c) for c in got_checked)
+        checks.append(Check("checked", checked, shown, got_checked == {checked == "yes"}))
     return checks
 
 

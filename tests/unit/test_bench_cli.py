@@ -88,6 +88,14 @@ def test_json_output_and_schema_doc_agree(sweep: tuple[dict[str, Any], Path]) ->
     old = load_result(str(NT / "all_reduce-azureml-1node-4xk80-ncclinfo-ncclTests2.10-2.11.txt"))
     imported = json.loads(json.dumps(dataclasses.asdict(old)))
     emitted |= set(emitted_paths(imported))
+    # the version line of nccl-tests 2.17.4+ (nccl-tests version, NCCL's)
+    new = load_result(
+        str(
+            NT
+            / "all_reduce-dgxspark-2node-gb10-qsfp-versionline-githash-EXCERPT-ncclTests2.20.0.txt"
+        )
+    )
+    emitted |= set(emitted_paths(json.loads(json.dumps(dataclasses.asdict(new)))))
     assert documented - emitted == set(), "documented but never emitted"
 
 

@@ -26,19 +26,20 @@ NT = DATA / "nccl-tests"
 # the page around the excerpt)
 RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
     "all_gather-1node-8xv100-4GiB-FAILED-hash-stripped-EXCERPT-ncclTests2.0-2.9": [
-        ("all_gather", None, 1, 128.942, 2)
+        ("all_gather", 8, 1, 128.942, 2)  # 8 ranks: size = 8 x count x 4 B (one rank's share)
     ],
     "all_gather-gke-2node-16xb200-rdma-ncclTests2.14.1-2.16.6": [("unknown", 16, 24, 59.3638, 0)],
     "all_reduce-2gpu-rtx2080ti-c0-NA-hashprefixed-ncclTests1.x-2019": [
-        ("unknown", 2, 21, 0.778073, 0)
+        ("all_reduce", 2, 21, 0.778073, 0)  # bus factor 1, a reduction, no root: 2 ranks
     ],
     "all_reduce-3node-t4-srun-c0-NA-stepbytes-ncclTests2.10-2.11": [
         ("all_reduce", 3, 11, 0.58536, 0)
     ],
     "all_reduce-3runs-tail6-filtered-c0-NA-EXCERPT-ncclTests2.13.4-2.16.6": [
-        ("all_reduce", None, 2, 475.571, 0),
-        ("all_reduce", None, 2, 475.201, 0),
-        ("all_reduce", None, 2, 475.824, 0),
+        # 8 ranks: 2(n-1)/n fits every row only with n = 8 (the note: 8 ranks)
+        ("all_reduce", 8, 2, 475.571, 0),
+        ("all_reduce", 8, 2, 475.201, 0),
+        ("all_reduce", 8, 2, 475.824, 0),
     ],
     "all_reduce-azureml-1node-4xk80-ncclinfo-ncclTests2.10-2.11": [
         ("all_reduce", 4, 7, 2.54225, 0)
@@ -50,13 +51,13 @@ RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
         ("all_reduce", 2, 4, None, None)
     ],
     "all_reduce-ecs-erdma-2node-16gpu-flattened-vendor-guide-EXCERPT-c0-NA": [
-        ("all_reduce", None, 30, None, None)
+        ("all_reduce", 16, 30, None, None)  # 2 x 8 GPUs: the bus factor fits 16 alone
     ],
     "all_reduce-eks-efa-2node-t4-mpirun-ncclinfo-ncclTests2.13.4-2.14.0": [
-        ("unknown", 2, 31, 1.15327, 0)
+        ("all_reduce", 2, 31, 1.15327, 0)  # "sum" means a reduction from 2.13.4 ("Group")
     ],
     "all_reduce-eks-efa-2node-v100-kubectl-settrace-ncclinfo-ncclTests2.0-2.9": [
-        ("unknown", 2, 29, 1.16154, 0)
+        ("all_reduce", 2, 29, 1.16154, 0)  # before 2.13 only reducing ops have redop
     ],
     "all_reduce-gcp-a3mega-2node-16xh100-ncclTests2.14.1-2.16.6": [
         ("all_reduce", 16, 31, 70.742, 0)
@@ -98,7 +99,7 @@ RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
         ("reduce_scatter", 12, 31, 20.3609, 0),
     ],
     "scatter-2node-p4d-16rank-srun-label-EXCERPT-ncclTests2.13.4plus": [
-        ("unknown", None, 29, None, None)
+        ("unknown", 16, 29, None, None)  # 16 ranks: size = 16 x count; gather or scatter
     ],
     "sendrecv-1node-8xa100-g8-inplace-NA-EXCERPT-ncclTests2.13": [("unknown", None, 4, None, None)],
 }

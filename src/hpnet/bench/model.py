@@ -83,6 +83,10 @@ class BenchRun:
     graph_launches: int = 0
     #: where an imported table came from, and what of it could not be read
     notes: tuple[str, ...] = ()
+    #: were the results checked (``-c``): True, False (``N/A``), None when not shown
+    checked: bool | None = None
+    #: the run's own failure message (nccl-tests' "Test NCCL failure ..."), if it failed
+    failure: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -153,6 +157,8 @@ def report_from_data(data: Mapping[str, Any], *, source: str) -> BenchReport:
                 out_of_bounds=run.get("out_of_bounds"),
                 graph_launches=int(run.get("graph_launches", 0)),
                 notes=tuple(run.get("notes", ())),
+                checked=run.get("checked"),
+                failure=run.get("failure"),
             )
         )
     return BenchReport(

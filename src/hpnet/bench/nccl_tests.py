@@ -45,10 +45,37 @@ _HPNET = re.compile(r"^#\s*hpnet bench:\s*([a-z_]+)\b.*?\b(\d+) ranks?\b")
 _MISSING = ["--"] * 4  # a placement hpnet bench's backend does not have
 
 
+#: bytes per element of each type nccl-tests prints (src/common.cu wordSize)
+_TYPE_BYTES = {
+    "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
+    "half": 2, "bfloat16": 2, "bf16": 2,
+    "int32": 4, "uint32": 4, "int": 4, "uint": 4, "float": 4,
+    "int64": 8, "uint64": 8, "double": 8,
+}  # fmt: skip
+#: ops whose printed count is one rank's share: size = count x element x nranks
+#: (their GetCollByteCount sets paramcount = count/nranks, src/*.cu)
+_PER_RANK_COUNT = frozenset(
+    {"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "hypercube"}
+)
+_VALIDATION = re.compile(r"\bvalidation:\s*(\d+)")
+_TESTS_VERSION = re.compile(r"#\s*nccl-tests version (\S+)(?:.*?nccl-library=(\d+))?")
+_NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
+#: a device line's host, device and GPU name: "... on  node1 device  3 [0x1b] NVIDIA A100"
+_DEVICE = re.compile(r"\bon\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$")
+#: nccl-tests' failure messages (TESTCHECK / NCCLCHECK in src/common.h)
+_FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure\b.*")
+
+
 class _Run:
     def __init__(self) -> None:
         self.op: str | None = None
         self.ranks: set[int] = set()
+        self.validation: int | None = None
+        self.failure: str | None = None
+        #: the header has the one #wrong column of 2.13+, and device lines with "Group"
+        #: (2.13.4+): together they tell whether the redop column means a reduction
+        self.wrong_header = False
+        self.group_lines = False
         self.rows: list[Row] = []
         self.avg: float | None = None
         self.oob: int | None = None
@@ -158,7 +185,42 @@ def parse_nccl_tests(text: str, *, source: str = "<text>") -> BenchReport:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         return _parse_json(stripped, source)
-    return BenchReport(source=source, runs=tuple(_runs(_lines(text))))
+    return BenchReport(
+        source=source, runs=tuple(_runs(_lines(text))), metadata=_metadata(text.splitlines())
+    )
+
+
+def _metadata(lines: list[str]) -> dict[str, object]:
+    """What the output says of where it ran: nccl-tests' version, NCCL's, the GPUs and
+    hosts of its device table (an item is left out when the output does not say it)."""
+    meta: dict[str, object] = {}
+    gpus: dict[str, int] = {}
+    hosts: dict[str, None] = {}
+    nccl: dict[str, None] = {}
+    for raw in lines:
+        line = _strip(raw)
+        version = _TESTS_VERSION.search(line)
+        if version:
+            meta.setdefault("nccl_tests_version", version.group(1))
+            if version.group(2):
+                code = int(version.group(2))  # NCCL_VERSION_CODE: 22907 = 2.29.7
+                nccl.setdefault(f"{code // 10000}.{code // 100 % 100}.{code % 100}", None)
+            continue
+        found = _NCCL_VERSION.search(line)
+        if found:
+            nccl.setdefault(found.group(1), None)
+        if _NRANKS.search(line):
+            device = _DEVICE.search(line)
+            if device:
+                hosts.setdefault(device.group(1), None)
+                gpus[device.group(2)] = gpus.get(device.group(2), 0) + 1
+    if nccl:
+        meta["nccl_version"] = ", ".join(nccl)
+    if gpus:
+        meta["gpus"] = [f"{count} x {name}" for name, count in gpus.items()]
+    if hosts:
+        meta["hosts"] = list(hosts)
+    return meta
 
 
 def _lines(text: str) -> Iterable[str]:
@@ -207,6 +269,9 @@ def _runs(lines: Iterable[str]) -> list[BenchRun]:
                 run.nthreads_gpus = (int(threads.group(1)), int(threads.group(2)))
                 if threads.group(3):
                     run.graph = int(threads.group(3))
+            validation = _VALIDATION.search(content)
+            if validation:
+                run.validation = int(validation.group(1))
             continue
         header = ("size" in content and "count" in content and "type" in content) or (
             "bytes" in content and " N " in content and "type" in content
@@ -219,6 +284,7 @@ def _runs(lines: Iterable[str]) -> list[BenchRun]:
                 run.op = pending_op
             run.header_seen = True
             run.milliseconds = "bytes" in content and " res" in content  # 2017-2018: ms
+            run.wrong_header = "#wrong" in content
             continue
         ranks = _NRANKS.search(content)
         if ranks and " on " in content:
@@ -226,6 +292,7 @@ def _runs(lines: Iterable[str]) -> list[BenchRun]:
                 run = _Run()
                 run.op = pending_op
             run.ranks.add(int(ranks.group(1)))
+            run.group_lines = run.group_lines or " Group " in content
             continue
         avg = _AVG.search(content)
         if avg and run is not None:
@@ -245,10 +312,13 @@ def _runs(lines: Iterable[str]) -> list[BenchRun]:
                 run.notes.append("rows without their table header (an excerpt)")
             run.rows.append(row)
             continue
-        if "Test " in content and "failure" in content and run is not None:
+        failed = _FAILURE.search(content) if "Test " in content else None
+        if failed and run is not None:
             # nccl-tests' TESTCHECK: the run stopped here (a CUDA / NCCL error)
+            if run.failure is None:
+                run.failure = failed.group(0)[:160]
             if len(run.notes) < 8:
-                run.notes.append(f"the run failed: {content[content.find('Test ') :][:120]}")
+                run.notes.append(f"the run failed: {failed.group(0)[:120]}")
             continue
         op = _op_from(content)
         if op and (run is None or not run.rows):
@@ -262,10 +332,14 @@ def _runs(lines: Iterable[str]) -> list[BenchRun]:
 
 
 def _finish(run: _Run) -> BenchRun:
+    notes = list(run.notes)
     nranks = run.nranks
     if run.ranks:
-        nranks = max(run.ranks) + 1
-    notes = list(run.notes)
+        nranks = max(run.ranks) + 1  # the device table: one line per rank
+    elif nranks is None:
+        nranks, why = _infer_nranks(run.rows, run.op)
+        if why:
+            notes.append(why)
     avg = run.avg
     if avg is None and run.rows:
         mean = average_busbw(run.rows)
@@ -275,8 +349,16 @@ def _finish(run: _Run) -> BenchRun:
         )
     op = run.op
     if op is None:
-        op, why = _infer_op(run.rows, nranks)
+        # nccl-tests 2.13.0-2.13.3 print "sum" in every op's redop column; 2.13.4+ print
+        # "none" for ops without a reduction (and their device lines gained "Group"),
+        # and before 2.13 only reducing ops have the column at all
+        meaningful = not run.wrong_header or run.group_lines
+        op, why = _infer_op(run.rows, nranks, redop_meaningful=meaningful)
         notes.append(why)
+    if nranks is None and op is not None:
+        nranks, why = _infer_nranks(run.rows, op)
+        if why:
+            notes.append(why)
     return BenchRun(
         op=op or "unknown",
         nranks=nranks,
@@ -285,12 +367,83 @@ def _finish(run: _Run) -> BenchRun:
         out_of_bounds=run.oob,
         graph_launches=run.graph,
         notes=tuple(notes),
+        checked=_checked(run),
+        failure=run.failure,
     )
 
 
-def _infer_op(rows: list[Row], nranks: int | None) -> tuple[str | None, str]:
-    """Name an op the output does not name, from its bus factor (busbw / algbw) and
-    its redop / root columns, where that is unambiguous."""
+def _checked(run: _Run) -> bool | None:
+    """Were the results checked: the ``validation:`` of the nThread line (the ``-c``
+    value), else the rows (a ``#wrong`` count or the old float ``error`` column is a
+    check's result, ``N/A`` is none); None when the output shows neither."""
+    if run.validation is not None:
+        return run.validation > 0
+    measured = [m for row in run.rows for m in (row.out_of_place, row.in_place) if m is not None]
+    if any(m.wrong is not None or m.error is not None for m in measured):
+        return True
+    return False if measured else None
+
+
+def _interval(numerator: float, denominator: float) -> tuple[float, float] | None:
+    """The ratio of two numbers nccl-tests printed with two decimals, as an interval."""
+    if denominator - 0.005 <= 0:
+        return None
+    return (numerator - 0.005) / (denominator + 0.005), (numerator + 0.005) / (denominator - 0.005)
+
+
+def _infer_nranks(rows: list[Row], op: str | None) -> tuple[int | None, str | None]:
+    """The rank count when no device table says it: from size / count for the ops that
+    print one rank's share (exact), else from the bus factor of every row that shows one
+    (busbw / algbw, each printed with two decimals: the ranks whose factor lies inside
+    every row's interval; given only when exactly one does)."""
+    per_rank = [
+        r.size_bytes / (r.count * _TYPE_BYTES[r.dtype])
+        for r in rows
+        if r.count and r.dtype in _TYPE_BYTES and r.size_bytes >= 1 << 16
+    ]
+    if per_rank and (op in _PER_RANK_COUNT or op is None):
+        shares = {round(k) for k in per_rank if abs(k - round(k)) < 0.01}
+        if len(shares) == 1 and (k := shares.pop()) > 1:
+            return k, f"{k} ranks: each row's size is {k} x its count (one rank's share)"
+    factor = {
+        "all_reduce": lambda n: 2 * (n - 1) / n,
+        "all_gather": lambda n: (n - 1) / n,
+        "reduce_scatter": lambda n: (n - 1) / n,
+        "alltoall": lambda n: (n - 1) / n,
+    }.get(op or "")
+    if factor is None:
+        return None, None
+    low, high = 0.0, float("inf")
+    for row in rows:
+        for m in (row.out_of_place, row.in_place):
+            if m is None or m.algbw_gbps < 0.5:
+                continue
+            bounds = _interval(m.busbw_gbps, m.algbw_gbps)
+            if bounds:
+                low, high = max(low, bounds[0]), min(high, bounds[1])
+    if high == float("inf") or low > high:
+        return None, None
+    fits = [n for n in range(2, 100_001) if low - 1e-9 <= factor(n) <= high + 1e-9]
+    if len(fits) == 1:
+        return fits[0], f"{fits[0]} ranks: the only count whose bus factor fits every row"
+    if fits:
+        return None, (
+            f"the rank count is not shown: the bus factor fits {fits[0]} to {fits[-1]} ranks"
+        )
+    return None, None
+
+
+def _infer_op(
+    rows: list[Row], nranks: int | None, *, redop_meaningful: bool = True
+) -> tuple[str | None, str]:
+    """Name an op the output does not name, from what every op prints differently:
+    its bus factor (busbw / algbw: 2(n-1)/n only for all_reduce, (n-1)/n for the ops
+    that move one rank's share, 1 for broadcast / reduce / sendrecv), its redop and
+    root columns, and whether count is the size or one rank's share of it.
+
+    No rank count is computed from one rounded ratio here: only the op's family, where
+    that is unambiguous (:func:`_infer_nranks` counts ranks from every row).
+    """
     sample = max(
         (r for r in rows if r.out_of_place and r.out_of_place.algbw_gbps >= 0.1),
         key=lambda r: r.size_bytes,
@@ -299,19 +452,32 @@ def _infer_op(rows: list[Row], nranks: int | None) -> tuple[str | None, str]:
     if sample is None or sample.out_of_place is None:
         return None, "the op is not named in the output, and no row shows its bus factor"
     ratio = sample.out_of_place.busbw_gbps / sample.out_of_place.algbw_gbps
-    reducing = sample.redop not in ("none", "")
-    n = nranks
-    if n is None and 1.05 < ratio < 2.0:  # 2(n-1)/n: only all_reduce exceeds 1
-        n = round(2 / (2 - ratio))
+    reducing: bool | None = sample.redop not in ("none", "") if redop_meaningful else None
+    rooted = sample.root >= 0
+    share = (
+        sample.size_bytes / (sample.count * _TYPE_BYTES[sample.dtype])
+        if sample.count and sample.dtype in _TYPE_BYTES
+        else None
+    )
     why = f"the op is not named in the output; inferred from busbw/algbw = {ratio:.3f}"
-    if n and n > 2 and abs(ratio - 2 * (n - 1) / n) < 0.02 and reducing:
-        return "all_reduce", f"{why} = 2(n-1)/n with n = {n}"
-    if n and n > 2 and abs(ratio - (n - 1) / n) < 0.02:
+    if ratio > 1.02:  # 2(n-1)/n, n > 2: no other op exceeds 1
+        return "all_reduce", f"{why} (> 1: only all_reduce's 2(n-1)/n)"
+    if share is not None and share > 1.5:  # count is one rank's share
+        if reducing is None:
+            return None, f"{why}, count = size / ranks (this era's redop column says nothing)"
         if reducing:
-            return "reduce_scatter", f"{why} = (n-1)/n with a reduction"
-        return None, f"{why} = (n-1)/n: all_gather or alltoall (the output does not say which)"
-    if abs(ratio - 1) < 0.02 and n and n > 2 and sample.root >= 0:
-        return ("reduce" if reducing else "broadcast"), f"{why} = 1 with a root"
+            return "reduce_scatter", f"{why}, a reduction, count = size / ranks"
+        if rooted:
+            return None, f"{why}, a root, count = size / ranks: gather or scatter"
+        return None, f"{why}, count = size / ranks: all_gather or alltoall (not said which)"
+    if abs(ratio - 1) < 0.02:
+        if reducing is None:
+            return None, f"{why} = 1 (nccl-tests 2.13.0-2.13.3 print 'sum' for every op)"
+        if rooted:
+            return ("reduce" if reducing else "broadcast"), f"{why} = 1 with a root"
+        if reducing:  # 2(n-1)/n = 1: all_reduce over 2 ranks
+            return "all_reduce", f"{why} = 1 with a reduction and no root: 2 ranks"
+        return "sendrecv", f"{why} = 1, no reduction, no root, count = size"
     return None, f"{why}: not enough to tell the op"
 
 

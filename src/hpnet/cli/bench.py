@@ -13,7 +13,7 @@ from hpnet.errors import UsageError
 
 if TYPE_CHECKING:
     from hpnet.bench.gate import Expectation, GateResult
-    from hpnet.bench.model import BenchReport, BenchSpec
+    from hpnet.bench.model import BenchReport, BenchRun, BenchSpec
 
 DESCRIPTION = """\
 Measure collectives the way nccl-tests does (the same size sweep, bus-bandwidth
@@ -450,39 +450,52 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, s
         for run in report.runs
         if run.out_of_bounds
     ]
-    for run in report.runs:  # the first failure message of each run
-        failure = next((note for note in run.notes if "run failed" in note), None)
-        if failure:
-            problems.append(f"{run.op}: {failure}")
+    problems += [f"{run.op}: the run failed: {run.failure}" for run in report.runs if run.failure]
     problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == "FAIL"]
     if problems:
         return "FAIL", "; ".join(problems)
-    summary = ", ".join(
-        f"{run.op} avg busbw {run.avg_busbw_gbps:.2f} GB/s"
-        for run in report.runs
-        if run.avg_busbw_gbps is not None
-    )
-    checked = (
-        "results checked"
-        if any(
-            m is not None and m.wrong is not None
-            for run in report.runs
-            for row in run.rows
-            for m in (row.out_of_place, row.in_place)
-        )
-        else "results not checked (-c 0)"
-    )
+    summary = ", ".join(_run_summary(run) for run in report.runs) or "no rows"
+    states = {_checked_of(run) for run in report.runs}
+    if states == {True}:
+        checked = "results checked"
+    elif states == {False}:
+        checked = "results not checked (-c 0)"
+    elif True in states:
+        checked = "results of some runs checked"
+    else:
+        checked = "whether results were checked is not shown"
     met = [g for g in gates if g.status == "PASS"]
     tail = f"; {len(met)} expectation(s) met" if met else ""
     return "PASS", f"{summary}; {checked}{tail}"
 
 
+def _checked_of(run: BenchRun) -> bool | None:
+    """A run's checking: what its import read, else whether its rows carry a check."""
+    if run.checked is not None:
+        return run.checked
+    measured = [m for row in run.rows for m in (row.out_of_place, row.in_place) if m is not None]
+    if any(m.wrong is not None for m in measured):
+        return True
+    return False if measured else None
+
+
+def _run_summary(run: BenchRun) -> str:
+    """``all_reduce avg busbw 95.30 GB/s``; without the average line, the rows' peak."""
+    if run.avg_busbw_gbps is not None:
+        return f"{run.op} avg busbw {run.avg_busbw_gbps:.2f} GB/s"
+    busbw = [m.busbw_gbps for row in run.rows for m in (row.out_of_place,) if m is not None]
+    if busbw:
+        return f"{run.op} peak busbw {max(busbw):.2f} GB/s (no average line)"
+    return f"{run.op}: no rows"
+
+
 def _title(report: BenchReport) -> str:
     meta = report.metadata
     ops = ", ".join(run.op for run in report.runs)
-    nranks = report.runs[0].nranks if report.runs else "?"
+    nranks = report.runs[0].nranks if report.runs else None
+    ranks = f"{nranks} ranks" if nranks is not None else "ranks not shown"
     stack = f"{meta.get('backend', '')} {meta.get('device', '')}".strip()
-    return f"hpnet bench {ops}: {nranks} ranks, {stack}"
+    return f"hpnet bench {ops}: {ranks}, {stack}"
 
 
 def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:

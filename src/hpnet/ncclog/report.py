@@ -397,6 +397,33 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
             )
         )
 
+    # nccl-tests' device table names processes that wrote no NCCL line of their own
+    known = {p.key for p in processes}
+    tabled: dict[str, list[tuple[int, str, int, int]]] = {}
+    for entry in log.placements:
+        _, host, pid, _ = entry
+        if f"{host}:{pid}" not in known:
+            tabled.setdefault(f"{host}:{pid}", []).append(entry)
+    for key, entries in tabled.items():
+        rows.append(
+            ProcessRow(
+                process=key,
+                host=entries[0][1],
+                nccl_host=None,
+                pid=entries[0][2],
+                ranks=tuple(str(rank) for rank, _, _, _ in entries),
+                devices=tuple(sorted({device for _, _, _, device in entries})),
+                nccl_version=None,
+                version_range=None,
+                network=(),
+                nics=(),
+                bootstrap=(),
+                intra_node=(),
+                inter_node=(),
+                gdr=None,
+            )
+        )
+
     summaries = []
     for comm in place.comms.values():
         inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]

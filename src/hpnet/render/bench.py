@@ -55,7 +55,8 @@ def _banner(report: BenchReport, run: BenchRun) -> str:
     fake = int(meta.get("fake_hosts") or 0)
     if fake > 1:
         where += f" split into {fake} NCCL hosts"
-    parts = [f"# hpnet bench: {run.op}, {run.nranks} ranks{where}"]
+    ranks = f"{run.nranks} ranks" if run.nranks is not None else "ranks not shown"
+    parts = [f"# hpnet bench: {run.op}, {ranks}{where}"]
     backend = meta.get("backend")
     if backend:
         stack = [str(backend), str(meta.get("device", ""))]
