@@ -22,6 +22,7 @@ import collections
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 
+from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
 from hpnet.ncclog.model import (
     Connection,
@@ -97,6 +98,8 @@ class _Process:
         self.net_plugins: dict[str, None] = {}
         self.net_modules: dict[str, None] = {}
         self.gin: dict[str, None] = {}
+        #: WARN message -> NCCL's source's word on it (fatal, nonfatal, mixed, unknown)
+        self.warn_fatal: dict[str, str] = {}
         self.collnet: dict[str, None] = {}
         self.providers: dict[tuple[str, str | None, int], None] = {}
         self.channels: tuple[int, int, int, int] | None = None
@@ -156,6 +159,7 @@ class _Process:
         for statement, line in later.lines.items():
             if statement not in self.lines and len(self.lines) < MAX_STATEMENTS:
                 self.lines[statement] = shift(line)
+        self.warn_fatal.update(later.warn_fatal)
         for name in ("net_plugins", "net_modules", "gin", "collnet", "providers", "trail_codes"):
             getattr(self, name).update(getattr(later, name))
         self.channels = self.channels or later.channels
@@ -241,6 +245,7 @@ class _Process:
             net_modules=tuple(self.net_modules),
             gin=tuple(self.gin),
             collnet=tuple(self.collnet),
+            warn_fatal=dict(self.warn_fatal),
             providers=tuple(self.providers),
             channels=self.channels,
             nvls_support=self.nvls_support,
@@ -508,9 +513,9 @@ class LogFolder:
             else:
                 if merged != process.version_range and event.line_number:
                     # a line whose form narrowed the release: the witness of the range
-                    process.lines.setdefault(
-                        f"form:{format_range(event.hint)}", _line(event, event.text)
-                    )
+                    form = f"form:{format_range(event.hint)}"
+                    if form not in process.lines:
+                        process.lines[form] = _line(event, event.text)
                 process.version_range = merged
         if kind in PROGRESS_KINDS or (kind == "comm" and data[1] == "COMPLETE"):
             process.progressed = True
@@ -583,8 +588,9 @@ class LogFolder:
                 process.ib_no_device = True
             elif data:  # "NET/Plugin: Loaded net plugin X"
                 process.net_plugins.setdefault(str(data[0]), None)
-            if event.text and len(process.plugin_notes) < MAX_NOTES:
-                process.plugin_notes.setdefault(event.text, _line(event, event.text))
+            notes = process.plugin_notes
+            if event.text and event.text not in notes and len(notes) < MAX_NOTES:
+                notes[event.text] = _line(event, event.text)
         elif kind == "env":
             process.env[str(data[0])] = str(data[1])
         elif kind == "gdr":
@@ -619,23 +625,48 @@ class LogFolder:
                 if not process.went_on:
                     process.warned = True
                 process.trail_codes[code] = None
-                if len(process.trails) < MAX_NOTES:
-                    process.trails.setdefault(event.text, _line(event, event.text))
+                trails = process.trails
+                if event.text not in trails and len(trails) < MAX_NOTES:
+                    trails[event.text] = _line(event, event.text)
         elif kind in ("warn", "notable"):
             if "libibverbs" in event.text:
                 process.ib_no_device = True
             where = str(data[0]) if kind == "warn" and data and data[0] else None
-            plugin = plugin_of(where)
-            if plugin is not None:
-                process.net_modules.setdefault(plugin, None)
             level = "WARN" if kind == "warn" else "INFO"
-            if kind == "warn" and not process.went_on:
-                process.warned = True
             text = f"{level} {where + ' ' if where else ''}{event.text}"
+            if kind == "warn":
+                if not process.went_on:
+                    process.warned = True
+                if text not in process.warn_fatal:
+                    self._fold_warn(process, event, where, text)
             if text in process.warnings or len(process.warnings) < MAX_WARNINGS_PER_PROCESS:
                 self._keep(process.warnings, text, event)
             else:
                 self.num_dropped += event.count
+
+    @staticmethod
+    def _fold_warn(process: _Process, event: Event, where: str | None, said: str) -> None:
+        """A WARN seen first in this process: the NET plugin whose source printed it, or
+        what NCCL's source says of it (does the call fail after it, which releases print
+        it at this ``file:line``: hpnet.ncclog.formats)."""
+        plugin = plugin_of(where)
+        if plugin is not None:
+            process.net_modules.setdefault(plugin, None)
+            process.warn_fatal[said] = "unknown"
+            return
+        fatal, releases = load_table().warn(where, event.text)
+        process.warn_fatal[said] = fatal or "unknown"
+        if releases is None or process.version_conflict:
+            return
+        merged = intersect(process.version_range or (None, None), releases)
+        if empty(merged):
+            process.version_conflict = True
+            return
+        if merged != process.version_range and event.line_number:
+            form = f"form:{format_range(releases)}"
+            if form not in process.lines:
+                process.lines[form] = _line(event, event.text)
+        process.version_range = merged
 
     @staticmethod
     def _fold_comm(process: _Process, data: tuple[object, ...]) -> None:

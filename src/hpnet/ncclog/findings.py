@@ -178,7 +178,12 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             entry.fatal = entry.fatal or fatal
         if signatures or not failure:
             continue
-        if process is None or _failing(process, log):
+        # NCCL's source decides first: a WARN whose call returns an error is a failure,
+        # one the code goes on after is not; else the log's failing path decides
+        source = process.warn_fatal.get(line.message) if process is not None else None
+        if source == "fatal" or (
+            source != "nonfatal" and (process is None or _failing(process, log))
+        ):
             failed.append((process, line))
         else:
             survived.append((process, line))

@@ -190,8 +190,12 @@ _BOOTSTRAP_MORE = re.compile(r"\[\d+\](\S+)")
 #: an optional ``:rail`` and ``:plane`` after the port (`` [0]mlx5_0:1:3/IB``, ``:`` + ``:2``
 #: for a plane without rail: net_ib/init.cc:494-504 @2.30.7)
 _NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+):(\d+)(?::\d*(?::\d+)?)?(?:/(\w+))?(?:/\w+)*$")
-#: 2.3 lists one device a line: "NET/IB: [%d] %s:%d/%s " (transport/net_ib.cu:137 @2.3.5)
-_NIC_LINE = re.compile(r"^NET/(\w+): \[(\d+)\] ([^\s:\[\]]+):(\d+)/(\w+)\s*$")
+#: one device a line: 2.3's "NET/IB: [%d] %s:%d/%s " (transport/net_ib.cu:137 @2.3.5), and
+#: 2.27.3+'s "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d ..." (device, uverbs, port,
+#: link layer; NET subsystem, net_ib.cc @2.27.3)
+_NIC_LINE = re.compile(
+    r"^NET/(\w+): \[(\d+)\] ([^\s:\[\]]+):(?:[^\s:\[\]]+:)?(\d+)/(\w+)(?:\s+provider=.*)?\s*$"
+)
 #: "NET/IB : mlx5_0:1 Got async event : local access violation work queue error"
 _ASYNC = re.compile(r"^NET/\w+ ?: ([^\s:]+):(\d+) Got async event")
 #: one interface of a socket list, NCCL's or a TCP plugin's: `` [%d]%s:%s`` with the

@@ -300,6 +300,9 @@ class ProcessLog:
     gin: tuple[str, ...] = ()
     #: in-network reduction set up on a device: ``SHARP on mlx5_5:1``
     collnet: tuple[str, ...] = ()
+    #: WARN message -> what NCCL's source does after printing it: ``fatal`` (returns an
+    #: error), ``nonfatal``, ``mixed``, ``unknown`` (hpnet.ncclog.formats)
+    warn_fatal: Mapping[str, str] = dataclasses.field(default_factory=dict)
     #: aws-ofi-nccl's libfabric provider, its fabric and how many NICs it found
     providers: tuple[tuple[str, str | None, int], ...] = ()
     #: ``%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels``

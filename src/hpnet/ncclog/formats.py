@@ -1,0 +1,243 @@
+"""NCCL's own log format strings, release by release: the ground truth the parser is
+tested against and the facts it reads from WARN lines.
+
+``data/nccl_formats.json`` is built from NCCL's git history by
+``tools/nccl_formats/build_table.py`` (every ``INFO``/``WARN``/``VERSION`` call of every
+release tag from 2.3.5 to 2.30.7, with the release runs that print it in that form). It
+holds, per format:
+
+* ``evidence``: what the line says that ``hpnet verify`` reports (:data:`EVIDENCE`), and
+  ``example``, a line of that format the parser must read as ``kinds`` say
+  (tests/unit/test_format_table.py checks every one);
+* for WARNs, ``fatal``: whether NCCL's source returns an error after printing it
+  (``fatal`` / ``nonfatal`` / ``mixed`` / ``unknown``, from the statements that follow
+  the call), ``recover``: the releases in which a direct caller of the failed call goes
+  on without passing the error up (NCCL falls back), ``site_fatal``: the call sites
+  whose decision differs from the format's, and ``sites``: each ``file:line``
+  that prints it with the releases in which it stands at that line, so that a WARN's
+  ``file.cc:123`` names the releases that wrote it.
+
+Loaded once, lazily: only logs with WARN lines need it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from importlib import resources
+
+from hpnet.ncclog.versions import VersionRange
+
+__all__ = [
+    "EVIDENCE",
+    "FormatTable",
+    "evidence_of",
+    "format_regex",
+    "load_table",
+    "runs_range",
+]
+
+#: what makes a format string evidence: (category, pattern over the format, the event
+#: kinds hpnet.ncclog.lines must read its lines as). Every WARN is evidence (kind warn).
+EVIDENCE: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
+    (name, re.compile(pattern), frozenset(kinds))
+    for name, pattern, kinds in (
+        ("network", r"^Using (?:internal |external )?[Nn]etwork %s$|^Assigned NET plugin %s to",
+         {"network"}),
+        ("plugin", r"^(?:Initialized|Failed to initialize) NET plugin %s$",
+         {"plugin", "ib-failed"}),
+        ("nic-list", r"^NET/(?:%s|IB|Socket) ?: Using%s|^NET/IB: \[%d\] |Made virtual device",
+         {"net-list", "net-nic"}),
+        ("no-device", r"^NET/IB : No device found|^Failed to open libibverbs|^Count not open",
+         {"ib-no-device"}),
+        ("bootstrap", r"^Bootstrap ?: Using", {"bootstrap"}),
+        ("gdr", r"GPU Direct RDMA (?:Disabled|Enabled|%s) for", {"gdr"}),
+        ("env", r"^(?:%s|NCCL_\w+) set (?:by environment )?to ", {"env"}),
+        ("transport", r"^(?:Channel|Ring|CollNet|Coll) %0?2?d.* via ", {"connection"}),
+        ("version", r"^NCCL version|^cudaDriverVersion %d$", {"version", "cuda-driver"}),
+        ("comm", r"- (?:Init|Abort|Destroy) (?:START|COMPLETE)", {"comm"}),
+        ("trail", r"^%s:%d (?:\(%s\) )?-> %d", {"trail"}),
+        ("nvls", r"nvls channels, |^NVLS multicast support|^Connected NVLS", {
+            "channels", "nvls-support", "nvls"}),
+        ("gin", r"^Assigned (?:GIN|RMA) plugin", {"gin"}),
+        ("rings", r"^Connected all rings", {"ring-gdr", "connected"}),
+    )
+)  # fmt: skip
+
+
+def evidence_of(level: str, text: str) -> tuple[str, frozenset[str]] | None:
+    """The evidence category of a format string and the kinds that read it, or None.
+
+    >>> evidence_of("INFO", "Using network %s")
+    ('network', frozenset({'network'}))
+    >>> evidence_of("WARN", "Cuda failure '%s'")
+    ('failure', frozenset({'warn'}))
+    """
+    if level == "WARN":
+        return "failure", frozenset({"warn"})
+    for name, pattern, kinds in EVIDENCE:
+        if pattern.search(text):
+            return name, kinds
+    return None
+
+
+_CONVERSION = re.compile(
+    r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcsp%])"
+)
+
+
+def format_regex(text: str) -> str:
+    """A regular expression that matches what ``printf(text, ...)`` can print.
+
+    >>> bool(re.fullmatch(format_regex("NET/IB : Got completion with error %d, len %d"),
+    ...                   "NET/IB : Got completion with error 12, len 0"))
+    True
+    """
+    parts = []
+    at = 0
+    for found in _CONVERSION.finditer(text):
+        parts.append(re.escape(text[at : found.start()]))
+        kind = found.group(5)
+        if kind == "%":
+            parts.append("%")
+        elif kind in "di":
+            parts.append(r"\s*[-+]?\d+")
+        elif kind == "u":
+            parts.append(r"\s*\d+")
+        elif kind in "xXo":
+            parts.append(r"\s*[0-9a-fA-F]+")
+        elif kind == "p":
+            parts.append(r"(?:0x[0-9a-fA-F]+|\(nil\))")
+        elif kind in "eEfgG":
+            parts.append(r"\s*[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|inf)")
+        elif kind == "c":
+            parts.append(".")
+        else:  # %s: anything, lazily
+            parts.append(".*?")
+        at = found.end()
+    parts.append(re.escape(text[at:]))
+    return "".join(parts)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("-", maxsplit=1)[0].split("."))
+
+
+def runs_range(runs: str) -> VersionRange | None:
+    """``2.4.2~2.11.4,2.13.4~2.30.7`` -> the range that covers them (2.4.2, 2.30.7).
+
+    >>> runs_range("2.24.3~2.25.1")
+    ((2, 24, 3), (2, 25, 1))
+    """
+    bounds = [part.split("~") for part in runs.split(",") if part]
+    if not bounds:
+        return None
+    low = min(_version(b[0]) for b in bounds)
+    high = max(_version(b[-1]) for b in bounds)
+    return (low, high)
+
+
+class FormatTable:
+    """The table, with the WARN formats compiled on first use."""
+
+    def __init__(self, data: Mapping[str, object]) -> None:
+        self.releases: tuple[str, ...] = tuple(data["releases"])  # type: ignore[arg-type]
+        self.formats: tuple[dict[str, object], ...] = tuple(data["formats"])  # type: ignore[arg-type]
+        self._warns: list[tuple[re.Pattern[str], dict[str, object]]] | None = None
+        self._by_site: dict[str, list[tuple[re.Pattern[str], str, dict[str, object]]]] | None = None
+        self._seen: dict[tuple[str | None, str], tuple[str | None, VersionRange | None]] = {}
+
+    def _compile(self) -> None:
+        self._warns = []
+        self._by_site = {}
+        for entry in self.formats:
+            if entry["level"] != "WARN" or not entry.get("format"):
+                continue
+            pattern = re.compile(format_regex(str(entry["format"]).strip()) + r"\s*")
+            self._warns.append((pattern, entry))
+            sites = entry.get("sites") or {}
+            assert isinstance(sites, dict)  # noqa: S101
+            for site, runs in sites.items():
+                self._by_site.setdefault(str(site), []).append((pattern, str(runs), entry))
+
+    def warn(self, where: str | None, message: str) -> tuple[str | None, VersionRange | None]:
+        """What NCCL's source says of a WARN line: whether printing it means the call
+        fails (``fatal``, ``nonfatal``, ``mixed``, ``recoverable``: fails, but a caller may
+        go on, ``unknown``; None: a format no NCCL release prints, a plugin's), and the
+        releases that print it at ``where`` (``transport/net_ib.cc:2244``) — None when the
+        location names none of them.
+        """
+        known = self._seen.get((where, message))
+        if known is not None:
+            return known
+        if self._warns is None:
+            self._compile()
+        assert self._warns is not None and self._by_site is not None  # noqa: S101
+        text = message.strip()
+        releases: VersionRange | None = None
+        fatal: str | None = None
+        site = _site(where)
+        if site is not None:
+            matched = [(runs, e) for p, runs, e in self._by_site.get(site, ()) if p.fullmatch(text)]
+            if matched:
+                ranges = [r for r in (runs_range(runs) for runs, _ in matched) if r]
+                if ranges:
+                    releases = (min(r[0] for r in ranges), max(r[1] for r in ranges))  # type: ignore[type-var]
+                fatal = _combine(_at_site(e, site, releases) for _, e in matched)
+        if fatal is None:
+            entries = [e for p, e in self._warns if p.fullmatch(text)]
+            if entries:
+                fatal = _combine(_decision(e, None) for e in entries)
+        if len(self._seen) < 10_000:
+            self._seen[(where, message)] = (fatal, releases)
+        return fatal, releases
+
+
+def _site(where: str | None) -> str | None:
+    """``transport/net_ib.cc:2244`` from a WARN's location (2.30.7 adds `` (func)``; a
+    plugin's function location is no NCCL site)."""
+    if not where:
+        return None
+    place = where.split(" (", 1)[0]
+    return place if re.fullmatch(r"[\w./-]+\.(?:cc|cu|c|h|cpp|hpp|cuh):\d+", place) else None
+
+
+def _at_site(entry: Mapping[str, object], site: str, releases: VersionRange | None) -> str:
+    """The decision of the call at ``site`` where it differs from the format's."""
+    differ = entry.get("site_fatal")
+    if isinstance(differ, dict) and site in differ:
+        return str(differ[site])
+    return _decision(entry, releases)
+
+
+def _decision(entry: Mapping[str, object], releases: VersionRange | None) -> str:
+    """``fatal`` / ``nonfatal`` / ``mixed`` / ``unknown`` of a WARN format, or
+    ``recoverable``: the call that printed it fails, but in one of ``releases`` (any, when
+    not known) a caller of that call goes on without passing the error up."""
+    fatal = str(entry.get("fatal") or "unknown")
+    recover = str(entry.get("recover") or "")
+    if fatal not in ("fatal", "mixed") or not recover:
+        return fatal
+    tags = [_version(tag) for tag in recover.split(",")]
+    if releases is None or any(
+        (releases[0] is None or releases[0] <= tag) and (releases[1] is None or tag <= releases[1])
+        for tag in tags
+    ):
+        return "recoverable"
+    return fatal
+
+
+def _combine(decisions: object) -> str:
+    found = set(decisions)  # type: ignore[call-overload]
+    if len(found) == 1:
+        return str(found.pop())
+    return "mixed" if {"fatal", "nonfatal"} <= found else "unknown"
+
+
+@functools.cache
+def load_table() -> FormatTable:
+    """The table shipped with hpnet (read once)."""
+    text = resources.files("hpnet.ncclog").joinpath("data/nccl_formats.json").read_text()
+    return FormatTable(json.loads(text))

@@ -1,0 +1,95 @@
+"""Every log format string NCCL 2.3.5 .. 2.30.7 prints that carries evidence is read.
+
+The table (src/hpnet/ncclog/data/nccl_formats.json) is built from NCCL's git history by
+tools/nccl_formats: each INFO / WARN / VERSION format of every release tag with the
+releases that print it. This test does not trust the table's own labels: it applies
+hpnet.ncclog.formats.EVIDENCE to every format, and fails when an evidence-carrying one
+(a NIC list, a network choice, a GPUDirect decision, an env echo, a transport, a version,
+a communicator state, an error trail, NVLS, every WARN) has no example line that the
+classifier reads as the kinds its category names.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hpnet.ncclog.formats import evidence_of, format_regex, load_table
+from hpnet.ncclog.lines import classify
+
+TABLE = load_table()
+FORMATS = [f for f in TABLE.formats if evidence_of(str(f["level"]), str(f["format"]))]
+#: every release from 2.4.2 to 2.30.7 (and the two 2.3 tags)
+RELEASES = {
+    "2.3.5-5", "2.3.7", "2.4.2", "2.4.6", "2.4.7", "2.4.8", "2.5.6", "2.5.6-2", "2.5.7",
+    "2.6.4", "2.7.3", "2.7.5", "2.7.6", "2.7.8", "2.8.3", "2.8.4", "2.9.6", "2.9.8", "2.9.9",
+    "2.10.3", "2.11.4", "2.12.7", "2.12.10", "2.12.12", "2.13.4", "2.14.3", "2.15.1",
+    "2.15.5", "2.16.2", "2.16.5", "2.17.1", "2.18.1", "2.18.3", "2.18.5", "2.18.6",
+    "2.19.1", "2.19.3", "2.19.4", "2.20.3", "2.20.5", "2.21.5", "2.22.3", "2.23.4",
+    "2.24.3", "2.25.1", "2.26.2", "2.26.3", "2.26.5", "2.26.6", "2.27.3", "2.27.5",
+    "2.27.6", "2.27.7", "2.28.3", "2.28.7", "2.28.9", "2.29.2", "2.29.3", "2.29.7",
+    "2.30.3", "2.30.4", "2.30.7",
+}  # fmt: skip
+
+
+def test_the_table_covers_every_release_from_2_4_to_2_30() -> None:
+    assert set(TABLE.releases) == RELEASES
+    printed = {
+        tag
+        for f in TABLE.formats
+        for run in str(f["runs"]).split(",")
+        if run
+        for tag in run.split("~")
+    }
+    assert {"2.4.2", "2.30.7"} <= printed
+
+
+def test_the_evidence_kinds_are_labelled_as_the_rules_say() -> None:
+    for entry in FORMATS:
+        category = evidence_of(str(entry["level"]), str(entry["format"]))
+        assert category is not None
+        if entry["level"] != "MACRO":
+            assert entry.get("evidence") == category[0], entry["format"]
+            assert set(entry.get("kinds", ())) == set(category[1]), entry["format"]
+
+
+@pytest.mark.parametrize("entry", FORMATS, ids=lambda f: f"{f['level']}:{str(f['format'])[:60]}")
+def test_every_evidence_format_of_every_release_is_read(entry: dict[str, object]) -> None:
+    example = entry.get("example")
+    assert isinstance(example, str), f"no example for {entry['format']!r}"
+    if entry["level"] != "MACRO":
+        # the example is a line NCCL can print with this format
+        assert re.fullmatch(format_regex(str(entry["format"]).strip()), example), example
+    if entry["level"] == "WARN":
+        line = f"node1:4711:4790 [0] init.cc:1 NCCL WARN {example}"
+    elif entry["level"] == "MACRO":
+        line = example
+    else:
+        line = f"node1:4711:4790 [0] NCCL INFO {example}"
+    event = classify(line.encode(), "table")
+    kinds = set(entry["kinds"])  # type: ignore[call-overload]
+    if entry["level"] == "MACRO":
+        kinds |= {"bare-version"}
+    assert event is not None and event.kind in kinds, (entry["format"], example, event)
+
+
+def test_a_warn_line_names_the_releases_that_print_it_there() -> None:
+    # "Invalid rank requested : %d/%d" stands at init.cc:981 in 2.4.8 alone
+    fatal, releases = TABLE.warn("init.cc:981", "Invalid rank requested : 2/2")
+    assert releases == ((2, 4, 8), (2, 4, 8))
+    assert fatal == "fatal"
+    # the same text printed from another line is another release
+    assert TABLE.warn("init.cc:980", "Invalid rank requested : 2/2")[1] == ((2, 4, 6), (2, 4, 7))
+    # a location no release prints it from says nothing of the release
+    assert TABLE.warn("init.cc:1", "Invalid rank requested : 2/2")[1] is None
+
+
+def test_a_call_site_decides_for_its_own_releases() -> None:
+    text = "Cannot initialize CollNet, using point-to-point network instead"
+    # 2.9.x: the WARN is followed by more setup, the call goes on
+    assert TABLE.warn("transport.cc:239", text)[0] == "nonfatal"
+    # 2.13.4-2.15.5: the call fails, and init.cc's caller resets the result to success
+    assert TABLE.warn("transport.cc:246", text) == ("recoverable", ((2, 13, 4), (2, 15, 5)))
+    # without a location, the formats it may be ("using %s instead" too) disagree
+    assert TABLE.warn(None, text)[0] == "unknown"
