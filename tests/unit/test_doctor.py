@@ -398,6 +398,22 @@ def test_e2e_roce_node_where_the_profile_gid_is_wrong(capsys: pytest.CaptureFixt
     )
 
 
+def test_a_listing_that_shows_no_port_is_no_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    # ibv_devices names the devices only: whether any port is usable is not known
+    listing = str(DATA / "listings" / "ibv_devices-azure-2dev.txt")
+    code, out = run(["doctor", "--from", listing, "--json"], capsys)
+    report = json.loads(out)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 0 and report["verdict"] == "WARN"
+    assert checks["ports.state"]["status"] == "WARN"
+    assert (
+        "mlx5_0: its ports are not shown (`ibv_devinfo` shows them)"
+        in (checks["ports.state"]["evidence"])
+    )
+    assert "ibv_devinfo -v" in checks["ports.state"]["fix_note"]
+    assert checks["devices.uverbs"]["status"] == "SKIP"
+
+
 def test_e2e_container_without_uverbs(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(
         ["doctor", "--sysfs-root", str(sysfs_tree("container-no-uverbs")), "--json"], capsys

@@ -15,7 +15,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts, Status
 from hpnet.doctor.packages import install_fix
-from hpnet.nccl.fill import version_tuple
+from hpnet.nccl.fill import unknown_ports, version_tuple
 from hpnet.node.topology import PcieRelation
 from hpnet.rdma.model import PortState
 
@@ -211,9 +211,12 @@ def check_uverbs(facts: Facts) -> CheckResult:
         return skipped
     devices = {d.name: d for d, _ in selected_ports(facts)}
     if not devices:
-        return result(
-            "devices.uverbs", "devices", Status.SKIP, "NCCL_IB_HCA selects no device (see vars.hca)"
+        why = (
+            "no device with a usable port is shown (see ports.state)"
+            if unknown_ports(facts.inventory)
+            else "NCCL_IB_HCA selects no device (see vars.hca)"
         )
+        return result("devices.uverbs", "devices", Status.SKIP, why)
     if (
         all(d.uverbs is None for d in devices.values())
         and "netdevs" in facts.inventory.not_collected
@@ -533,6 +536,19 @@ def check_port_state(facts: Facts) -> CheckResult:
         return skipped
     chosen = selected_ports(facts)
     if not chosen:
+        unknown = unknown_ports(facts.inventory)
+        if unknown:
+            # a listing that does not show the ports: no verdict on a node whose RDMA
+            # state is not known
+            return result(
+                "ports.state",
+                "ports",
+                Status.WARN,
+                "the listing does not show whether any RDMA port is usable here",
+                *unknown,
+                fix_note="pass `ibv_devinfo -v` output with --from (for RoCE also "
+                "`show_gids`), or run hpnet doctor on the node itself",
+            )
         return result(
             "ports.state", "ports", Status.SKIP, "NCCL_IB_HCA selects no port (see vars.hca)"
         )
