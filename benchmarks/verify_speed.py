@@ -9,7 +9,7 @@ Python loop does the same count line by line (the floor of any line-at-a-time
 parser); ``hpnet verify --json`` parses and analyses everything. The file is read
 once first so that all three read it from the page cache. Peak memory comes from
 ``/usr/bin/time -f %M`` (max resident set of the process and, for hpnet, its largest
-worker is not included: workers hold one 32 MiB range each).
+worker is not included: a worker reads its range in 8 MiB blocks).
 """
 
 from __future__ import annotations

@@ -154,12 +154,12 @@ def test_parsing_in_parallel_gives_the_same_answer(tmp_path: Path) -> None:
     big.write_bytes(b"\n".join(parts))
     inputs, _ = collect_inputs([str(big)])
     one = analyse(read_logs(inputs, jobs=1))
-    saved = logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES
-    logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES = 4096, 0
+    saved = logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES, logread.RANGES_PER_WORKER
+    logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES, logread.RANGES_PER_WORKER = 4096, 0, 1 << 20
     try:
         many = analyse(read_logs(inputs, jobs=2))
     finally:
-        logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES = saved
+        logread.RANGE_BYTES, logread.PARALLEL_MIN_BYTES, logread.RANGES_PER_WORKER = saved
     assert many == one
     # evidence keeps the line numbers of the whole file across ranges
     # and quotes the line as the file has it

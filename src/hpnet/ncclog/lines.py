@@ -39,8 +39,10 @@ IDEMPOTENT = frozenset(
         "connection",
     }
 )  # fmt: skip
-#: distinct prefixes and messages remembered per scan (a block, or a worker's range)
-MAX_CACHED = 200_000
+#: distinct prefixes, messages and repeated lines remembered per scan (a file, or a
+#: worker's range); a full cache starts anew, so that memory stays flat however long the
+#: log and a later phase of it is cached too
+MAX_CACHED = 50_000
 #: kinds whose lines are quoted as evidence: the scanner finds each one's line number and
 #: keeps the input line (connections: the first line of each process and transport in a
 #: block, :mod:`hpnet.ncclog.scan`)
@@ -616,6 +618,11 @@ class Classifier:
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
         self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
 
+    def _emit(self, line: bytes) -> None:
+        if len(self._emitted) >= MAX_CACHED:
+            self._emitted.clear()  # repeats of forgotten lines are reported again: harmless
+        self._emitted.add(line)
+
     def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
         """The process a prefix names and, on WARN lines, the ``file.cc:line``."""
         cached = self._prefixes.get((prefix, source))
@@ -646,8 +653,9 @@ class Classifier:
             key = source if rank is None else f"{source}[rank {rank}]"
             place = _WHERE.search(text)
             value = ((key, None, None, rank, None), place.group(1) if place else None)
-        if len(self._prefixes) < MAX_CACHED:
-            self._prefixes[(prefix, source)] = value
+        if len(self._prefixes) >= MAX_CACHED:
+            self._prefixes.clear()
+        self._prefixes[(prefix, source)] = value
         return value
 
     def _host(self, host: str, pid: int, *, glued: bool) -> str | None:
@@ -713,14 +721,14 @@ class Classifier:
                 else:
                     hint = hint_for(kind, message) if kind != "other" else None
                 reading = (kind, data, text, hint)
-                if len(self._messages) < MAX_CACHED:
-                    self._messages[raw] = reading
+                if len(self._messages) >= MAX_CACHED:
+                    self._messages.clear()  # a new phase of the log: its own messages
+                self._messages[raw] = reading
             kind, data, text, hint = reading
             if kind in IDEMPOTENT:
                 if line in self._emitted:
                     return None
-                if len(self._emitted) < MAX_CACHED:
-                    self._emitted.add(line)
+                self._emit(line)
             prefix = line[:at]
             if kind == "other":
                 # the process exists even if all it said is irrelevant: say so once
@@ -779,8 +787,7 @@ class Classifier:
         if kind in IDEMPOTENT:
             if line in self._emitted:
                 return None
-            if len(self._emitted) < MAX_CACHED:
-                self._emitted.add(line)
+            self._emit(line)
         cut = len(text[: start.start()].encode())
         process, _ = self.process(line[:cut], source)
         event = Event(kind, process, data, kept or message, source)

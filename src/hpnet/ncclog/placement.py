@@ -9,6 +9,7 @@ and color), or, when a log has none, through which process printed which rank.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -234,8 +235,14 @@ def _same_gpu(member: Membership | None, printed: str) -> bool:
     """
     if member is None or not printed or not member.bus_id:
         return True
-    ids = {str(v) for v in (member.nvml_dev, member.cuda_dev) if v is not None}
-    ids.add(member.bus_id.lower().lstrip("0") or "0")
+    return _names_gpu(member.bus_id, member.nvml_dev, member.cuda_dev, printed)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _names_gpu(bus_id: str, nvml_dev: int | None, cuda_dev: int | None, printed: str) -> bool:
+    # a few GPUs per host, asked about once per connection line: cached
+    ids = {str(v) for v in (nvml_dev, cuda_dev) if v is not None}
+    ids.add(bus_id.lower().lstrip("0") or "0")
     return printed in ids or (printed.lower().lstrip("0") or "0") in ids
 
 

@@ -33,6 +33,8 @@ MAX_LINE_BYTES = 1 << 20
 #: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
 _CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
 _RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
+#: what the substitutions above leave in a line they changed
+_EDITED = re.compile(rb"Channel :|INFO Ring :|NCCL INFO -$")
 #: INFO messages that say nothing about transports, NICs, versions or failures, but
 #: that NCCL prints for every communicator and connection (topology dumps, proxy
 #: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
@@ -123,6 +125,8 @@ def scan_block(
     text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
     if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
         text = _RING_NUMBER.sub(b"INFO Ring :", text)
+    #: lines of ``text`` may differ from the input's: noise blanked, channel numbers erased
+    edited = text is not data
     lines = text.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -167,14 +171,20 @@ def scan_block(
                 )
                 or (kind == "comm" and event.data[0] == "Abort")
             ):
-                if kind == "connection" and event.process is not None and len(quoted) < MAX_QUOTED:
+                if kind == "connection" and event.process is not None:
+                    if len(quoted) >= MAX_QUOTED:
+                        quoted.clear()  # quoted again: the folder keeps the first
                     quoted.add((event.process[0], event.data[5]))
                 number = locate(whole)
                 event.line_number = number
                 if number:
-                    if raw_lines is None:
-                        raw_lines = data.split(b"\n")
-                    event.raw = _quote(raw_lines[number - start_line], part)
+                    if not (edited and _EDITED.search(whole)):
+                        raw = whole  # the line as the input has it
+                    else:  # channel numbers erased: the input's own line
+                        if raw_lines is None:
+                            raw_lines = data.split(b"\n")
+                        raw = raw_lines[number - start_line]
+                    event.raw = _quote(raw, part)
             events.append(event)
     if b"Last error:" in text:
         # PyTorch prints NCCL's last error on the line after "Last error:", without
