@@ -562,3 +562,37 @@ def test_no_version_unknown_when_rank_0_printed_the_version() -> None:
     bare = report(["NCCL version 2.28.9+cuda12.4", *job])
     assert bare.nccl_versions == ("2.28.9",)
     assert not any("no NCCL version line" in u for u in bare.unknowns)
+
+
+def test_what_nccls_source_does_after_a_warn_decides_failure_or_warning() -> None:
+    """A WARN no signature knows: fatal where NCCL's source returns an error after it
+    (src/hpnet/ncclog/data/nccl_formats.json), a warning where it goes on, whatever the
+    rest of the process's log shows."""
+    went_on = report(
+        [
+            "node1:1:2 [0] graph/xml.cc:172 NCCL WARN Error : XML parser is limited to 1024 nodes",
+            "node1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+            "node1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+        ]
+    )
+    failure = next(f for f in went_on.findings if f.id == "nccl-failure")
+    assert failure.severity == "error" and failure.fatal and went_on.status == "FAIL"
+    trail = report(
+        [
+            "node1:1:2 [0] misc/rings.cc:355 NCCL WARN Could not create rings, falling back on "
+            "simple ring",
+            "node1:1:2 [0] NCCL INFO init.cc:1 -> 5",
+        ]
+    )
+    assert "nccl-failure" not in ids(trail)
+    warning = next(f for f in trail.findings if f.id == "other-warnings")
+    assert warning.severity == "warning" and not warning.fatal
+    # the same text from a line no release prints it from: the failing path decides
+    moved = report(
+        [
+            "node1:1:2 [0] misc/rings.cc:1 NCCL WARN Could not create rings, falling back on "
+            "simple ring",
+            "node1:1:2 [0] NCCL INFO init.cc:1 -> 5",
+        ]
+    )
+    assert "nccl-failure" in ids(moved)

@@ -711,7 +711,10 @@ def _verdict(
             "chose and no connection line proves which transport carried traffic"
         )
     if errors:
-        return "FAIL", f"{errors[0].title} — {sentence}"
+        # fatal first (findings are sorted so): NCCL returned an error, the job stopped;
+        # else NCCL went on, at a cost
+        said = "NCCL failed: " if errors[0].fatal else ""
+        return "FAIL", f"{said}{errors[0].title} — {sentence}"
     if failed:
         return "FAIL", f"expected {failed[0].expectation}: {failed[0].detail} — {sentence}"
     if not inter and not intra:

@@ -118,7 +118,10 @@ def render_verify(report: VerifyReport) -> str:
         lines += ["", "Findings"]
         for finding in report.findings:
             times = f" (x{finding.count})" if finding.count > 1 else ""
-            lines.append(f"  {finding.severity.upper():<7}  [{finding.id}] {finding.title}{times}")
+            stopped = " — fatal: NCCL returned an error" if finding.fatal else ""
+            lines.append(
+                f"  {finding.severity.upper():<7}  [{finding.id}] {finding.title}{times}{stopped}"
+            )
             lines += [f"           {e}" for e in finding.evidence]
             lines += [f"           => {c}" for c in finding.conclusions]
             lines.append(f"           cause: {finding.cause}")

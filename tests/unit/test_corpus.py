@@ -1,0 +1,77 @@
+"""Every real input's note against hpnet: each check of tests/corpus.py must agree, except
+the few listed in KNOWN, each with the reason hpnet cannot (yet) reach the note's
+conclusion. A KNOWN entry that starts to agree fails too, so the list only shrinks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import DATA, grade, inputs, table
+
+#: (input, check) -> why hpnet does not conclude what the note does
+KNOWN: dict[tuple[str, str], str] = {
+    (
+        "nccl-logs/gcp-a3-gpudirecttcpx-rx-ctrl-timeout-warn-rank-prefix-ncclunknown.log",
+        "nics",
+    ): "the GPUDirect-TCPX plugin names its NICs only inside its own WARN texts, whose "
+    "form no NCCL release prints; hpnet reads NIC names from NCCL's NIC-list lines only",
+    (
+        "nccl-logs/glued-lines-concurrent-writes-ib-gdrdma-send-nvls-tree-commsplit-"
+        "nccl2.21-or-later.log",
+        "processes",
+    ): "the third process's lines are glued to another's with their pid cut off; no "
+    "line of that process carries host:pid:tid, so it cannot be told apart",
+    (
+        "nccl-logs/roce-gid-autoselect-addr-range-sysfs-read-fail-k8s-nccl2.21.5.log",
+        "versions",
+    ): "the note dates the log by the file:line of NCCLCHECK error-trail lines; the "
+    "format table holds the sites of log calls, not of every NCCLCHECK",
+    (
+        "nccl-logs/sglang-plugin-socket-connect-software-caused-abort-init-trail-"
+        "traceback-nccl2.21.5.log",
+        "versions",
+    ): "dated by error-trail sites too (see above)",
+    (
+        "nccl-logs/vllm-tp-nvls-init-cuctxgetdevice-cuda-error-3-initialization-error-"
+        "nccl2.20.5.log",
+        "versions",
+    ): "the WARN comes from CUCHECK, a macro whose log call stands in a header: the "
+    "line's file:line is the macro's caller, which the table does not hold (as for trails)",
+}
+
+CASES = inputs()
+
+
+@pytest.mark.parametrize(
+    ("path", "values"),
+    [(path, values) for path, _note, values in CASES],
+    ids=[str(path.relative_to(DATA)) for path, _note, _values in CASES],
+)
+def test_hpnet_concludes_what_the_note_says(path: Path, values: dict[str, str]) -> None:
+    name = str(path.relative_to(DATA))
+    checks = grade(path, values)
+    assert checks, f"{name}: its note's Expected block gives no check"
+    for check in checks:
+        known = KNOWN.get((name, check.key))
+        if known:
+            assert not check.ok, f"{name}: {check.key} now agrees; drop it from KNOWN"
+            continue
+        assert check.ok, f"{name}: {check.key}: note says {check.expected!r}, hpnet {check.got!r}"
+
+
+def test_the_corpus_is_large_and_every_known_gap_names_an_input() -> None:
+    names = {str(path.relative_to(DATA)) for path, _note, _values in CASES}
+    assert len(CASES) >= 75
+    for name, _key in KNOWN:
+        assert name in names, name
+
+
+def test_the_grade_table_in_tests_data_and_the_readme_is_current() -> None:
+    # both hold what `python -m tests.corpus` prints
+    current = table()
+    written = (DATA / "CORPUS.md").read_text()
+    assert written.split("<!-- table -->\n", 1)[1] == current
+    readme = (DATA.parents[1] / "README.md").read_text()
+    assert "<!-- corpus table -->\n" + current + "<!-- end corpus table -->" in readme
