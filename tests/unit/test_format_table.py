@@ -1,4 +1,5 @@
-"""Every log format string NCCL 2.3.5 .. 2.30.7 prints that carries evidence is read.
+"""Every log format string NCCL 2.3.5 .. 2.30.7 (and the NET plugins whose lines its logs
+carry) prints that carries evidence is read, and no other is read as evidence.
 
 The table (src/hpnet/ncclog/data/nccl_formats.json) is built from NCCL's git history by
 tools/nccl_formats: each INFO / WARN / VERSION format of every release tag with the
@@ -15,7 +16,7 @@ import re
 
 import pytest
 
-from hpnet.ncclog.formats import evidence_of, format_regex, load_table
+from hpnet.ncclog.formats import EVIDENCE, evidence_of, format_regex, load_table
 from hpnet.ncclog.lines import classify
 
 TABLE = load_table()
@@ -43,6 +44,21 @@ def test_the_table_covers_every_release_from_2_4_to_2_30() -> None:
         for tag in run.split("~")
     }
     assert {"2.4.2", "2.30.7"} <= printed
+
+
+def test_the_table_holds_the_net_plugins_nccl_logs_carry_lines_of() -> None:
+    assert set(TABLE.plugins) == {
+        "aws-ofi-nccl",
+        "nccl-rdma-sharp-plugins",
+        "nccl-fastsocket",
+        "nccl-plugin-gpudirecttcpx",
+        "nccl-plugin-gpudirect-tcpxo",
+    }
+    by_plugin = {str(f.get("plugin")) for f in TABLE.formats if f.get("evidence")}
+    assert set(TABLE.plugins) <= by_plugin
+    # aws-ofi-nccl's provider line, with and without the NIC count
+    provider = [f for f in FORMATS if f.get("evidence") == "provider"]
+    assert {str(f["format"]).count("found") for f in provider} == {0, 1}
 
 
 def test_the_evidence_kinds_are_labelled_as_the_rules_say() -> None:
@@ -93,3 +109,22 @@ def test_a_call_site_decides_for_its_own_releases() -> None:
     assert TABLE.warn("transport.cc:246", text) == ("recoverable", ((2, 13, 4), (2, 15, 5)))
     # without a location, the formats it may be ("using %s instead" too) disagree
     assert TABLE.warn(None, text)[0] == "unknown"
+
+
+#: what the parser reads as evidence ("notable": an INFO line kept in case it explains a failure)
+EVIDENCE_KINDS = frozenset().union(*(kinds for _, _, kinds in EVIDENCE)) - {"notable"}
+OTHERS = [
+    f for f in TABLE.formats if f["level"] == "INFO" and not evidence_of("INFO", str(f["format"]))
+]
+
+
+@pytest.mark.parametrize("entry", OTHERS, ids=lambda f: f"INFO:{str(f['format'])[:60]}")
+def test_a_format_that_carries_no_evidence_is_not_read_as_evidence(
+    entry: dict[str, object],
+) -> None:
+    # "NET/Socket: Using 2 threads and 8 sockets per thread" once read as a socket NIC
+    # list with no interface, and erased the list NCCL had printed
+    example = entry["example"]
+    assert isinstance(example, str)
+    event = classify(f"node1:4711:4790 [0] NCCL INFO {example}".encode(), "table")
+    assert event is None or event.kind not in EVIDENCE_KINDS, (entry["format"], event.kind)

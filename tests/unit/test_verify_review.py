@@ -596,3 +596,19 @@ def test_what_nccls_source_does_after_a_warn_decides_failure_or_warning() -> Non
         ]
     )
     assert "nccl-failure" in ids(moved)
+
+
+def test_aws_ofi_nccls_provider_line_without_a_nic_count_names_the_provider() -> None:
+    # aws-ofi-nccl before v1.1 prints "NET/OFI Selected Provider is efa" (no count): a
+    # real two-pod EKS run of nccl-tests
+    log = (
+        DATA
+        / "nccl-tests"
+        / "all_reduce-eks-efa-2node-v100-kubectl-settrace-ncclinfo-ncclTests2.0-2.9.txt"
+    )
+    inputs, _ = collect_inputs([str(log)])
+    result = analyse(read_logs(inputs))
+    assert [h.chose for h in result.hosts] == [("NET/AWS Libfabric over efa",)] * 2
+    assert any(
+        "NET/OFI Selected Provider is efa" in e for h in result.hosts for e in h.chose_evidence
+    )

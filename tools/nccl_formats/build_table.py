@@ -6,18 +6,21 @@ output):
 
     python tools/nccl_formats/extract.py --all-sites MIRROR formats.json
     python tools/nccl_formats/warn_fatal.py MIRROR formats.json warn_fatal.json
+    python tools/nccl_formats/extract.py --profile aws-ofi-nccl AWS_MIRROR aws.json  # ...
     python tools/nccl_formats/build_table.py formats.json [warn_fatal.json] \\
-        src/hpnet/ncclog/data/nccl_formats.json
+        src/hpnet/ncclog/data/nccl_formats.json [--plugin aws-ofi-nccl=aws.json ...]
 
 Kept: every INFO, WARN and VERSION format of NCCL's src/ (and the version string), with
-the releases that print it; for evidence-carrying formats (hpnet.ncclog.formats.EVIDENCE)
-an example line rendered from the format with sample values; for WARNs the fatal
+the releases that print it and an example line rendered from the format with sample
+values; for evidence-carrying formats (hpnet.ncclog.formats.EVIDENCE) the category and
+the kinds the parser must read it as; for WARNs the fatal
 decision, the releases in which a caller of the failed call goes on (``recover``), and
 each ``file:line`` that prints it with its releases.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -43,6 +46,9 @@ _STRINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (r"^NET/IB : Using%s ; OOB", (" [0]mlx5_0:1/IB", "eth0", "10.0.0.1<0>")),
     (r"^NET/Socket : Using%s", (" [0]eth0:10.0.0.1<0>",)),
+    (r"^NET/\w+ ?: Using%s$", (" [0]eth1:10.0.0.2<0> [1]eth2:10.0.0.3<0>",)),
+    (r"^NET/OFI Selected [Pp]rovider is %s", ("efa", "efa-direct")),
+    (r"aws-ofi-nccl %s", ("1.7.4-aws",)),
     (r"^NET/%s : Using", ("IB", " [0]mlx5_0:1/IB", "eth0", "10.0.0.1<0>")),
     (r"^NET/IB: \[%d\] %s:%s:%d", ("mlx5_0", "uverbs0", "IB", "Mlx5", "0000:3b:00.0")),
     (r"^NET/IB: \[%d\] %s:%d", ("mlx5_0", "IB")),
@@ -169,9 +175,11 @@ def build(formats_path: str, fatal_path: str | None) -> dict[str, object]:
         if category is not None:
             row["evidence"] = category[0]
             row["kinds"] = sorted(category[1])
-            row["example"] = (
-                "NCCL version 2.21.5+cuda12.4" if level == "MACRO" else example(text.strip())
-            )
+        # every format gets a line rendered from it: evidence must be read as its kinds,
+        # the rest must not be read as evidence (tests/unit/test_format_table.py)
+        row["example"] = (
+            "NCCL version 2.21.5+cuda12.4" if level == "MACRO" else example(text.strip())
+        )
         if level == "WARN":
             row["fatal"] = fatal.get(text, "unknown")
             if text in recover:  # releases where a caller goes on after the failed call
@@ -196,15 +204,70 @@ def build(formats_path: str, fatal_path: str | None) -> dict[str, object]:
     }
 
 
+#: the NET plugins whose format strings are read: the repository each comes from
+PLUGINS = {
+    "aws-ofi-nccl": "aws/aws-ofi-nccl",
+    "nccl-rdma-sharp-plugins": "Mellanox/nccl-rdma-sharp-plugins",
+    "nccl-fastsocket": "google/nccl-fastsocket",
+    "nccl-plugin-gpudirecttcpx": "google/nccl-plugin-gpudirecttcpx",
+    "nccl-plugin-gpudirect-tcpxo": "google/nccl-plugin-gpudirect-tcpxo",
+}
+
+
+def plugin_rows(name: str, path: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+    """The INFO and WARN formats of one plugin (``extract.py --profile NAME`` output), and
+    what the table says of the plugin: its repository and the tags read."""
+    data = json.loads(Path(path).read_text())
+    tags = list(data.get("extra_tags", [])) + list(data["tags"])
+    rows = []
+    seen = set()
+    for entry in data["formats"]:
+        level = entry["level"]
+        text = entry.get("format")
+        if level not in ("INFO", "WARN") or not text or (level, text) in seen:
+            continue
+        seen.add((level, text))
+        row: dict[str, object] = {
+            "level": level,
+            "format": text,
+            "runs": runs_text(entry.get("runs", [])),
+            "plugin": name,
+            "example": example(text.strip()),
+        }
+        category = evidence_of(level, text)
+        if category is not None:
+            row["evidence"] = category[0]
+            row["kinds"] = sorted(category[1])
+        rows.append(row)
+    return rows, {"repository": PLUGINS[name], "tags": tags}
+
+
 def main() -> None:
-    args = sys.argv[1:]
-    if len(args) not in (2, 3):
-        raise SystemExit(__doc__)
-    formats, out = args[0], args[-1]
-    fatal = args[1] if len(args) == 3 else None
-    table = build(formats, fatal)
-    Path(out).write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
-    print(f"{out}: {len(table['formats'])} formats", file=sys.stderr)  # type: ignore[arg-type]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("formats", help="extract.py --all-sites output for NVIDIA/nccl")
+    parser.add_argument("warn_fatal", nargs="?", help="warn_fatal.py output")
+    parser.add_argument("out")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help=f"extract.py --profile NAME output of a NET plugin ({', '.join(PLUGINS)})",
+    )
+    args = parser.parse_args()
+    table = build(args.formats, args.warn_fatal)
+    plugins: dict[str, object] = {}
+    formats: list[dict[str, object]] = table["formats"]  # type: ignore[assignment]
+    for given in args.plugin:
+        name, _, path = given.partition("=")
+        if name not in PLUGINS or not path:
+            parser.error(f"--plugin {given}: expected NAME=FILE with NAME one of {list(PLUGINS)}")
+        rows, plugins[name] = plugin_rows(name, path)
+        formats.extend(rows)
+    formats.sort(key=lambda r: (str(r.get("plugin", "")), str(r["level"]), str(r["format"])))
+    table["plugins"] = plugins
+    Path(args.out).write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
+    print(f"{args.out}: {len(formats)} formats", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -180,6 +180,8 @@ def choice_of(process: ProcessLog) -> Choice | None:
     elif process.providers and ("fabric" in network.lower() or "ofi" in network.lower()):
         nics = tuple(
             f"{provider} ({count} NICs{', fabric ' + fabric if fabric else ''})"
+            if count is not None
+            else f"{provider}{' (fabric ' + fabric + ')' if fabric else ''}"
             for provider, fabric, count in process.providers
         )
         said = process.line("provider")

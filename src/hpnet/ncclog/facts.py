@@ -101,7 +101,7 @@ class _Process:
         #: WARN message -> NCCL's source's word on it (fatal, nonfatal, mixed, unknown)
         self.warn_fatal: dict[str, str] = {}
         self.collnet: dict[str, None] = {}
-        self.providers: dict[tuple[str, str | None, int], None] = {}
+        self.providers: dict[tuple[str, str | None, int | None], None] = {}
         self.channels: tuple[int, int, int, int] | None = None
         self.nvls_support: bool | None = None
         self.trails: dict[str, LogLine] = {}
@@ -607,7 +607,8 @@ class LogFolder:
                 )
         elif kind == "provider":
             name, fabric, count = data
-            process.providers[(str(name), str(fabric) if fabric else None, int(str(count)))] = None
+            found = int(str(count)) if count is not None else None
+            process.providers[(str(name), str(fabric) if fabric else None, found)] = None
         elif kind == "channels":
             process.channels = data  # type: ignore[assignment]
         elif kind == "nvls-support":

@@ -3,8 +3,10 @@ tested against and the facts it reads from WARN lines.
 
 ``data/nccl_formats.json`` is built from NCCL's git history by
 ``tools/nccl_formats/build_table.py`` (every ``INFO``/``WARN``/``VERSION`` call of every
-release tag from 2.3.5 to 2.30.7, with the release runs that print it in that form). It
-holds, per format:
+release tag from 2.3.5 to 2.30.7, with the release runs that print it in that form), and
+from the history of the NET plugins whose lines NCCL logs carry (aws-ofi-nccl,
+nccl-rdma-sharp-plugins, GCP's FastSocket, GPUDirect-TCPX and -TCPXO). It holds, per
+format:
 
 * ``evidence``: what the line says that ``hpnet verify`` reports (:data:`EVIDENCE`), and
   ``example``, a line of that format the parser must read as ``kinds`` say
@@ -46,23 +48,32 @@ EVIDENCE: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
     for name, pattern, kinds in (
         ("network", r"^Using (?:internal |external )?[Nn]etwork %s$|^Assigned NET plugin %s to",
          {"network"}),
-        ("plugin", r"^(?:Initialized|Failed to initialize) NET plugin %s$",
-         {"plugin", "ib-failed"}),
-        ("nic-list", r"^NET/(?:%s|IB|Socket) ?: Using%s|^NET/IB: \[%d\] |Made virtual device",
+        ("plugin", r"^(?:Initialized|Failed to initialize) NET plugin %s$|^NET/Plugin ?:"
+         r"|^Successfully loaded external .*plugin|^Disabling external plugins"
+         r"|^Failed to initialize any \w+ plugin", {"plugin", "ib-failed"}),
+        ("nic-list", r"^NET/(?:%s|\w+) ?: Using%s|^NET/IB: \[%d\] |Made virtual device",
          {"net-list", "net-nic"}),
+        ("provider", r"^NET/OFI Selected [Pp]rovider is %s", {"provider"}),
+        # a NET plugin's own lines: it was loaded, whatever NCCL then chose
+        ("module", r"^NET/OFI (?:Using|Initializing) aws-ofi-nccl %s|^NET/\w+ plugin initialized"
+         r"|^NET/(?!IB\b|Socket\b|Plugin\b|OFI\b)[A-Za-z]\w* ?: |^P2P plugin ",
+         {"net-module", "notable"}),
         ("no-device", r"^NET/IB : No device found|^Failed to open libibverbs|^Count not open",
          {"ib-no-device"}),
         ("bootstrap", r"^Bootstrap ?: Using", {"bootstrap"}),
-        ("gdr", r"GPU Direct RDMA (?:Disabled|Enabled|%s) for", {"gdr"}),
+        ("gdr", r"GPU Direct RDMA (?:\([^)]*\) )?(?:[Dd]isabled|[Ee]nabled|%s) for", {"gdr"}),
         ("env", r"^(?:%s|NCCL_\w+) set (?:by environment )?to ", {"env"}),
         ("transport", r"^(?:Channel|Ring|CollNet|Coll) %0?2?d.* via ", {"connection"}),
         ("version", r"^NCCL version|^cudaDriverVersion %d$", {"version", "cuda-driver"}),
-        ("comm", r"- (?:Init|Abort|Destroy) (?:START|COMPLETE)", {"comm"}),
+        ("comm", r"- (?:Init|Abort|Destroy|Revoke|%s) (?:START|COMPLETE)"
+         r"|^comm %p rank %d n[Rr]anks %d|^rank %d nranks %d", {"comm"}),
         ("trail", r"^%s:%d (?:\(%s\) )?-> %d", {"trail"}),
-        ("nvls", r"nvls channels, |^NVLS multicast support|^Connected NVLS", {
+        ("nvls", r"nvls channels, |^NVLS multicast support|^Connected NVLS|^NVLS comm %p", {
             "channels", "nvls-support", "nvls"}),
         ("gin", r"^Assigned (?:GIN|RMA) plugin", {"gin"}),
-        ("rings", r"^Connected all rings", {"ring-gdr", "connected"}),
+        # "Connected all rings/trees", "Connected to proxy", a plugin's "Connected comm=":
+        # the process got that far
+        ("rings", r"^Connected ", {"ring-gdr", "connected"}),
     )
 )  # fmt: skip
 
@@ -144,6 +155,9 @@ class FormatTable:
 
     def __init__(self, data: Mapping[str, object]) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])  # type: ignore[arg-type]
+        #: NET plugin -> its repository and the tags read (the formats of a plugin carry
+        #: ``plugin``; their runs are the plugin's own releases)
+        self.plugins: Mapping[str, Mapping[str, object]] = data.get("plugins") or {}  # type: ignore[assignment]
         self.formats: tuple[dict[str, object], ...] = tuple(data["formats"])  # type: ignore[arg-type]
         self._warns: list[tuple[re.Pattern[str], dict[str, object]]] | None = None
         self._by_site: dict[str, list[tuple[re.Pattern[str], str, dict[str, object]]]] | None = None
@@ -153,8 +167,8 @@ class FormatTable:
         self._warns = []
         self._by_site = {}
         for entry in self.formats:
-            if entry["level"] != "WARN" or not entry.get("format"):
-                continue
+            if entry["level"] != "WARN" or not entry.get("format") or entry.get("plugin"):
+                continue  # a plugin's WARNs: not NCCL's, no release of NCCL prints them
             pattern = re.compile(format_regex(str(entry["format"]).strip()) + r"\s*")
             self._warns.append((pattern, entry))
             sites = entry.get("sites") or {}

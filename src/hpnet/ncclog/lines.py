@@ -249,8 +249,13 @@ _GDR_READ = re.compile(r"\bread (\d)")
 #: aws-ofi-nccl's provider choice: "NET/OFI Selected Provider is efa (found 4 nics)"
 #: (v1.1-v1.7), "NET/OFI Selected provider is efa, fabric is efa-direct (found 16 nics)"
 _OFI_PROVIDER = re.compile(
-    r"^NET/OFI Selected [Pp]rovider is ([^\s,]+),?(?: fabric is ([^\s,]+))?.*?\(found (\d+) nics?\)"
+    r"^NET/OFI Selected [Pp]rovider is ([^\s,]+),?(?: fabric is ([^\s,]+))?"
+    r"(?:.*?\(found (\d+) nics?\))?\s*$"
 )
+#: aws-ofi-nccl starting: "NET/OFI Using aws-ofi-nccl 1.7.4-aws" (v1.7+), "NET/OFI
+#: Initializing aws-ofi-nccl 1.4.0" (older); a plugin's "NET/FastSocket plugin initialized"
+_OFI_VERSION = re.compile(r"^NET/OFI (?:Using|Initializing) aws-ofi-nccl \S+")
+_PLUGIN_STARTED = re.compile(r"^NET/(\w+) plugin initialized")
 #: "%d coll channels, [%d collnet channels, ]%d nvls channels, %d p2p channels, ..."
 #: (init.cc, 2.17.1+)
 _CHANNELS = re.compile(
@@ -470,6 +475,13 @@ def _message_event(message: str, process: None, source: str) -> Message:
 def _gdr_event(message: str, process: None) -> Message:
     """``(enabled, distance, level, hca name, reason, read)`` of a GPUDirect RDMA line;
     what a form does not print is None."""
+    decided = message.split("GPU Direct RDMA", 1)[1][:32]
+    if " for " not in decided:  # "... would break GPU Direct RDMA protocol" (a hint)
+        return (
+            _m("notable", process, (), message)
+            if _NOTABLE.search(message)
+            else _m("other", process)
+        )
     distance = _GDR_DISTANCE.search(message)
     name = _GDR_HCA_NAME.search(message)
     reason = _GDR_REASON.search(message)
@@ -530,7 +542,10 @@ def _net_event(message: str, process: None) -> Message:
         provider = _OFI_PROVIDER.match(message)
         if provider:
             name, fabric, count = provider.groups()
-            return _m("provider", process, (name, fabric, int(count)), message)
+            num_nics = int(count) if count else None
+            return _m("provider", process, (name, fabric, num_nics), message)
+        if _OFI_VERSION.match(message):
+            return _m("net-module", process, ("AWS Libfabric",), message)
         if _NOTABLE.search(message):
             return _m("notable", process, (), message)
         return _m("other", process)
@@ -570,11 +585,13 @@ def _net_event(message: str, process: None) -> Message:
             if merged:
                 listing = _MERGED_NIC.sub(" ", listing)
             nics = tuple(sorted(merged + _nic_tokens(listing), key=lambda nic: nic[0]))
-        if nics or network in {"IB", "Socket"}:
+        # "Using ; OOB ...": a list of no device; "NET/Socket: Using 2 threads and 8
+        # sockets per thread" or "Using interface eth0 for sideband": not a list
+        if nics or not listing.strip():
             return _m("net-list", process, (network, nics, oob))
     if _NOTABLE.search(message):
         return _m("notable", process, (), message)
-    module = _MODULE_LINE.match(message)
+    module = _MODULE_LINE.match(message) or _PLUGIN_STARTED.match(message)
     if module and module.group(1) not in ("IB", "Socket", "Plugin", "OFI"):
         return _m("net-module", process, (module.group(1),), message)
     return _m("other", process)

@@ -304,7 +304,7 @@ class ProcessLog:
     #: error), ``nonfatal``, ``mixed``, ``unknown`` (hpnet.ncclog.formats)
     warn_fatal: Mapping[str, str] = dataclasses.field(default_factory=dict)
     #: aws-ofi-nccl's libfabric provider, its fabric and how many NICs it found
-    providers: tuple[tuple[str, str | None, int], ...] = ()
+    providers: tuple[tuple[str, str | None, int | None], ...] = ()
     #: ``%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels``
     channels: tuple[int, int, int, int] | None = None
     #: ``NVLS multicast support is [not ]available``
