@@ -104,3 +104,31 @@ def test_bad_paths_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_run_without_gpus_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["--run"], capsys)
     assert code == 2 and err.startswith("error[no-gpu]") and "hpnet bench --device cpu" in err
+
+
+def test_nccl_tests_output_without_debug_lines_is_sent_to_bench_import(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = DATA / "nccl-tests" / "sendrecv-1node-8xa100-g8-inplace-NA-EXCERPT-ncclTests2.13.txt"
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "error[no-nccl-lines]" in err
+    assert f"this is nccl-tests output: `hpnet bench import {path}` reads its results" in err
+
+
+def test_the_first_nccl_tests_failure_line_fails_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # nccl-tests before "Test NCCL failure": "NCCL failure all_reduce.cu:95 '...'"
+    path = (
+        DATA
+        / "nccl-tests"
+        / (
+            "all_reduce-1node-8xp100-nccl1.0-NCCL-failure-at-table-header-no-rows-ncclTests1.0.0.txt"
+        )
+    )
+    assert main(["verify", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["fatal"] and {"nccl-tests-failure", "cuda-failure"} <= {
+        f["id"] for f in report["findings"]
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -140,12 +141,23 @@ def run(namespace: argparse.Namespace) -> int:
         from hpnet.errors import InputError  # noqa: PLC0415
 
         notes = "; ".join(report.unknowns[:-1]) if len(report.unknowns) > 1 else ""
+        fix = (
+            "run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) and pass its output"
+        )
+        tests = [p for p in args.paths if _is_nccl_tests_output(p)]
+        if tests or log.placements:
+            # a benchmark's own output: its numbers are read elsewhere
+            fix = (
+                "this is nccl-tests output: `hpnet bench import "
+                f"{shlex.quote(tests[0]) if tests else 'FILE'}`"
+                " reads its results; to see which transport carried them, rerun it with "
+                "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and pass that output here"
+            )
         raise InputError(
             "no NCCL debug lines" + (f" ({notes})" if notes else ""),
             code="no-nccl-lines",
             where=", ".join(args.paths) or "the probe",
-            fix="run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) and pass "
-            "its output",
+            fix=fix,
         )
     if args.json:
         from hpnet.jsonout import dumps  # noqa: PLC0415
@@ -172,3 +184,16 @@ def _read(args: VerifyArgs) -> NcclLog:
             fix="pass the NCCL debug log (text written with NCCL_DEBUG=INFO)",
         )
     return read_logs(inputs, jobs=args.jobs, progress=ProgressPrinter("hpnet verify"), notes=notes)
+
+
+def _is_nccl_tests_output(path: str) -> bool:
+    """Does the start of ``path`` read like nccl-tests' output (its parameter line, its
+    device table or its summary)?"""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    return any(
+        mark in head for mark in (b"nGpus ", b"# Using devices", b"Avg bus bandwidth", b"busbw")
+    )

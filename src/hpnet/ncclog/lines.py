@@ -290,6 +290,9 @@ _SIGNAL = re.compile(
     r"NCCL error|nccl\w*Error|ncclSystemError|ncclInternalError|ncclRemoteError"
     r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
+    # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda
+    # error'", "Cuda failure common.cu:12 '...'" (src/common.h @b188a15)
+    r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"
     r"|unhandled system error|remote process exited or there was a network error"
     r"|NCCL WARN|<warn>"
 )

@@ -511,10 +511,11 @@ SIGNATURES: tuple[Signature, ...] = (
         "nccl-tests-failure",
         "error",
         "nccl-tests reported a failure",
-        r"Test NCCL failure|Test CUDA failure|Test failure",
+        r"Test NCCL failure|Test CUDA failure|Test failure"
+        r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '",
         "the collective returned an error; the NCCL error text follows in the line",
         "read the WARN lines before it",
-        "nccl-tests src/common.cu",
+        "nccl-tests src/common.h (CUDACHECK / NCCLCHECK; without 'Test' before 2.x)",
         consequence=True,
     ),
     _sig(
