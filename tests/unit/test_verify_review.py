@@ -11,6 +11,7 @@ FIFOs, NUL bytes, long lines) and the probe are in test_verify_review_inputs.py.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -612,3 +613,41 @@ def test_aws_ofi_nccls_provider_line_without_a_nic_count_names_the_provider() ->
     assert any(
         "NET/OFI Selected Provider is efa" in e for h in result.hosts for e in h.chose_evidence
     )
+
+
+def _without_prefixes(name: str) -> list[str]:
+    """A real log as people paste it: NCCL's messages without ``host:pid:tid [d] NCCL
+    INFO|WARN``."""
+    prefix = re.compile(
+        r"^.*?\S+:\d+:\d+ \[-?\d+\](?: \S+:\d+(?: \([^)]*\))?)? NCCL (?:INFO|WARN) "
+    )
+    text = (DATA / "nccl-logs" / name).read_text()
+    return [prefix.sub("", line) for line in text.splitlines()]
+
+
+def test_warns_pasted_without_their_prefix_are_read_by_their_format() -> None:
+    # docker's 64 MB /dev/shm: "Call to posix_fallocate failed : No space left on device"
+    # (fatal in NCCL's source) and the SHM segment error, pasted alone
+    lines = _without_prefixes(
+        "docker-dev-shm-full-posix-fallocate-warn-level-no-libibverbs-nccl2.7.3.log"
+    )
+    result = report(lines)
+    assert result.status == "FAIL" and result.fatal
+    shm = next(f for f in result.findings if f.fatal)
+    assert any(
+        e.endswith("Call to posix_fallocate failed : No space left on device") for e in shm.evidence
+    )
+    # GCP FastSocket's WARNs, after which the plugin went on ("Connected after 1000
+    # retries"): a warning, not a failure, and not a refused log either
+    result = report(
+        _without_prefixes("gcp-fastsocket-incoming-cpu-warn-max-retry-nonfatal-ncclunknown.log")
+    )
+    assert result.status == "UNKNOWN" and not result.fatal
+    warned = next(f for f in result.findings if f.id == "other-warnings")
+    assert warned.severity == "warning"
+    assert any(e.endswith("Cannot get incoming CPU.") for e in warned.evidence)
+
+
+def test_a_program_line_that_only_starts_like_a_warn_is_not_one() -> None:
+    result = report(["Call to posix_fallocate: my program's own words", "step 10 loss 0.5"])
+    assert not result.findings

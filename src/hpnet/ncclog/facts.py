@@ -388,6 +388,7 @@ class LogFolder:
         self._processes: dict[str, _Process] = {}
         self._sources: dict[str, None] = {}
         self._signals: dict[str, LogLine] = {}
+        self._bare_warnings: dict[str, LogLine] = {}
         self._bare_versions: dict[str, None] = {}
         self._placements: dict[int, tuple[int, str, int, int]] = {}
         self._notes: dict[str, None] = {}
@@ -464,6 +465,8 @@ class LogFolder:
         self.num_dropped += later.num_dropped
         for line in later._signals.values():
             self.keep_line(self._signals, shift(line))
+        for line in later._bare_warnings.values():
+            self.keep_line(self._bare_warnings, shift(line))
         for key, process in later._processes.items():
             mine = self._processes.get(key)
             if mine is None:
@@ -493,6 +496,8 @@ class LogFolder:
             return
         ref = event.process
         if ref is None:
+            if kind == "warn":  # a WARN pasted alone: no process to pin it on
+                self._keep(self._bare_warnings, f"WARN {event.text}", event)
             return
         if kind == "bare-version":
             self._bare_versions[str(event.data[0])] = None
@@ -702,6 +707,7 @@ class LogFolder:
             sources=tuple(self._sources),
             processes=tuple(p.freeze() for p in self._processes.values()),
             signals=_in_order(self._signals.values()),
+            bare_warnings=_in_order(self._bare_warnings.values()),
             num_lines=self._num_lines,
             num_nccl_lines=self._num_nccl_lines,
             num_bytes=self._num_bytes,

@@ -20,6 +20,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
+from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
 from hpnet.ncclog.versions import contains
@@ -137,6 +138,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         (p, w, w.message.startswith("WARN")) for p in log.processes for w in p.warnings
     ]
     lines += [(None, s, True) for s in log.signals]
+    lines += [(None, w, True) for w in log.bare_warnings]
     for said in log.processes:
         lines += [(said, decision.line, False) for decision in said.gdr]
         lines += [(said, note, False) for note in said.plugin_notes]
@@ -180,10 +182,20 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             continue
         # NCCL's source decides first: a WARN whose call returns an error is a failure,
         # one the code goes on after is not; else the log's failing path decides
-        source = process.warn_fatal.get(line.message) if process is not None else None
-        if source == "fatal" or (
-            source != "nonfatal" and (process is None or _failing(process, log))
-        ):
+        bare = process is None and line.message.startswith("WARN ")
+        if process is not None:
+            source = process.warn_fatal.get(line.message)
+        elif bare:  # pasted alone: its format decides, else whether anything failed
+            source = load_table().warn(None, line.message[5:])[0]
+        else:
+            source = None
+        if process is not None:
+            on_failing_path = _failing(process, log)
+        elif bare:
+            on_failing_path = bool(log.signals) or any(_failing(p, log) for p in log.processes)
+        else:
+            on_failing_path = True  # a framework's failure line
+        if source == "fatal" or (source != "nonfatal" and on_failing_path):
             failed.append((process, line))
         else:
             survived.append((process, line))

@@ -94,6 +94,10 @@ def evidence_of(level: str, text: str) -> tuple[str, frozenset[str]] | None:
     return None
 
 
+#: a WARN pasted without its prefix is recognised by a format whose literal start is at
+#: least this long ("Call to posix_fallocate failed : %s", not "%s:%d -> %d")
+BARE_PREFIX_CHARS = 12
+
 _CONVERSION = re.compile(
     r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcsp%])"
 )
@@ -162,6 +166,18 @@ class FormatTable:
         self._warns: list[tuple[re.Pattern[str], dict[str, object]]] | None = None
         self._by_site: dict[str, list[tuple[re.Pattern[str], str, dict[str, object]]]] | None = None
         self._seen: dict[tuple[str | None, str], tuple[str | None, VersionRange | None]] = {}
+        #: WARN formats by the start of their leading literal: a WARN pasted without its
+        #: prefix is known by it (:meth:`bare_warn`)
+        self._bare: dict[str, list[tuple[str, re.Pattern[str] | None]]] = {}
+        for entry in self.formats:
+            text = str(entry.get("format") or "").strip()
+            if entry["level"] != "WARN":
+                continue
+            literal = text.split("%", 1)[0]
+            if len(literal) >= BARE_PREFIX_CHARS:
+                self._bare.setdefault(literal[:BARE_PREFIX_CHARS], []).append((text, None))
+        #: the same starts as bytes, for the scanner's test of a line
+        self.bare_starts: frozenset[bytes] = frozenset(k.encode() for k in self._bare)
 
     def _compile(self) -> None:
         self._warns = []
@@ -175,6 +191,27 @@ class FormatTable:
             assert isinstance(sites, dict)  # noqa: S101
             for site, runs in sites.items():
                 self._by_site.setdefault(str(site), []).append((pattern, str(runs), entry))
+
+    def bare_warn(self, message: str) -> bool:
+        """Is ``message`` the whole text of a WARN that NCCL or a NET plugin prints, of a
+        format that starts with at least :data:`BARE_PREFIX_CHARS` literal characters (a
+        program's own words do not match such a format by chance)?
+
+        >>> load_table().bare_warn("Call to posix_fallocate failed : No space left on device")
+        True
+        >>> load_table().bare_warn("Call to posix_fallocate: my program's own words")
+        False
+        """
+        text = message.strip()
+        bucket = self._bare.get(text[:BARE_PREFIX_CHARS])
+        if not bucket:
+            return False
+        for i, (fmt, compiled) in enumerate(bucket):
+            pattern = compiled or re.compile(format_regex(fmt) + r"\s*")
+            bucket[i] = (fmt, pattern)
+            if pattern.fullmatch(text):
+                return True
+        return False
 
     def warn(self, where: str | None, message: str) -> tuple[str | None, VersionRange | None]:
         """What NCCL's source says of a WARN line: whether printing it means the call

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from hpnet.ncclog.formats import BARE_PREFIX_CHARS, load_table
 from hpnet.ncclog.versions import VersionRange, hint_for
 
 __all__ = ["LOCATED_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
@@ -316,6 +317,15 @@ _BARE_START = re.compile(
 #: what may not stand right before a bare message: program text (a quoted string, an
 #: assignment, a call), so that only pasted log lines are read
 _BARE_PREFIX_REJECT = re.compile(r"[\"'=(,]\s*$")
+#: what can stand before a message pasted alone: timestamps (ISO, syslog/journald with
+#: host and program), launcher tags (``[1,0]<stdout>:``, ``[rank3]:``, srun's ``3: ``)
+_BARE_TAGS_PATTERN = (
+    r"^(?:\s*(?:\[[^\]\n]{0,60}\](?:<std(?:out|err)>)?:?"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \S+ [^\s:]+:|\d+:))+\s*"
+)
+_BARE_TAGS = re.compile(_BARE_TAGS_PATTERN)
+_BARE_TAGS_BYTES = re.compile(_BARE_TAGS_PATTERN.encode())
 #: failures a message states whatever prefix it has: a completion error or a failed
 #: verbs call pasted without ``NCCL WARN`` is still that failure
 _BARE_FAILURE = re.compile(
@@ -796,12 +806,12 @@ class Classifier:
         by chance), or when it states a failure (:data:`_BARE_FAILURE`)."""
         start = _BARE_START.search(text)
         if start is None or _BARE_PREFIX_REJECT.search(text, 0, start.start()):
-            return None
+            return self._bare_warn(line, text, source)
         message = _first_line(text[start.start() :].strip())
         kind, data, kept = _message_event(message, None, source)
         if kind not in BARE_KINDS:
             if not _BARE_FAILURE.match(message):
-                return None
+                return self._bare_warn(line, text, source)
             # a failure with no process to pin it on: like a framework's error line
             return Event("signal", None, (), message, source)
         if kind in IDEMPOTENT:
@@ -814,6 +824,34 @@ class Classifier:
         if kind not in LAZY_HINT_KINDS:
             event.hint = hint_for(kind, message)
         return event
+
+    def _bare_warn(self, line: bytes, text: str, source: str) -> Event | None:
+        """A WARN pasted without ``NCCL WARN`` (``Call to posix_fallocate failed : No
+        space left on device``), behind a timestamp or launcher tag: read as a WARN when
+        its text is a whole WARN format of NCCL or a plugin (hpnet.ncclog.formats), of the
+        rank a launcher tag names, else of no known process; its ``file:line`` is not
+        known."""
+        tags = _BARE_TAGS.match(text)
+        cut = tags.end() if tags else 0
+        message = text[cut:].strip()
+        if not message or not load_table().bare_warn(message):
+            return None
+        process = None
+        if cut:
+            named, _ = self.process(line[: len(text[:cut].encode())], source)
+            # a launcher's rank tag names a process; a timestamp alone does not
+            process = named if named is not None and named[3] is not None else None
+        event = Event("warn", process, (None,), message, source)
+        event.hint = hint_for("warn", message)
+        return event
+
+
+def bare_warn_start(line: bytes) -> bool:
+    """Can ``line`` be a WARN pasted without its prefix (a cheap test for the scanner:
+    the start of its message is the start of a WARN format)?"""
+    tags = _BARE_TAGS_BYTES.match(line)
+    rest = line[tags.end() :] if tags else line
+    return rest.lstrip()[:BARE_PREFIX_CHARS] in load_table().bare_starts
 
 
 def classify(line: bytes, source: str) -> Event | None:

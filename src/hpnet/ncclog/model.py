@@ -344,5 +344,7 @@ class NcclLog:
     bare_versions: tuple[str, ...]
     #: nccl-tests' device table: rank -> (host, pid, device)
     placements: tuple[tuple[int, str, int, int], ...] = ()
+    #: WARNs pasted without NCCL's prefix, of no known process (``message`` "WARN ...")
+    bare_warnings: tuple[LogLine, ...] = ()
     #: communicator memberships beyond the per-process cap: followed, not reported
     num_dropped_memberships: int = 0

@@ -675,6 +675,11 @@ def _verdict(
     if not rows:
         if errors:
             return "FAIL", f"{errors[0].title} (no NCCL process lines to prove the transport)"
+        if findings:  # NCCL's messages pasted without their process prefix
+            return "UNKNOWN", (
+                f"{findings[0].title} (no NCCL process lines: which network and transports "
+                "were used cannot be told)"
+            )
         return "UNKNOWN", "no NCCL debug lines found: was NCCL_DEBUG=INFO set for this run?"
     count = len(rows)
     if inter:

@@ -20,7 +20,7 @@ import collections
 import re
 from collections.abc import Iterator
 
-from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event
+from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event, bare_warn_start
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -152,6 +152,7 @@ def scan_block(
             and b"<warn>" not in line
             and b" Pid " not in line  # nccl-tests' rank table
             and not _BARE_HINT.search(line)  # a message pasted without its prefix
+            and not bare_warn_start(line)  # a WARN pasted without its prefix
         ):
             continue
         # two NCCL lines glued together (no newline between): each is read
@@ -189,6 +190,7 @@ def scan_block(
     if b"Last error:" in text:
         # PyTorch prints NCCL's last error on the line after "Last error:", without
         # any prefix ("Bootstrap : no socket interface found")
+        quoted_errors = set()
         for found in _LAST_ERROR.finditer(text):
             message = found.group(1).decode("utf-8", "replace").strip()
             if message:
@@ -196,6 +198,13 @@ def scan_block(
                 event.line_number = start_line + text.count(b"\n", 0, found.start(1))
                 event.raw = message
                 events.append(event)
+                quoted_errors.add(event.line_number)
+        # the same line read as a WARN pasted alone: the signal says it
+        events[:] = [
+            e
+            for e in events
+            if not (e.kind == "warn" and e.data == (None,) and e.line_number in quoted_errors)
+        ]
     result.num_nccl_lines = nccl
     return result
 
