@@ -334,16 +334,7 @@ def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[
         elif not any(p.state is PortState.ACTIVE for p in device.ports):
             states = ", ".join(f"port {p.number} {p.state.value}" for p in device.ports)
             reasons.append(f"{device.name}: {states or 'no ports shown'}")
-    unknown = unknown_ports(inventory)
-    if unknown:
-        findings.append(
-            Finding(
-                severity="warn",
-                code="listing-incomplete",
-                message="the listing does not show what selecting these ports takes, so none "
-                "is selected: " + "; ".join(unknown[:8]),
-            )
-        )
+    _note_unknown_ports(inventory, findings)
     findings.append(
         Finding(
             severity="warn",
@@ -353,6 +344,22 @@ def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[
             "4-10x slower",
         )
     )
+
+
+def _note_unknown_ports(inventory: NodeInventory, findings: list[Finding]) -> list[str]:
+    """What a listing leaves unknown about the ports, as one finding: none of them is
+    selected (:func:`unknown_ports` names the listing that would tell); returns it."""
+    unknown = unknown_ports(inventory)
+    if unknown:
+        findings.append(
+            Finding(
+                severity="warn",
+                code="listing-incomplete",
+                message="the listing does not show what selecting these ports takes, so none "
+                "of them is selected: " + "; ".join(unknown[:8]),
+            )
+        )
+    return unknown
 
 
 # ---------------------------------------------------------------- NCCL_IB_HCA
@@ -378,16 +385,7 @@ def _hca(
     if transport in ("roce", "erdma"):
         unroutable = [pair for pair in usable if not _has_routable_gid(pair[1], family)]
     good = [pair for pair in usable if pair not in unroutable]
-    unknown = unknown_ports(inventory)
-    if unknown:
-        findings.append(
-            Finding(
-                severity="warn",
-                code="listing-incomplete",
-                message="the listing does not show what selecting these ports takes, so none "
-                "of them is selected: " + "; ".join(unknown[:8]),
-            )
-        )
+    unknown = _note_unknown_ports(inventory, findings)
     if not usable:
         broken = [d.name for d in inventory.rdma_devices if d.usable_here is False]
         why = (
