@@ -18,43 +18,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from hpnet.errors import InputError
+from hpnet.secrets import looks_secret, redact
 
 __all__ = ["DEFAULT_PREFIXES", "Propagation", "looks_secret", "propagate", "redact"]
 
 DEFAULT_PREFIXES = ("NCCL_", "UCX_", "NVSHMEM_", "TORCH_NCCL_", "CUDA_", "GLOO_")
-_SECRET_WORDS = frozenset(
-    {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "KEY", "APIKEY",
-     "CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "PRIVATE", "SESSION",
-     "COOKIE", "SIGNATURE"}
-)  # fmt: skip
-_SECRET_PARTS = ("TOKEN", "SECRET", "PASSW", "CRED", "APIKEY", "ACCESSKEY")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-REDACTED = "<redacted>"
-
-
-def looks_secret(name: str) -> bool:
-    """Whether a variable's name says it holds a secret.
-
-    >>> [looks_secret(n) for n in ("HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "CRED_FILE",
-    ...                             "NCCL_IB_PKEY", "NCCL_IB_HCA", "PWD")]
-    [True, True, True, False, False, False]
-    """
-    if name == "PWD" or _known_nccl(name):  # the shell's working directory; NCCL's own
-        return False
-    words = [w for w in re.split(r"[^A-Z0-9]+", name.upper()) if w]
-    return any(w in _SECRET_WORDS or any(p in w for p in _SECRET_PARTS) for w in words)
-
-
-def _known_nccl(name: str) -> bool:
-    if not name.startswith("NCCL_"):
-        return False
-    from hpnet.nccl.catalog import lookup  # noqa: PLC0415 - the catalog is data, imported late
-
-    return lookup(name) is not None
-
-
-def redact(name: str, value: str) -> str:
-    return REDACTED if looks_secret(name) else value
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

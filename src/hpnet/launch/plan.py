@@ -10,7 +10,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Literal
 
-from hpnet.launch.envprop import REDACTED, Propagation, redact
+from hpnet.launch.envprop import Propagation, redact
+from hpnet.secrets import REDACTED
 
 __all__ = [
     "GeneratedFile",
