@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from hpnet.cli.main import main
 from hpnet.detect import DetectOptions, NodeInventory, detect, inventory_from_listings
@@ -74,11 +75,31 @@ def test_dotenv_and_k8s_do_not_expand(sysfs_tree: Tree) -> None:
                              user={"NCCL_DEBUG_FILE": "/tmp/$(HOSTNAME)/${USER}.log"})  # fmt: skip
     assert "NCCL_DEBUG_FILE='/tmp/$(HOSTNAME)/${USER}.log'" in render(resolution, "dotenv")
     k8s = render(resolution, "k8s")
-    assert 'value: "/tmp/$$(HOSTNAME)/${USER}.log"' in k8s
+    assert 'value: "/tmp/$$(HOSTNAME)/$${USER}.log"' in k8s
     quoted = resolve_env(get_profile("socket"), node(sysfs_tree, "no-rdma-vm"),
                          user={"NCCL_DEBUG_FILE": "/tmp/it's.log"})  # fmt: skip
     with pytest.raises(Exception, match="single quote"):
         render(quoted, "dotenv")
+
+
+def test_k8s_doubles_every_dollar_sign(sysfs_tree: Tree) -> None:
+    # the kubelet reads "$$" as "$" and expands "$(X)": "$$(X)" written as "$$$(X)"
+    # (only "$(" doubled) reached the pod as "$" + X's value
+    value = "a$$(X)b$(Y)c$"
+    resolution = resolve_env(get_profile("socket"), node(sysfs_tree, "no-rdma-vm"),
+                             user={"NCCL_DEBUG_FILE": value})  # fmt: skip
+    entries = yaml.safe_load(render(resolution, "k8s"))["env"]
+    written = next(e["value"] for e in entries if e["name"] == "NCCL_DEBUG_FILE")
+    assert written == "a$$$$(X)b$$(Y)c$$"
+
+
+def test_k8s_values_round_trip_through_yaml(sysfs_tree: Tree) -> None:
+    # JSON's surrogate pairs (\ud83d\ude00) and raw NEL / LS are not read back by YAML
+    value = "x\U0001f600\x85\u2028\x7f\ufeffy"
+    resolution = resolve_env(get_profile("socket"), node(sysfs_tree, "no-rdma-vm"),
+                             user={"NCCL_DEBUG_FILE": value})  # fmt: skip
+    entries = yaml.safe_load(render(resolution, "k8s"))["env"]
+    assert {"name": "NCCL_DEBUG_FILE", "value": value} in entries
 
 
 def test_environment_names_that_are_not_identifiers_are_ignored(sysfs_tree: Tree) -> None:

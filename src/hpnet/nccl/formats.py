@@ -11,8 +11,11 @@ Each format carries exactly the variables to set (``Resolution.exported``):
 * ``mpirun``: ``-x K=V`` arguments for Open MPI (one line, shell-quoted);
 * ``deepspeed``: ``.deepspeed_env`` lines ``K=V`` (DeepSpeed splits each line on its
   first ``=`` and does no unquoting, so values are written raw);
-* ``k8s``: a container ``env:`` list (values as JSON strings, which YAML reads;
-  ``$(`` doubled to ``$$(`` so that the kubelet does not expand it);
+* ``k8s``: a container ``env:`` list, each value a YAML double-quoted scalar
+  (:func:`hpnet.yamlquote.double_quoted`) with every ``$`` doubled: the kubelet
+  expands ``$(VAR)`` in env values and reads ``$$`` as one ``$``
+  (k8s.io/kubernetes ``third_party/forked/golang/expansion/expand.go``), so doubling
+  only ``$(`` would turn ``$$(X)`` into ``$$$(X)``, which it expands;
 * ``slurm``: ``--export=ALL,K=V,...`` for srun / sbatch. Slurm separates entries
   with commas, so a value with a comma travels through the environment: an
   ``export`` line before the flag, and the bare name inside it.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from hpnet.errors import UsageError
 from hpnet.nccl.env import Resolution
+from hpnet.yamlquote import double_quoted
 
 __all__ = ["FORMATS", "explain", "render", "to_json"]
 
@@ -68,7 +72,8 @@ def render(resolution: Resolution, fmt: str) -> str:
     if fmt == "k8s":
         lines = ["env:"]
         for name, value in pairs:
-            lines += [f"- name: {name}", f"  value: {json.dumps(value.replace('$(', '$$('))}"]
+            escaped = double_quoted(value.replace("$", "$$"))
+            lines += [f"- name: {name}", f"  value: {escaped}"]
         return "\n".join(lines) + "\n"
     if fmt == "slurm":
         lines = [f"export {n}={_single_quote(v)}" for n, v in pairs if "," in v]
