@@ -10,6 +10,12 @@ first, because hpnet is their subreaper while the job runs, and is ended too: no
 is left behind.
 Outputs go to one file per rank, so they can be read (and verified) after the job,
 and nothing is lost if the job is killed.
+
+What a rank inherits is the caller's to build (:attr:`RankSpec.env`); the commands
+that start ranks on this node give them :func:`inheritable_env`: the caller's
+environment without its secrets (:mod:`hpnet.secrets`), as a remote rank gets it.
+:func:`first_failure` names the rank that failed first on its own, not one that hpnet
+ended because of it.
 """
 
 from __future__ import annotations
@@ -27,7 +33,15 @@ from types import FrameType, TracebackType
 
 from hpnet.errors import Terminated
 
-__all__ = ["RankResult", "RankSpec", "free_port", "run_ranks"]
+__all__ = [
+    "RankResult",
+    "RankSpec",
+    "describe_exit",
+    "first_failure",
+    "free_port",
+    "inheritable_env",
+    "run_ranks",
+]
 
 GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.05
@@ -54,10 +68,89 @@ class RankResult:
     #: SIGHUP to hpnet), "peer-failed" (another rank failed first), or None when it
     #: exited on its own
     ended_by: str | None = None
+    #: seconds after the start when hpnet saw it exit (polled every POLL_SECONDS);
+    #: None when it was still running when the job ended
+    exited_after_seconds: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+
+def inheritable_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment as a rank started on this node may inherit it: every
+    variable but the secrets (:func:`hpnet.secrets.is_secret`: a secret name such as
+    ``HF_TOKEN`` or ``KUBECONFIG``, or a credential in the value such as
+    ``https_proxy=http://user:pass@proxy``). A remote rank never gets those unless the
+    user names them (``hpnet launch --env NAME``); a local one must not either.
+
+    >>> sorted(inheritable_env({"PATH": "/bin", "HF_TOKEN": "hf_x", "NCCL_IB_HCA": "mlx5",
+    ...                         "https_proxy": "http://u:p@proxy:3128"}))
+    ['NCCL_IB_HCA', 'PATH']
+    """
+    from hpnet.secrets import is_secret  # noqa: PLC0415
+
+    return {name: value for name, value in environ.items() if not is_secret(name, value)}
+
+
+def describe_exit(result: RankResult) -> str:
+    """How a rank ended, in words: ``exited with 3``, ``was killed by SIGKILL``, and
+    why hpnet ended it when it did.
+
+    >>> describe_exit(RankResult(rank=1, returncode=-9, log_path="r1.log"))
+    'was killed by SIGKILL'
+    >>> describe_exit(RankResult(rank=0, returncode=-15, log_path="r0.log", ended_by="peer-failed"))
+    'was ended by hpnet (SIGTERM) after another rank failed'
+    """
+    code = result.returncode
+    if code is None:
+        how = "did not exit"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"was killed by {name}"
+    else:
+        how = f"exited with {code}"
+    if result.ended_by is None:
+        return how
+    why = {
+        "peer-failed": "after another rank failed",
+        "timeout": "when the job ran past its time limit",
+        "interrupted": "on Ctrl-C",
+        "terminated": "when hpnet was asked to stop (SIGTERM / SIGHUP)",
+    }.get(result.ended_by, f"({result.ended_by})")
+    if code is not None and code < 0:
+        return f"was ended by hpnet ({how.removeprefix('was killed by ')}) {why}"
+    return f"{how}, ended by hpnet {why}"
+
+
+def first_failure(results: Sequence[RankResult]) -> RankResult | None:
+    """The rank that failed first on its own (not one hpnet ended): the earliest seen
+    to exit; among those seen in the same poll, one a signal killed (its peers fail
+    because it is gone), then the one whose log was written last the earliest (a peer
+    that noticed the loss writes its error after). None when no rank failed on its own.
+
+    >>> ended = RankResult(rank=0, returncode=-15, log_path="-", ended_by="peer-failed")
+    >>> killed = RankResult(rank=1, returncode=-9, log_path="-", exited_after_seconds=2.0)
+    >>> first_failure([ended, killed]).rank
+    1
+    """
+    own = [r for r in results if r.ended_by is None and r.returncode not in (0, None)]
+    if not own:
+        return None
+
+    def order(result: RankResult) -> tuple[float, int, float, int]:
+        seen = result.exited_after_seconds
+        killed = result.returncode is not None and result.returncode < 0
+        try:
+            written = os.stat(result.log_path).st_mtime
+        except OSError:
+            written = float("inf")
+        return (float("inf") if seen is None else seen, 0 if killed else 1, written, result.rank)
+
+    return min(own, key=order)
 
 
 def free_port() -> int:
@@ -72,13 +165,16 @@ def free_port() -> int:
 
 class _StopSignals:
     """SIGTERM / SIGHUP while the ranks run: :class:`Terminated` is raised once (the
-    ranks are then ended as on Ctrl-C); a signal that comes while they are being ended
-    is only remembered, so that nothing interrupts the ending. The handlers in place
-    before are put back on exit; a signal the caller ignores (``nohup``) stays ignored.
+    ranks are then ended as on Ctrl-C). Once :meth:`hold` is called (the ranks are
+    being ended) no signal interrupts: a SIGTERM / SIGHUP and a second Ctrl-C (an
+    impatient user's) are only remembered, so that no rank is left running because its
+    SIGKILL never came. The handlers in place before are put back on exit; a signal the
+    caller ignores (``nohup``) stays ignored.
     """
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.interrupted = False  # a Ctrl-C came while held
         self.quiet = False
         self._previous: dict[signal.Signals, object] = {}
 
@@ -89,12 +185,25 @@ class _StopSignals:
                     self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
+    def hold(self) -> None:
+        """From now on until exit, signals are remembered, not raised."""
+        self.quiet = True
+        if (
+            signal.SIGINT not in self._previous
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._remember)
+
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is None:
             self.signum = signum
         if not self.quiet:
             self.quiet = True
             raise Terminated(signum)
+
+    def _remember(self, _signum: int, _frame: FrameType | None) -> None:
+        self.interrupted = True
 
     def __exit__(
         self,
@@ -115,11 +224,13 @@ def run_ranks(
     """Start every rank, wait for all, end all if one fails; return in rank order.
 
     Raises KeyboardInterrupt (Ctrl-C) or :class:`~hpnet.errors.Terminated` (SIGTERM,
-    SIGHUP) after every rank's session has been ended.
+    SIGHUP) after every rank's session has been ended; a Ctrl-C or signal that comes
+    while they are being ended waits until they are.
     """
     procs: dict[int, subprocess.Popen[bytes]] = {}
     handles = []
     ended_by: dict[int, str] = {}
+    exited_at: dict[int, float] = {}
     before = _children()
     with _StopSignals() as stop, _subreaper():
         try:
@@ -137,6 +248,10 @@ def run_ranks(
             start = time.monotonic()
             while True:
                 codes = {rank: _exit_status(proc) for rank, proc in procs.items()}
+                elapsed = time.monotonic() - start
+                for rank, code in codes.items():
+                    if code is not None:
+                        exited_at.setdefault(rank, elapsed)
                 if all(code is not None for code in codes.values()):
                     break
                 failed = [r for r, c in codes.items() if c not in (None, 0)]
@@ -145,7 +260,6 @@ def run_ranks(
                         if code is None:
                             ended_by[rank] = "peer-failed"
                     break
-                elapsed = time.monotonic() - start
                 if elapsed > timeout_seconds:
                     for rank, code in codes.items():
                         if code is None:
@@ -155,26 +269,29 @@ def run_ranks(
                     on_tick(elapsed)
                 time.sleep(POLL_SECONDS)
         except (KeyboardInterrupt, Terminated) as exc:
-            stop.quiet = True
+            stop.hold()
             why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
             for rank, proc in procs.items():
                 if _exit_status(proc) is None:
                     ended_by[rank] = why
             raise
         finally:
-            stop.quiet = True  # a signal now must not cut the ending short
+            stop.hold()  # a signal now must not cut the ending short
             _end(procs)
             _end_orphans(before)
             for handle in handles:
                 handle.close()
     if stop.signum is not None:  # it came while the ranks were being ended
         raise Terminated(stop.signum)
+    if stop.interrupted:
+        raise KeyboardInterrupt
     return [
         RankResult(
             rank=spec.rank,
             returncode=procs[spec.rank].returncode if spec.rank in procs else None,
             log_path=spec.log_path,
             ended_by=ended_by.get(spec.rank),
+            exited_after_seconds=exited_at.get(spec.rank),
         )
         for spec in specs
     ]

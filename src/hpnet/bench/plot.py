@@ -15,7 +15,7 @@ from xml.sax.saxutils import escape
 from hpnet.bench.model import BenchReport
 from hpnet.errors import InputError, MissingDependencyError
 
-__all__ = ["Series", "series_of", "write_plot"]
+__all__ = ["Series", "check_plot_path", "series_of", "write_plot"]
 
 WIDTH, HEIGHT = 900, 520
 LEFT, RIGHT, TOP, BOTTOM = 70, 260, 40, 60
@@ -150,6 +150,29 @@ def render_svg(
         out.append(f'<text x="{lx + 26}" y="{ly + 4}">{escape(line.label[:36])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def check_plot_path(path: str) -> None:
+    """Refuse a figure :func:`write_plot` could not write, before anything is measured:
+    a name that is neither .svg nor .png, or .png without matplotlib."""
+    lower = path.lower()
+    if not lower.endswith((".svg", ".png")):
+        raise InputError(
+            "unknown figure type",
+            code="usage",
+            where=path,
+            fix="name the file .svg (no dependency) or .png (needs matplotlib)",
+        )
+    if lower.endswith(".png"):
+        import importlib.util  # noqa: PLC0415
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise MissingDependencyError(
+                "PNG figures need matplotlib",
+                code="missing-matplotlib",
+                where=path,
+                fix="pip install matplotlib, or write .svg instead",
+            )
 
 
 def write_plot(path: str, series: Sequence[Series], *, title: str = "hpnet bench") -> None:

@@ -3,13 +3,17 @@ process as one rank of a job another launcher started.
 
 The plan (:class:`BenchPlan`: the spec every rank gets, their argv and environment) is
 built first and has no side effects; :func:`run_plan` executes it through
-:mod:`hpnet.localrun` and reads rank 0's results. Under torchrun, mpirun + ``hpnet
-launch``, or srun (RANK and WORLD_SIZE set), :func:`run_in_launcher` runs the worker
-in this process instead.
+:mod:`hpnet.localrun` and reads rank 0's results. The ranks inherit the caller's
+environment without its secrets (:func:`hpnet.localrun.inheritable_env`). Rank 0 keeps
+its rows in a result file after every size, so that a rank that fails, Ctrl-C or a
+SIGTERM / SIGHUP to hpnet loses none of them: the report says why it is incomplete.
+Under torchrun, mpirun + ``hpnet launch``, or srun (RANK and WORLD_SIZE set),
+:func:`run_in_launcher` runs the worker in this process instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -17,19 +21,25 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hpnet.bench.model import BenchReport, BenchSpec, average_busbw, report_from_data
 from hpnet.bench.train import TrainSpec
 from hpnet.bench.worker import PROGRESS  # the worker module imports torch only in a rank
-from hpnet.errors import HpnetError, InputError
+from hpnet.errors import HpnetError, InputError, Terminated
 
 __all__ = ["BenchPlan", "launcher_ranks", "plan_local", "run_in_launcher", "run_plan"]
 
 #: what a bench rank needs beyond the caller's environment
 RANK_ENV = {"PYTHONUNBUFFERED": "1"}
 TIMEOUT_SECONDS = 3600.0
+#: CPU ranks per CPU core at most: beyond that gloo's ranks only wait for the
+#: scheduler (and --nproc 1000 would start a thousand Python processes)
+MAX_CPU_RANKS_PER_CORE = 4
+#: and this many in all, whatever the cores: each rank is a Python process with torch
+#: loaded (a few hundred MB), and gloo's CPU collectives say nothing more at a larger size
+MAX_CPU_RANKS = 128
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -181,11 +191,16 @@ def _report(
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class RanksOutcome:
     """What the local ranks left: rank 0's result file (None if none was written, or
-    not complete when ``failure`` says why) and where their logs are."""
+    not complete when ``failure`` says why) and where their logs are. ``interrupted``:
+    the Ctrl-C (KeyboardInterrupt) or SIGTERM / SIGHUP (Terminated) that stopped them,
+    to be raised again once the rows are kept."""
 
     data: dict[str, Any] | None
     failure: str | None
     directory: str
+    interrupted: BaseException | None = None
+    #: the rendezvous port was taken (EADDRINUSE in a rank's log)
+    port_taken: bool = False
 
 
 def execute(
@@ -196,15 +211,65 @@ def execute(
     progress: bool = True,
 ) -> RanksOutcome:
     """Start the plan's ranks, echo rank 0's progress, wait, read rank 0's result."""
-    from hpnet.localrun import RankSpec, run_ranks  # noqa: PLC0415
-
     directory = keep_dir or tempfile.mkdtemp(prefix="hpnet-bench-")
-    os.makedirs(directory, exist_ok=True)
+    with _own_directory(directory):
+        return _execute_in(plan, directory, environ=environ, keep_dir=keep_dir, progress=progress)
+
+
+@contextlib.contextmanager
+def _own_directory(directory: str) -> Iterator[None]:
+    """Hold ``directory`` for one run: a second ``hpnet bench --logs DIR`` at the same
+    time is refused instead of mixing its ranks' files with this one's. The lock
+    (flock) goes with the process, however it ends."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        handle = open(os.path.join(directory, ".hpnet-bench.lock"), "a")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(
+            f"cannot keep the rank logs there: {exc.strerror or exc}",
+            code="unwritable",
+            where=directory,
+            fix="--logs a directory you own",
+        ) from None
+    import fcntl  # noqa: PLC0415 - POSIX only, as the ranks' sessions are
+
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(
+                "another hpnet bench is running with its rank logs in this directory",
+                code="logs-in-use",
+                where=directory,
+                fix="give each run a --logs directory of its own, or wait for the other",
+            ) from None
+        yield
+
+
+def _execute_in(
+    plan: BenchPlan,
+    directory: str,
+    *,
+    environ: Mapping[str, str],
+    keep_dir: str | None,
+    progress: bool,
+) -> RanksOutcome:
+    from hpnet.localrun import (  # noqa: PLC0415
+        RankSpec,
+        describe_exit,
+        first_failure,
+        inheritable_env,
+        run_ranks,
+    )
+
     spec_path = os.path.join(directory, "spec.json")
     result_path = os.path.join(directory, "result.json")
+    # a result left by an earlier run in --logs DIR must not pass for this one's
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(result_path)
     with open(spec_path, "w") as handle:
         json.dump(dataclasses.asdict(plan.spec), handle)
-    base = dict(environ)
+    base = inheritable_env(environ)  # what a remote rank cannot see, a local one must not
     specs = [
         RankSpec(
             rank=rank,
@@ -216,20 +281,35 @@ def execute(
     ]
     echo = _ProgressEcho(specs[0].log_path) if progress else None
     started = time.monotonic()
-    results = run_ranks(specs, timeout_seconds=TIMEOUT_SECONDS, on_tick=echo)
+    try:
+        results = run_ranks(specs, timeout_seconds=TIMEOUT_SECONDS, on_tick=echo)
+    except (KeyboardInterrupt, Terminated) as exc:  # the ranks are ended by now
+        if echo is not None:
+            echo(time.monotonic() - started, final=True)
+        return RanksOutcome(
+            data=_read_result(result_path),
+            failure=stopped_by(exc),
+            directory=directory,
+            interrupted=exc,
+        )
     if echo is not None:
         echo(time.monotonic() - started, final=True)
     failed = [r for r in results if not r.ok]
     data = _read_result(result_path)
     if failed or data is None or not data.get("complete"):
-        first = failed[0] if failed else results[0]
+        # the rank that failed first on its own, not one hpnet ended because of it
+        first = first_failure(results) or (failed[0] if failed else results[0])
         tail = _tail(first.log_path)
-        what = (
-            f"rank {first.rank} exited with {first.returncode}"
-            + (f" ({first.ended_by})" if first.ended_by else "")
-            + (f": {tail}" if tail else "")
-        )
-        return RanksOutcome(data=data, failure=what, directory=directory)
+        how = describe_exit(first) if not first.ok else "exited with 0 but left no complete result"
+        what = f"rank {first.rank} {how}" + (f": {tail}" if tail else "")
+        taken = any(_port_taken_in(r.log_path) for r in failed)
+        if taken:
+            port = plan.rank_env[0].get("MASTER_PORT", "?")
+            what = (
+                f"the rendezvous port {port} on 127.0.0.1 is taken (EADDRINUSE: address already "
+                f"in use), so the ranks could not meet; {what}"
+            )
+        return RanksOutcome(data=data, failure=what, directory=directory, port_taken=taken)
     if keep_dir is None:
         shutil.rmtree(directory, ignore_errors=True)
     return RanksOutcome(data=data, failure=None, directory=directory)
@@ -242,20 +322,52 @@ def run_plan(
     metadata: Mapping[str, Any],
     keep_dir: str | None = None,
     progress: bool = True,
+    on_interrupt: Callable[[BenchReport], None] | None = None,
 ) -> BenchReport:
     """Run a collective sweep's ranks (``plan``, or a function of the rendezvous port
     that makes it: then a port taken meanwhile is retried on another); the report
     holds every row measured, also when a rank failed part-way (``incomplete`` says
-    why); HpnetError when none was."""
+    why); HpnetError when none was.
+
+    Ctrl-C or a SIGTERM / SIGHUP ends the ranks; the rows measured until then go to
+    ``on_interrupt`` (to be printed and saved) as a report marked incomplete, and the
+    KeyboardInterrupt or :class:`~hpnet.errors.Terminated` is raised again, so that
+    the command still exits as interrupted (130, 128 + the signal).
+    """
     if callable(plan):
         outcome = execute_with_port(plan, environ=environ, keep_dir=keep_dir, progress=progress)
     else:
         outcome = execute(plan, environ=environ, keep_dir=keep_dir, progress=progress)
     data = outcome.data
+    measured = data is not None and any(run["rows"] for run in data.get("runs", ()))
+    if outcome.interrupted is not None:
+        if data is None or not measured:
+            if keep_dir is None:  # nothing measured: no directory of logs to leave behind
+                shutil.rmtree(outcome.directory, ignore_errors=True)
+            raise outcome.interrupted
+        partial = _report(
+            data,
+            metadata,
+            incomplete=f"{outcome.failure} before the sweep's end (rank logs: {outcome.directory})",
+        )
+        try:
+            if on_interrupt is not None:
+                on_interrupt(partial)
+        finally:  # whatever keeping the rows met, the command exits as interrupted
+            raise outcome.interrupted
     if outcome.failure is None and data is not None:
         return _report(data, metadata)
     failure = outcome.failure or "no result"
-    if data is None or not any(run["rows"] for run in data.get("runs", ())):
+    if data is None or not measured:
+        if outcome.port_taken:
+            raise HpnetError(
+                failure,
+                code="port-taken",
+                where=os.path.join(outcome.directory, "rank0.log"),
+                fix="another process took the free port hpnet chose (a new one on each of "
+                "its tries): rerun, and if it keeps happening see what takes the ports "
+                "(ss -ltnp)",
+            )
         raise HpnetError(
             failure,
             code="bench-failed",
@@ -275,6 +387,24 @@ def port_taken(failure: str | None) -> bool:
     return failure is not None and any(mark in failure for mark in _PORT_TAKEN)
 
 
+def _port_taken_in(log_path: str) -> bool:
+    """Whether a rank's log ends with the rendezvous' EADDRINUSE (torch's TCPStore:
+    "The server socket has failed to listen ... name: EADDRINUSE")."""
+    return port_taken(_read_end(log_path, 16384))
+
+
+def stopped_by(exc: BaseException) -> str:
+    """``stopped by SIGINT (Ctrl-C)``, ``stopped by SIGTERM``: what ended a run."""
+    import signal  # noqa: PLC0415
+
+    if isinstance(exc, Terminated):
+        try:
+            return f"stopped by {signal.Signals(exc.signum).name}"
+        except ValueError:
+            return f"stopped by signal {exc.signum}"
+    return "stopped by SIGINT (Ctrl-C)"
+
+
 def execute_with_port(
     build: Callable[[int], BenchPlan],
     *,
@@ -289,6 +419,8 @@ def execute_with_port(
 
     outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
     for _ in range(attempts - 1):
+        if outcome.interrupted is not None:
+            break
         if not (port_taken(outcome.failure) and outcome.data is None):
             break
         outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
@@ -323,14 +455,18 @@ def run_in_launcher(
     return None if data is None else _report(data, metadata)
 
 
-def _tail(path: str) -> str:
+def _read_end(path: str, size: int) -> str:
     try:
         with open(path, "rb") as handle:
             handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 2000))
-            lines = handle.read().decode("utf-8", "replace").strip().splitlines()
+            handle.seek(max(0, handle.tell() - size))
+            return handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _tail(path: str) -> str:
+    lines = _read_end(path, 2000).strip().splitlines()
     useful = [line for line in lines if line.strip() and not line.startswith(PROGRESS)]
     return useful[-1][:300] if useful else ""
 
@@ -368,7 +504,9 @@ class _ProgressEcho:
 
 
 def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:
-    """How many local ranks on which device: one per visible GPU, else 2 CPU ranks."""
+    """How many local ranks on which device: one per visible GPU, else 2 CPU ranks.
+    More ranks than GPUs, or than :data:`MAX_CPU_RANKS_PER_CORE` per CPU core (at most
+    :data:`MAX_CPU_RANKS`) on CPU, is an InputError before anything starts."""
     from hpnet.node.gpus import read_gpus_nvml, visible_gpu_count  # noqa: PLC0415
     from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
 
@@ -388,19 +526,40 @@ def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:
             fix=f"--nproc {gpus} or fewer, or --device cpu for gloo ranks",
         )
     chosen = "cuda" if gpus else "cpu"
+    if chosen == "cpu" and nproc is not None:
+        cores = _cpu_count()
+        most = min(MAX_CPU_RANKS_PER_CORE * cores, MAX_CPU_RANKS)
+        if nproc > most:
+            raise InputError(
+                f"{nproc} CPU ranks on {cores} CPU core(s): at most {most} "
+                f"({MAX_CPU_RANKS_PER_CORE} per core, {MAX_CPU_RANKS} in all); more only "
+                "measure the scheduler",
+                code="too-many-ranks",
+                where=f"--nproc {nproc}",
+                fix=f"--nproc {most} or fewer (2 is the default), or run on a host with more cores",
+            )
     return (nproc if nproc is not None else (gpus or 2)), chosen
 
 
+def _cpu_count() -> int:
+    """The CPU cores this process may run on (its affinity: a container's cpuset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def metadata(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, Any]:
-    """What makes two results comparable: the command, NCCL_* settings, this node."""
+    """What makes two results comparable: the command, NCCL_* settings, this node.
+    A value that holds a credential is ``<redacted>`` (:func:`hpnet.secrets.redact`)."""
     import platform  # noqa: PLC0415
 
     from hpnet import __version__  # noqa: PLC0415
+    from hpnet.secrets import redact, redact_text  # noqa: PLC0415
 
     return {
         "hpnet": __version__,
-        "command": list(argv),
-        "nccl_env": {k: v for k, v in sorted(environ.items()) if k.startswith("NCCL_")},
+        "command": [redact_text(arg) for arg in argv],
+        "nccl_env": {k: redact(k, v) for k, v in sorted(environ.items()) if k.startswith("NCCL_")},
         "node": platform.node(),
         "python": platform.python_version(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

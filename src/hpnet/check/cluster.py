@@ -12,6 +12,13 @@ inter-node transport against the intent, and nodes slower than 80% of the median
 
 A node is what NCCL takes for one: NCCL_HOSTID when set (fake hosts), else the host
 name.
+
+The child gets the rank's environment without its secrets
+(:func:`hpnet.localrun.inheritable_env`), and a secret NCCL_* value is ``<redacted>``
+in the facts (and so in the report and its files). With ``--logs DIR`` the job keeps
+its files in ``DIR/check-all-<rendezvous address>-<port>``: one directory per job
+(two jobs at once cannot share a rendezvous), whose gathered NCCL logs are replaced,
+never mixed, by a later job's.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from hpnet.check.model import CheckReport, Problem
 from hpnet.check.run import CheckOptions, _sweep
-from hpnet.errors import HpnetError
+from hpnet.errors import HpnetError, InputError
 
 if TYPE_CHECKING:
     from hpnet.ncclog.report import VerifyReport
@@ -54,6 +61,7 @@ def local_facts(
 ) -> dict[str, Any]:
     """What this rank saw; the node's first rank adds the doctor's verdict and versions."""
     from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
+    from hpnet.secrets import redact  # noqa: PLC0415
 
     facts: dict[str, Any] = {
         "rank": int(ranks["RANK"]),
@@ -61,7 +69,9 @@ def local_facts(
         "host": socket.gethostname(),
         "local_rank": int(ranks.get("LOCAL_RANK", "0")),
         "nccl_env": {
-            k: v for k, v in sorted(environ.items()) if k.startswith("NCCL_") and k not in PER_RANK
+            k: redact(k, v)
+            for k, v in sorted(environ.items())
+            if k.startswith("NCCL_") and k not in PER_RANK
         },
     }
     if facts["local_rank"] == 0:
@@ -96,6 +106,7 @@ def run_cluster_check(
 ) -> CheckReport | None:
     """This rank's part; rank 0 returns the cluster's report, the others None."""
     from hpnet.bench.model import BenchSpec  # noqa: PLC0415
+    from hpnet.localrun import RankResult, describe_exit, inheritable_env  # noqa: PLC0415
 
     device = "cpu" if options.device == "cpu" else _device()
     spec = BenchSpec(
@@ -103,13 +114,12 @@ def run_cluster_check(
     )
     facts = local_facts(environ, ranks, options.profile)
     facts["spec"] = dataclasses.asdict(spec)
-    out = options.keep_dir or tempfile.mkdtemp(prefix="hpnet-check-all-")
-    os.makedirs(out, exist_ok=True)
+    out = job_directory(options.keep_dir, ranks)
     facts_path = os.path.join(out, f"facts.rank{ranks['RANK']}.json")
     with open(facts_path, "w") as handle:
         json.dump(facts, handle)
     child = {
-        **environ,
+        **inheritable_env(environ),
         **ranks,
         "NCCL_DEBUG": "INFO",
         "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
@@ -125,9 +135,9 @@ def run_cluster_check(
     )
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        how = describe_exit(RankResult(rank=0, returncode=done.returncode, log_path=out))
         raise HpnetError(
-            f"rank {ranks['RANK']}'s cluster benchmark exited with {done.returncode}: "
-            f"{tail[0][:300]}",
+            f"rank {ranks['RANK']}'s cluster benchmark {how}: {tail[0][:300]}",
             code="check-failed",
             where=out,
             fix="rerun with --logs DIR and read the rank logs and NCCL logs there",
@@ -137,6 +147,40 @@ def run_cluster_check(
     with open(os.path.join(out, "result.json")) as handle:
         result = json.load(handle)
     return _report(options, result, out)
+
+
+def job_directory(keep_dir: str | None, ranks: Mapping[str, str]) -> str:
+    """Where this job's ranks keep their files: a new temporary directory, or with
+    ``--logs DIR`` the job's own directory in DIR (:func:`job_name`), made if need be."""
+    if keep_dir is None:
+        return tempfile.mkdtemp(prefix="hpnet-check-all-")
+    out = os.path.join(keep_dir, job_name(ranks))
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot keep the job's files there: {exc.strerror or exc}",
+            code="unwritable",
+            where=f"--logs {keep_dir}",
+            fix="--logs a directory you own",
+        ) from None
+    return out
+
+
+def job_name(ranks: Mapping[str, str]) -> str:
+    """The name of a job's directory: after its rendezvous, which every rank of the job
+    knows and no other job running at the same time has.
+
+    >>> job_name({"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"})
+    'check-all-10.0.0.1-29500'
+    >>> job_name({"MASTER_ADDR": "fe80::1%eth0", "MASTER_PORT": "29500"})
+    'check-all-fe80_1_eth0-29500'
+    """
+    import re  # noqa: PLC0415
+
+    return "check-all-" + re.sub(
+        r"[^A-Za-z0-9_.-]+", "_", f"{ranks['MASTER_ADDR']}-{ranks['MASTER_PORT']}"
+    )
 
 
 def inter_node_by_node(verify: VerifyReport) -> dict[str, list[str]]:

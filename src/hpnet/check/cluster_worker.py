@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import time
@@ -128,6 +129,9 @@ def main(argv: list[str]) -> int:
     result = worker.run(spec, os.environ, after=lambda ctx: measure(ctx, facts))
     if result is not None:
         after = result.pop("after")
+        # an earlier job's logs in this directory (more ranks than this one) must not be
+        # read as this job's
+        shutil.rmtree(os.path.join(out, "logs"), ignore_errors=True)
         os.makedirs(os.path.join(out, "logs"), exist_ok=True)
         for rank, text in enumerate(after.pop("logs")):
             with open(os.path.join(out, "logs", f"rank{rank}.log"), "w") as handle:

@@ -1,18 +1,25 @@
 """`hpnet check --report DIR`: report.json (the data) and report.html, one file that
 opens from disk with no network: the verdict, the fixes, the benchmark figures against
 the link's peak and the check's floor, the transports, the doctor's findings. Every
-text from the node or a log is HTML-escaped."""
+text from the node or a log is HTML-escaped.
+
+What check prints or writes (text, --json, report.json, report.html) goes through
+:func:`redacted` first: a secret-looking variable's value (hpnet.secrets) is
+``<redacted>`` wherever it appears, and a credential inside any text
+(``https://user:pass@host``) loses its password, as ``hpnet launch`` shows them."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hpnet.check.model import CheckReport
 
-__all__ = ["render_html", "report_data", "write_report"]
+__all__ = ["redacted", "render_html", "report_data", "write_report"]
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}
@@ -24,10 +31,75 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}code{background:#f3f3f3
 """
 
 
+def redacted(report: CheckReport) -> CheckReport:
+    """The report as it may be shown: the environment's secret values ``<redacted>``
+    (:func:`hpnet.secrets.redact`), and in every other text of it (the problems, the
+    doctor's results, the stages, the benchmarks, the cluster view) a credential
+    (:func:`hpnet.secrets.redact_text`) or the value of one of those secret variables
+    (a doctor's message or a log line may quote it) replaced by ``<redacted>``.
+
+    >>> from hpnet.check.model import CheckReport, Problem
+    >>> shown = redacted(CheckReport(verdict="READY", headline="ok", node="n", profile="auto",
+    ...     transport="socket", gpus=0, gpu_name=None, rdma_ports=(), stages=(),
+    ...     problems=(Problem(impact=5, title="NCCL_NET_TOKEN=abcd is set", source="x"),),
+    ...     doctor={}, doctor_checks=(), environment={"NCCL_NET_TOKEN": "abcd",
+    ...     "NCCL_IB_HCA": "mlx5"}))
+    >>> shown.environment, shown.problems[0].title
+    ({'NCCL_NET_TOKEN': '<redacted>', 'NCCL_IB_HCA': 'mlx5'}, 'NCCL_NET_TOKEN=<redacted> is set')
+    """
+    from hpnet.secrets import REDACTED, is_secret, redact, redact_text  # noqa: PLC0415
+
+    # the longest first, so that a value holding a shorter one goes whole; a value
+    # shorter than MIN_SECRET_CHARS is hidden where its variable is shown, not in text
+    hidden = sorted(
+        {
+            v
+            for k, v in report.environment.items()
+            if is_secret(k, v) and len(v) >= MIN_SECRET_CHARS
+        },
+        key=len,
+        reverse=True,
+    )
+
+    def text(value: str) -> str:
+        for secret in hidden:
+            value = value.replace(secret, REDACTED)
+        return redact_text(value)
+
+    shown: CheckReport = _scrub(report, text)
+    return dataclasses.replace(
+        shown, environment={k: redact(k, v) for k, v in report.environment.items()}
+    )
+
+
+#: the shortest secret value that is also looked for inside other text
+MIN_SECRET_CHARS = 4
+
+
+def _scrub(value: Any, text: Callable[[str], str]) -> Any:
+    """``value`` with ``text`` applied to every string in it: through dataclasses,
+    dicts (their values), lists and tuples. A ``str`` enum stays what it is."""
+    if type(value) is str:
+        return text(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            field.name: _scrub(getattr(value, field.name), text)
+            for field in dataclasses.fields(value)
+            if field.init
+        }
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, dict):
+        return {key: _scrub(item, text) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_scrub(item, text) for item in value)
+    return value
+
+
 def report_data(report: CheckReport) -> dict[str, Any]:
     from hpnet.check.model import SCHEMA_VERSION  # noqa: PLC0415
     from hpnet.jsonout import to_data  # noqa: PLC0415
 
+    report = redacted(report)
     data: Any = to_data(report)
     return {"schema_version": SCHEMA_VERSION, **data, "exit_code": report.exit_code}
 
@@ -88,6 +160,7 @@ def _cluster_html(cluster: dict[str, Any]) -> str:
 
 
 def render_html(report: CheckReport) -> str:
+    report = redacted(report)
     good = report.verdict == "READY"
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -156,6 +229,8 @@ def render_html(report: CheckReport) -> str:
 
 
 def write_report(directory: str, report: CheckReport) -> None:
+    """report.json and report.html in ``directory`` (made with its parents);
+    InputError naming the directory when they cannot be written."""
     from hpnet.errors import InputError  # noqa: PLC0415
     from hpnet.jsonout import dumps  # noqa: PLC0415
 
@@ -167,8 +242,8 @@ def write_report(directory: str, report: CheckReport) -> None:
             handle.write(render_html(report))
     except OSError as exc:
         raise InputError(
-            exc.strerror or str(exc),
+            f"the report could not be written: {exc.strerror or exc} (it is printed above)",
             code="unwritable",
-            where=directory,
+            where=f"--report {directory}",
             fix="--report a writable directory",
         ) from None

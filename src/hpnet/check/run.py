@@ -8,6 +8,10 @@ so that what is measured and what is verified is what jobs will use. Stages: all
 GPUs (intra-node: NVLink, PCIe, SHM); the GPUs split into two NCCL hosts with
 NCCL_HOSTID (NCCL's network transport for real: NET/IB on an RDMA node, NET/Socket
 without); on a machine without GPUs, gloo on two CPU ranks.
+
+With ``--logs DIR`` each run keeps its logs in a directory of its own inside DIR
+(``check-<date>-<time>-<unique>``, named in the report's notes): two checks that share
+DIR, at once or one after the other, never read each other's rank logs.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import dataclasses
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -73,7 +78,8 @@ class CheckOptions:
     sysfs_root: str = "/"
     device: str = "auto"  # auto, cuda, cpu
     nproc: int | None = None
-    keep_dir: str | None = None  # the stages' rank logs stay here
+    #: the stages' rank logs stay in a new directory of this run's own inside it
+    keep_dir: str | None = None
 
 
 def _sweep(mode: str, device: str) -> dict[str, Any]:
@@ -249,44 +255,47 @@ def run_check(
         expectation = Expectation(net="socket")
 
     nproc, device = local_defaults(options.nproc, options.device)
-    root = options.keep_dir or tempfile.mkdtemp(prefix="hpnet-check-")
+    root = run_directory(options.keep_dir)
     stage_env = _stage_env(env, resolved)
     stages: list[Stage] = []
     verifies: list[tuple[Stage, VerifyReport | None]] = []
     notes: list[str] = []
-    if device == "cuda":
-        intra_link = _links(inventory, options.sysfs_root)
-        if nproc >= 2:
-            stage, verify = _run_stage(
-                "intra-node", nproc=nproc, device="cuda", fake_hosts=1, options=options,
-                env=stage_env, root=root, expectation=None, link=intra_link, progress=progress,
-            )  # fmt: skip
-            stages.append(stage)
-            verifies.append((stage, verify))
-            net_link = net_expectation(rates) if transport in RDMA_TRANSPORTS else None
-            stage, verify = _run_stage(
-                "across 2 fake hosts", nproc=nproc, device="cuda", fake_hosts=2,
-                options=options, env=stage_env, root=root, expectation=expectation,
-                link=net_link, progress=progress,
-            )  # fmt: skip
-            stages.append(stage)
-            verifies.append((stage, verify))
+    try:
+        if device == "cuda":
+            intra_link = _links(inventory, options.sysfs_root)
+            if nproc >= 2:
+                stage, verify = _run_stage(
+                    "intra-node", nproc=nproc, device="cuda", fake_hosts=1, options=options,
+                    env=stage_env, root=root, expectation=None, link=intra_link, progress=progress,
+                )  # fmt: skip
+                stages.append(stage)
+                verifies.append((stage, verify))
+                net_link = net_expectation(rates) if transport in RDMA_TRANSPORTS else None
+                stage, verify = _run_stage(
+                    "across 2 fake hosts", nproc=nproc, device="cuda", fake_hosts=2,
+                    options=options, env=stage_env, root=root, expectation=expectation,
+                    link=net_link, progress=progress,
+                )  # fmt: skip
+                stages.append(stage)
+                verifies.append((stage, verify))
+            else:
+                notes.append(
+                    "one GPU: no intra-node collective to measure, and no second NCCL host "
+                    "to exercise the network with; run `hpnet check --all` across nodes under "
+                    "a launcher"
+                )
         else:
-            notes.append(
-                "one GPU: no intra-node collective to measure, and no second NCCL host to "
-                "exercise the network with; run `hpnet check --all` across nodes under a launcher"
-            )
-    else:
-        stage, _ = _run_stage(
-            "cpu", nproc=nproc, device="cpu", fake_hosts=1, options=options, env=stage_env,
-            root=root, expectation=None, link=None, progress=progress,
-        )  # fmt: skip
-        stages.append(stage)
-    if options.keep_dir is None:
-        import shutil  # noqa: PLC0415
+            stage, _ = _run_stage(
+                "cpu", nproc=nproc, device="cpu", fake_hosts=1, options=options, env=stage_env,
+                root=root, expectation=None, link=None, progress=progress,
+            )  # fmt: skip
+            stages.append(stage)
+    finally:  # also on Ctrl-C / SIGTERM: no temporary directory is left behind
+        if options.keep_dir is None:
+            import shutil  # noqa: PLC0415
 
-        shutil.rmtree(root, ignore_errors=True)
-    else:
+            shutil.rmtree(root, ignore_errors=True)
+    if options.keep_dir is not None:
         notes.append(f"the stages' rank logs (with NCCL's INFO lines) are in {root}")
     problems = _problems(
         inventory=inventory, doctor=doctor, transport=transport, profile=options.profile,
@@ -297,6 +306,26 @@ def run_check(
         ports=tuple(port_text), problems=problems, stages=stages, resolved=resolved,
         notes=notes,
     )  # fmt: skip
+
+
+def run_directory(keep_dir: str | None) -> str:
+    """Where this run's stages write their rank logs: a new temporary directory, or
+    with ``--logs DIR`` a new one inside DIR whose name no other run can have
+    (``check-20261124-101500-k3j9x2``): concurrent checks sharing DIR keep apart."""
+    from hpnet.errors import InputError  # noqa: PLC0415
+
+    if keep_dir is None:
+        return tempfile.mkdtemp(prefix="hpnet-check-")
+    try:
+        os.makedirs(keep_dir, exist_ok=True)
+        return tempfile.mkdtemp(prefix=time.strftime("check-%Y%m%d-%H%M%S-"), dir=keep_dir)
+    except OSError as exc:
+        raise InputError(
+            f"cannot keep the rank logs there: {exc.strerror or exc}",
+            code="unwritable",
+            where=f"--logs {keep_dir}",
+            fix="--logs a directory you own",
+        ) from None
 
 
 def _problems(

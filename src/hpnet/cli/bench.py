@@ -37,7 +37,9 @@ torchrun, mpirun, srun or `hpnet launch` started.
 
 Exit 0: measured, every check right, every expectation met; 1: wrong results, an
 expectation failed, or a rank failed (the rows measured before are printed);
-2: bad usage. --json: docs/bench-schema.md.
+2: bad usage, or --save / --plot could not be written (the result is printed);
+130 / 143: Ctrl-C / SIGTERM (the rows measured before are printed and saved, marked
+incomplete). --json: docs/bench-schema.md.
 """
 
 SUBCOMMANDS = {
@@ -121,7 +123,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="split the local ranks into K NCCL hosts (NCCL_HOSTID)",
     )
-    ranks.add_argument("--logs", metavar="DIR", help="keep the per-rank logs in DIR")
+    ranks.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="keep the per-rank logs in DIR (one run at a time: a DIR in use is refused)",
+    )
     out = parser.add_argument_group("results")
     out.add_argument("--json", action="store_true", help="print JSON (docs/bench-schema.md)")
     out.add_argument(
@@ -334,6 +340,16 @@ def run(ns: argparse.Namespace) -> int:
             "--json and --csv both given", code="usage", where="hpnet bench", fix="pick one"
         )
     expectations = _expectations(ns)
+    # a result that cannot be kept is found out now, not after the sweep
+    if ns.logs:
+        check_output(ns.logs, flag="--logs", directory=True)
+    if ns.save:
+        check_output(ns.save, flag="--save")
+    if ns.plot:
+        from hpnet.bench.plot import check_plot_path  # noqa: PLC0415
+
+        check_plot_path(ns.plot)
+        check_output(ns.plot, flag="--plot")
     _check_torch()
     ranks = bench.launcher_ranks(os.environ)
     meta: dict[str, Any] = bench.metadata(getattr(ns, "command_line", ()), os.environ)
@@ -375,14 +391,25 @@ def run(ns: argparse.Namespace) -> int:
         plan(0)  # refuse a bad --nproc / --fake-hosts before any rank starts
         meta["spec"] = _spec_meta(spec)
         meta["fake_hosts"] = ns.fake_hosts
+
+        def keep(partial: BenchReport) -> None:
+            """Ctrl-C or SIGTERM: print and save the rows measured (the report says it
+            is incomplete); the command then exits as interrupted."""
+            _finish(ns, partial, expectations, raise_unsaved=False)
+
         report = bench.run_plan(
-            plan, environ=_rank_environ(device), metadata=meta, keep_dir=ns.logs
+            plan,
+            environ=_rank_environ(device),
+            metadata=meta,
+            keep_dir=ns.logs,
+            on_interrupt=keep,
         )
     return _finish(ns, report, expectations)
 
 
 def _rank_environ(device: str) -> dict[str, str]:
-    """The ranks' environment: the caller's (NCCL_* included, untouched); CPU ranks
+    """The ranks' environment: the caller's (NCCL_* included, untouched; its secrets
+    are left out where the ranks start: hpnet.localrun.inheritable_env); CPU ranks
     are kept off the GPUs."""
     env = dict(os.environ)
     if device == "cpu":
@@ -398,18 +425,43 @@ def _spec_meta(spec: BenchSpec) -> dict[str, Any]:
     return data
 
 
-def _finish(ns: argparse.Namespace, report: BenchReport, expectations: list[Expectation]) -> int:
+def _finish(
+    ns: argparse.Namespace,
+    report: BenchReport,
+    expectations: list[Expectation],
+    *,
+    raise_unsaved: bool = True,
+) -> int:
+    """Save, plot and print the report. A file that cannot be written loses nothing:
+    the result is printed all the same, then each file that could not be written is
+    named (on standard error) and the first such error is raised (exit 2); with
+    ``raise_unsaved`` False (an interrupted run, which exits as interrupted) they are
+    only named."""
     from hpnet.bench.gate import evaluate  # noqa: PLC0415
+    from hpnet.errors import HpnetError  # noqa: PLC0415
 
     gates: list[GateResult] = [g for e in expectations for g in evaluate(report, e)]
     status, _ = verdict_of(report, gates)
+    unsaved: list[HpnetError] = []
     if ns.save:
-        _write(ns.save, result_json(report, gates))
+        try:
+            _write(ns.save, result_json(report, gates))
+        except HpnetError as exc:
+            unsaved.append(exc)
     if ns.plot:
         from hpnet.bench.plot import series_of, write_plot  # noqa: PLC0415
 
-        write_plot(ns.plot, series_of(report, "hpnet"), title=_title(report))
+        try:
+            write_plot(ns.plot, series_of(report, "hpnet"), title=_title(report))
+        except HpnetError as exc:
+            unsaved.append(exc)
     emit(report, json=ns.json, csv=ns.csv, gates=gates)
+    if unsaved:
+        sys.stdout.flush()
+        for error in unsaved[1:] if raise_unsaved else unsaved:
+            print(error.render(), file=sys.stderr)
+        if raise_unsaved:
+            raise unsaved[0]
     return 0 if status == "PASS" else 1
 
 
@@ -524,11 +576,59 @@ def _write(path: str, text: str) -> None:
             handle.write(text)
     except OSError as exc:
         raise InputError(
-            exc.strerror or str(exc),
+            f"the result could not be saved: {exc.strerror or exc} (it is printed above)",
             code="unwritable",
             where=path,
-            fix="write to a directory you own",
+            fix="save it to a writable file: rerun with --save in a directory you own, or "
+            "keep the printed table (hpnet bench import reads it back)",
         ) from None
+
+
+def check_output(path: str, *, flag: str, directory: bool = False) -> None:
+    """Refuse an output path that cannot be written, before any work: a missing or
+    unwritable parent directory, a directory where a file is meant (or a file where a
+    directory is meant, with ``directory``). Nothing is created. Used for ``--save``,
+    ``--plot`` and ``hpnet check --report``.
+
+    >>> check_output("/", flag="--save")
+    Traceback (most recent call last):
+    ...
+    hpnet.errors.InputError: / is a directory, not a file
+    """
+    from hpnet.errors import InputError  # noqa: PLC0415
+
+    def refuse(what: str, fix: str) -> InputError:
+        return InputError(what, code="unwritable", where=f"{flag} {path}", fix=fix)
+
+    if not path:
+        raise refuse("an empty path", f"{flag} FILE")
+    target = os.path.abspath(path)
+    writable = os.W_OK | os.X_OK if directory else os.W_OK
+    if os.path.isdir(target):
+        if not directory:
+            raise refuse(f"{path} is a directory, not a file", f"{flag} {path.rstrip('/')}/NAME")
+        if not os.access(target, writable):
+            raise refuse(f"the directory {path} is not writable", f"{flag} a directory you own")
+        return
+    if os.path.lexists(target):
+        if directory:
+            raise refuse(
+                f"{path} is a file, not a directory", f"{flag} a new or existing directory"
+            )
+        if not os.access(target, writable):
+            raise refuse(f"{path} is not writable", f"{flag} a file you own")
+        return
+    parent = os.path.dirname(target)
+    if directory:  # made with its parents: the nearest one that exists must take it
+        while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        missing = "is not a directory" if os.path.lexists(parent) else "does not exist"
+        raise refuse(
+            f"{parent} {missing}", f"create it first (mkdir -p {parent}), or choose another path"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise refuse(f"the directory {parent} is not writable", f"{flag} in a directory you own")
 
 
 def _remove(path: str) -> None:

@@ -19,8 +19,11 @@ verdict with the fixes in order of impact.
   hpnet check --profile pai-dlc-erdma  against a platform's prescription
   hpnet check --full --report out/     a longer sweep, and an HTML page with the JSON
 
-Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage.
---json: docs/check-schema.md.
+With --logs DIR each run keeps its rank logs in a new directory of its own inside DIR
+(check-<date>-<time>-<unique>, named in the report's notes).
+
+Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage, or --report
+could not be written (the report is printed). --json: docs/check-schema.md.
 """
 
 
@@ -32,7 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sysfs-root", default="/", metavar="DIR", help="read a recorded tree")
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     parser.add_argument("--nproc", type=int, metavar="N", help="local ranks (default: GPUs, or 2)")
-    parser.add_argument("--logs", metavar="DIR", help="keep the benchmarks' rank logs in DIR")
+    parser.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="keep the benchmarks' rank logs in a new directory of this run's own inside DIR "
+        "(with --all: in DIR, which the job's ranks share)",
+    )
     parser.add_argument("--report", metavar="DIR", help="write report.html and report.json to DIR")
     parser.add_argument(
         "--all",
@@ -45,10 +53,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from hpnet.check.run import CheckOptions, run_check  # noqa: PLC0415
-    from hpnet.cli.bench import _check_torch  # noqa: PLC0415
+    from hpnet.cli.bench import _check_torch, check_output  # noqa: PLC0415
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
     get_profile(ns.profile)  # a misspelled profile is a usage error before any work
+    # where the report and the logs go is checked now, not after the benchmarks
+    if ns.report:
+        check_output(ns.report, flag="--report", directory=True)
+        for name in ("report.json", "report.html"):
+            inside = os.path.join(ns.report, name)
+            if os.path.lexists(inside):
+                check_output(inside, flag="--report")
+    if ns.logs:
+        check_output(ns.logs, flag="--logs", directory=True)
+    if ns.nproc is not None and not ns.all:  # --nproc 1000: refused before the detection
+        from hpnet.bench.run import local_defaults  # noqa: PLC0415
+
+        local_defaults(ns.nproc, ns.device)
     _check_torch()
     options = CheckOptions(
         profile=ns.profile,
@@ -82,22 +103,20 @@ def run(ns: argparse.Namespace) -> int:
         report = cluster_report
     else:
         report = run_check(options, os.environ, progress=progress)
-    data = None
-    if ns.json or ns.report:
-        from hpnet.check.report import report_data  # noqa: PLC0415
-
-        data = report_data(report)
-    if ns.report:
-        from hpnet.check.report import write_report  # noqa: PLC0415
-
-        write_report(ns.report, report)
-        progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
+    # printed first: a report that cannot be written still shows (secrets redacted)
     if ns.json:
+        from hpnet.check.report import report_data  # noqa: PLC0415
         from hpnet.jsonout import dumps  # noqa: PLC0415
 
-        print(dumps(data))
+        print(dumps(report_data(report)))
     else:
         from hpnet.render.check import render_check  # noqa: PLC0415
 
         print(render_check(report), end="")
+    if ns.report:
+        from hpnet.check.report import write_report  # noqa: PLC0415
+
+        sys.stdout.flush()
+        write_report(ns.report, report)
+        progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
     return report.exit_code

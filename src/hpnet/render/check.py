@@ -62,6 +62,10 @@ def _cluster(cluster: dict[str, object]) -> list[str]:
 
 
 def render_check(report: CheckReport) -> str:
+    """The text report, its secrets redacted (:func:`hpnet.check.report.redacted`)."""
+    from hpnet.check.report import redacted  # noqa: PLC0415
+
+    report = redacted(report)
     lines = [f"hpnet check: {report.verdict} — {report.headline}"]
     rdma = f"{len(report.rdma_ports)} RDMA port(s)" if report.rdma_ports else "no RDMA device"
     gpus = f"{report.gpus} x {report.gpu_name}" if report.gpus else "no GPU"

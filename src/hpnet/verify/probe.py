@@ -97,10 +97,17 @@ def run_probe(
     keep_dir: str | None = None,
 ) -> NcclLog:
     """Run the probe on this node's GPUs and parse what NCCL printed."""
-    from hpnet.localrun import RankSpec, free_port, run_ranks  # noqa: PLC0415
+    from hpnet.localrun import (  # noqa: PLC0415
+        RankSpec,
+        describe_exit,
+        free_port,
+        inheritable_env,
+        run_ranks,
+    )
     from hpnet.ncclog.read import collect_inputs, read_logs  # noqa: PLC0415
 
-    base = dict(os.environ if environ is None else environ)
+    # the caller's environment without its secrets: a local rank sees what a remote one would
+    base = inheritable_env(os.environ if environ is None else environ)
     gpus = _gpu_count(base)
     if gpus == 0:
         hidden = " (CUDA_VISIBLE_DEVICES hides them)" if "CUDA_VISIBLE_DEVICES" in base else ""
@@ -150,8 +157,7 @@ def run_probe(
     inputs, notes = collect_inputs([r.log_path for r in results])
     for result in results:
         if not result.ok:
-            why = f" ({result.ended_by})" if result.ended_by else ""
-            notes.append(f"rank {result.rank} exited with {result.returncode}{why}")
+            notes.append(f"rank {result.rank} {describe_exit(result)}")
     if not inputs:
         raise HpnetError(
             "the probe wrote no log", code="probe-failed", where=directory, fix="see the logs"
