@@ -289,7 +289,7 @@ def test_slurm_batch_script_is_golden() -> None:
     got = plan("python train.py --epochs 2", {"NCCL_DEBUG": "INFO"}, engine="slurm",
                num_nodes=2, nproc_per_node=8, profile="roce", output_dir="out")  # fmt: skip
     script = got.files[0]
-    assert script.path == "out/hpnet.sbatch" and script.mode == 0o755
+    assert script.path == "out/hpnet.sbatch" and script.mode == 0o700  # the user's alone
     assert script.content == (GOLDEN / "slurm-2x8.sbatch").read_text()
     assert got.commands[0].argv == ("sbatch", "--wait", "out/hpnet.sbatch")
     inside = plan("python t.py", {"SLURM_JOB_ID": "1", "SLURM_JOB_NODELIST": "g[1-2]",

@@ -19,7 +19,10 @@ Operator launcher, ModelArts, --hosts, --hostfile) decides the nodes.
   hpnet launch --engine slurm --nnodes 2 --nproc-per-node 8 -- hpnet bench
   hpnet launch --engine k8s --image IMG --nnodes 2 --nproc-per-node 8 -- hpnet bench
 
---dry-run prints exactly what would run and be written (secrets redacted). The exit
+--dry-run prints exactly what would run and be written (secrets redacted), as a
+shell script whose only executable lines are the commands. A secret named with --env
+never goes in a command line or a file others can read: ssh carries it on its stdin,
+sbatch and mpirun in their environment, Kubernetes in a Secret of its own. The exit
 code is the job's: the first failing node's code, 124 after --timeout.
 """
 
@@ -72,7 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     k8s.add_argument("--shm-size", default="16Gi", metavar="SIZE", help="memory-backed /dev/shm")
     k8s.add_argument("--namespace", metavar="NS")
     run = parser.add_argument_group("run")
-    run.add_argument("--job-name", default="hpnet", metavar="NAME")
+    run.add_argument(
+        "--job-name", default="hpnet", metavar="NAME",
+        help="names the job and its files: letters, digits, '_', '.', '-' (k8s: lowercase)",
+    )  # fmt: skip
     run.add_argument("--output-dir", default=".", metavar="DIR", help="where files are written")
     run.add_argument("--logs", metavar="DIR", help="keep each node command's output in DIR")
     run.add_argument("--timeout", type=float, default=0, metavar="S", help="end the job after S s")

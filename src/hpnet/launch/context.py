@@ -28,7 +28,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Literal
 
-from hpnet.launch.hosts import Host, expand_nodelist, parse_hostfile, parse_hosts
+from hpnet.errors import InputError
+from hpnet.launch.hosts import Host, check_host, expand_nodelist, parse_hostfile, parse_hosts
+from hpnet.launch.validate import MAX_NODES, MAX_PROCS_PER_NODE
 
 __all__ = ["Context", "ContextKind", "detect_context"]
 
@@ -60,9 +62,39 @@ class Context:
         return len(self.hosts) or self.num_nodes_declared or 1
 
 
-def _int(environ: Mapping[str, str], name: str) -> int | None:
+#: the largest value each platform variable hpnet reads may hold
+_LIMITS = {
+    "MASTER_PORT": 65535,
+    "SLURM_GPUS_ON_NODE": MAX_PROCS_PER_NODE,
+    "OMPI_COMM_WORLD_LOCAL_SIZE": MAX_PROCS_PER_NODE,
+    "LOCAL_WORLD_SIZE": MAX_PROCS_PER_NODE,
+    "PET_NPROC_PER_NODE": MAX_PROCS_PER_NODE,
+    "MA_NUM_GPUS": MAX_PROCS_PER_NODE,
+    "PET_NNODES": MAX_NODES,
+}
+
+
+def _int(environ: Mapping[str, str], name: str, *, limit: int | None = None) -> int | None:
+    """A platform's number (ASCII digits; anything else is as if unset), within the
+    bounds a launch can use: a count of 10**20 or a port of 70000 is refused."""
     value = environ.get(name, "").strip()
-    return int(value) if value.isdigit() else None
+    if not (value.isascii() and value.isdigit()):
+        return None
+    number = int(value) if len(value) <= 12 else 10**12  # int() refuses 4300+ digits
+    limit = limit or _LIMITS.get(name, MAX_NODES * MAX_PROCS_PER_NODE)
+    if number > limit or (name == "MASTER_PORT" and number == 0):
+        raise InputError(
+            f"{name}={value[:20]} is out of range (at most {limit})",
+            code="bad-count",
+            where=name,
+            fix=f"set {name} to what the platform gives, or unset it",
+        )
+    return number
+
+
+def _master_addr(environ: Mapping[str, str]) -> str | None:
+    value = environ.get("MASTER_ADDR")
+    return None if value is None else check_host(value, where="MASTER_ADDR")
 
 
 def _evidence(environ: Mapping[str, str], *names: str) -> tuple[str, ...]:
@@ -108,7 +140,7 @@ def detect_context(
             hosts=(),
             nproc_per_node=_int(environ, "LOCAL_WORLD_SIZE"),
             node_rank=_int(environ, "GROUP_RANK"),
-            master_addr=environ.get("MASTER_ADDR"),
+            master_addr=environ.get("MASTER_ADDR"),  # inside a job: refused anyway
             master_port=_int(environ, "MASTER_PORT"),
             inside_job=True,
             evidence=_evidence(environ, "TORCHELASTIC_RUN_ID", "RANK", "WORLD_SIZE"),
@@ -146,14 +178,15 @@ def detect_context(
         if node_rank is None:
             node_rank = _int(environ, "RANK")
         if nnodes is None:
-            nnodes = _int(environ, "WORLD_SIZE")  # PAI-DLC / older PyTorchJob: nodes
+            # PAI-DLC / older PyTorchJob: WORLD_SIZE counts nodes
+            nnodes = _int(environ, "WORLD_SIZE", limit=MAX_NODES)
         return Context(
             kind="kubeflow",
             hosts=(),
             num_nodes_declared=nnodes,
             node_rank=node_rank,
             nproc_per_node=_int(environ, "PET_NPROC_PER_NODE"),
-            master_addr=environ["MASTER_ADDR"],
+            master_addr=_master_addr(environ),
             master_port=_int(environ, "MASTER_PORT"),
             evidence=_evidence(
                 environ, "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PET_NNODES",

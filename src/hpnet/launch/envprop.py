@@ -5,10 +5,13 @@ an allowed prefix (NCCL_, UCX_, NVSHMEM_, TORCH_NCCL_, CUDA_, GLOO_, plus a prof
 own list such as ModelArts' MA_ / SHARED_ / S3_ / VC_WORKER_ / SCC), the NCCL settings
 ``hpnet env`` resolved for the profile, and ``--env K=V`` / ``--env K``.
 
-A name that looks like a secret (a TOKEN, SECRET, PASSWORD, KEY, CRED... word in it)
-is never forwarded because a prefix matched: only when named with ``--env``. Names
-NCCL itself reads (NCCL_IB_PKEY is a partition key, not a secret) are not secrets.
-``--dry-run`` prints secret values as ``<redacted>``.
+A secret (:func:`hpnet.secrets.is_secret`: a name with a TOKEN, SECRET, PASSWORD,
+KEY, CRED... word in it, or a value holding a credential such as
+``https://user:pass@host``) is never forwarded because a prefix matched: only when
+named with ``--env``. Names NCCL itself reads (NCCL_IB_PKEY is a partition key, not a
+secret) are not secrets by name. ``--dry-run`` prints secret values as ``<redacted>``,
+and the engines carry named secrets outside every command line (ssh's stdin, the
+environment of sbatch and mpirun, a Kubernetes Secret).
 """
 
 from __future__ import annotations
@@ -18,12 +21,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from hpnet.errors import InputError
-from hpnet.secrets import looks_secret, redact
+from hpnet.secrets import is_secret, looks_secret, redact
 
-__all__ = ["DEFAULT_PREFIXES", "Propagation", "looks_secret", "propagate", "redact"]
+__all__ = [
+    "DEFAULT_PREFIXES",
+    "Propagation",
+    "is_secret",
+    "looks_secret",
+    "propagate",
+    "redact",
+]
 
 DEFAULT_PREFIXES = ("NCCL_", "UCX_", "NVSHMEM_", "TORCH_NCCL_", "CUDA_", "GLOO_")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -31,14 +41,20 @@ class Propagation:
     env: Mapping[str, str]  # what every rank gets, name -> value, in a stable order
     #: name -> where the value comes from ("environment (prefix NCCL_)", "hpnet env", "--env")
     origins: Mapping[str, str]
-    #: secret-looking names in this environment: not forwarded, and not inherited by the
-    #: processes hpnet starts here either (every node sees the same), unless named
+    #: secrets in this environment (by name or by value): not forwarded, and not
+    #: inherited by the processes hpnet starts here either (every node sees the same),
+    #: unless named
     withheld: tuple[str, ...]
     prefixes: tuple[str, ...]
 
     def display(self) -> dict[str, str]:
         """The environment with secrets redacted, for --dry-run and logs."""
         return {k: redact(k, v) for k, v in self.env.items()}
+
+    def secrets(self) -> dict[str, str]:
+        """The forwarded variables that are secrets (named with ``--env``): what no
+        command line, printed plan or file others can read may hold."""
+        return {k: v for k, v in self.env.items() if is_secret(k, v)}
 
 
 def _check(name: str, value: str, where: str) -> None:
@@ -56,6 +72,15 @@ def _check(name: str, value: str, where: str) -> None:
             where=where,
             fix=f"set {name} without line breaks",
         )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # bytes os.environ could not decode (surrogateescape)
+        raise InputError(
+            f"{name}'s value is not UTF-8 text: it cannot be written to a script or manifest",
+            code="bad-env",
+            where=where,
+            fix=f"set {name} to UTF-8 text",
+        ) from None
 
 
 def parse_env_args(items: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
@@ -100,7 +125,7 @@ def propagate(
     origins: dict[str, str] = {}
     withheld = []
     for name in sorted(environ):
-        if looks_secret(name):
+        if is_secret(name, environ[name]):
             withheld.append(name)  # never passed on, by prefix or by inheritance
             continue
         prefix = next((p for p in chosen if name.startswith(p)), None)

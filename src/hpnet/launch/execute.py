@@ -6,20 +6,32 @@ The job's fate is :func:`hpnet.localrun.run_ranks`'s: the first command that exi
 non-zero ends the others (SIGTERM to each one's session, then SIGKILL), as do a
 timeout and Ctrl-C; the engines pass the signal on to their ranks (torchrun's agent
 and mpirun end their workers when they are terminated).
+
+Files are written to a new file beside the target (created exclusively, mode set on
+the open descriptor) and renamed over it: a symlink planted at the target is
+replaced, never followed. A remote node's secrets go to ssh's stdin from a file only
+the user can read (0600, created exclusively in a 0700 directory, removed as soon as
+ssh has it open): never through a command line. A program that is not on PATH is an
+error that names it before anything starts; torchrun is also looked for beside this
+Python, then run as ``python -m torch.distributed.run``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib.util
 import os
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
 from typing import TextIO
 
 from hpnet.errors import InputError
-from hpnet.launch.plan import LaunchPlan
+from hpnet.launch.plan import GeneratedFile, LaunchPlan
+from hpnet.secrets import is_secret
 
 __all__ = ["LaunchOutcome", "execute", "explain_failure", "write_files"]
 
@@ -36,12 +48,7 @@ def write_files(plan: LaunchPlan) -> None:
     """Write the plan's generated files (hostfile, batch script, manifest, env file)."""
     for file in plan.files:
         try:
-            directory = os.path.dirname(file.path)
-            if directory:
-                os.makedirs(directory, exist_ok=True)
-            with open(file.path, "w") as handle:
-                handle.write(file.content)
-            os.chmod(file.path, file.mode)
+            _write_file(file)
         except OSError as exc:
             raise InputError(
                 exc.strerror or str(exc),
@@ -49,6 +56,74 @@ def write_files(plan: LaunchPlan) -> None:
                 where=file.path,
                 fix="choose a writable --output-dir",
             ) from None
+
+
+def _write_file(file: GeneratedFile) -> None:
+    """``file`` at its path with its mode, through a new file in the same directory
+    (``mkstemp``: O_CREAT | O_EXCL, and O_NOFOLLOW, mode 0600 from the start) renamed
+    over the path: whatever was there, a symlink included, is replaced, and nothing
+    outside the directory is written or chmod'ed."""
+    directory = os.path.dirname(file.path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(
+        dir=directory, prefix=f".{os.path.basename(file.path)}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), file.mode)
+            handle.write(file.content)
+        os.replace(temporary, file.path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+#: runs on this machine in front of ssh: its stdin becomes the secrets file, which is
+#: removed at once (ssh keeps it open); nothing of the user's is in this script
+STDIN_FEED = 'exec <"$1" && rm -f -- "$1" && shift && exec "$@"'
+
+
+def _write_secrets(directory: str, index: int, text: str) -> str:
+    """The secrets of one remote command, in a file only the user can read."""
+    path = os.path.join(directory, f"node{index}.stdin")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def _program(argv: tuple[str, ...], env: Mapping[str, str], label: str) -> tuple[str, ...]:
+    """``argv`` with its program found on ``env``'s PATH, or InputError naming it.
+    torchrun is also looked for beside this Python (an unactivated venv), then run as
+    ``python -m torch.distributed.run`` (what the torchrun script runs)."""
+    path = env.get("PATH", os.defpath)
+    if shutil.which(argv[0], path=path):
+        return argv
+    if argv[0] == "torchrun":
+        beside = os.path.join(os.path.dirname(sys.executable), "torchrun")
+        if os.access(beside, os.X_OK) and os.path.isfile(beside):
+            return (beside, *argv[1:])
+        if importlib.util.find_spec("torch") is not None:
+            return (sys.executable, "-m", "torch.distributed.run", *argv[1:])
+        fix = "install torch (pip install torch) here, or put torchrun on PATH"
+    elif argv[0] in _FIXES:
+        fix = _FIXES[argv[0]]
+    elif os.sep in argv[0]:
+        fix = "give the path of an executable file (or a program on PATH)"
+    else:
+        fix = f"install {argv[0]}, give its full path, or add its directory to PATH"
+    problem = "is not an executable file" if os.sep in argv[0] else "is not on PATH here"
+    raise InputError(f"{argv[0]} {problem} ({label})", code="not-found", where=argv[0], fix=fix)
+
+
+_FIXES = {
+    "sbatch": "run hpnet launch on a Slurm login node, or --dry-run to get the batch script",
+    "srun": "run hpnet launch inside the Slurm allocation, on a node that has srun",
+    "mpirun": "install Open MPI (mpirun) on this node, or use --engine torchrun",
+    "ssh": "install an ssh client (openssh-client) to reach the other nodes",
+}
 
 
 class _Echo:
@@ -89,32 +164,52 @@ def execute(
 ) -> LaunchOutcome:
     from hpnet.localrun import RankSpec, run_ranks  # noqa: PLC0415
 
+    # what this machine's ranks inherit: the caller's environment without the secrets
+    # the plan withholds or that are secrets by name or value (a local rank must not
+    # see what a remote one cannot); ssh itself keeps everything (its agent socket,
+    # its config), the remote command gets only what the plan names
+    withheld = set(plan.propagation.withheld)
+    base = {k: v for k, v in environ.items() if k not in withheld and not is_secret(k, v)}
+    envs = [dict(environ) if c.remote else {**base, **c.env} for c in plan.commands]
+    argvs = [
+        _program(c.local_argv(), env, c.label) for c, env in zip(plan.commands, envs, strict=True)
+    ]
     write_files(plan)
     directory = log_dir or tempfile.mkdtemp(prefix="hpnet-launch-")
     os.makedirs(directory, exist_ok=True)
-    # what this machine's ranks inherit: the caller's environment without the secrets
-    # the plan withholds (a local rank must not see what a remote one cannot); ssh
-    # itself keeps everything (its agent socket, its config), the remote command gets
-    # only what the plan names
-    withheld = set(plan.propagation.withheld)
-    base = {k: v for k, v in environ.items() if k not in withheld}
+    secrets_dir = None
     specs = []
-    for index, command in enumerate(plan.commands):
-        env = dict(environ) if command.remote else {**base, **command.env}
-        specs.append(
-            RankSpec(
-                rank=index,
-                argv=command.local_argv(),
-                env=env,
-                log_path=os.path.join(directory, f"{_slug(command.label)}.log"),
-            )
-        )
-    echo = _Echo([(c.label, s.log_path) for c, s in zip(plan.commands, specs, strict=True)],
-                 stream or sys.stdout)  # fmt: skip
     try:
-        results = run_ranks(specs, timeout_seconds=timeout_seconds, on_tick=echo)
+        for index, (command, env, found) in enumerate(zip(plan.commands, envs, argvs, strict=True)):
+            argv = found
+            if command.remote_stdin():
+                secrets_dir = secrets_dir or tempfile.mkdtemp(prefix="hpnet-secrets-")
+                feed = _write_secrets(secrets_dir, index, command.remote_stdin())
+                argv = ("/bin/sh", "-c", STDIN_FEED, "hpnet-stdin", feed, *found)
+            specs.append(
+                RankSpec(
+                    rank=index,
+                    argv=argv,
+                    env=env,
+                    log_path=os.path.join(directory, f"{_slug(command.label)}.log"),
+                )
+            )
+        echo = _Echo([(c.label, s.log_path) for c, s in zip(plan.commands, specs, strict=True)],
+                     stream or sys.stdout)  # fmt: skip
+        try:
+            results = run_ranks(specs, timeout_seconds=timeout_seconds, on_tick=echo)
+        except OSError as exc:  # a program that vanished or cannot run (permissions)
+            raise InputError(
+                f"cannot start the job: {exc.strerror or exc}",
+                code="not-found",
+                where=str(exc.filename or plan.commands[0].argv[0]),
+                fix="check that the engine's program is installed and executable",
+            ) from None
+        finally:
+            echo(final=True)
     finally:
-        echo(final=True)
+        if secrets_dir is not None:
+            shutil.rmtree(secrets_dir, ignore_errors=True)
     failed = next(
         (r for r in results if r.returncode not in (0, None) and r.ended_by is None), None
     )
@@ -126,8 +221,6 @@ def execute(
                 log_dir=directory,
             )  # fmt: skip
         if log_dir is None:
-            import shutil  # noqa: PLC0415
-
             shutil.rmtree(directory, ignore_errors=True)
         return LaunchOutcome(exit_code=0, failed=None, detail=None, log_dir=directory)
     label = plan.commands[failed.rank].label

@@ -13,12 +13,21 @@ reads ``PET_*`` as its flags, and ``$(MASTER_ADDR)`` in ``command`` is expanded 
 Kubernetes from the container's environment. The container must be named
 ``pytorch``. MPIJob: the launcher runs mpirun over the hostfile the operator writes;
 ``slotsPerWorker`` is the processes per worker.
+
+The kubelet expands ``$(VAR)`` in a container's ``command``, ``args`` and ``env``
+values, and reads ``$$`` as one ``$`` (k8s.io/kubernetes
+``third_party/forked/golang/expansion``): every ``$`` of the user's words and values
+is written ``$$``, so that each reaches the pod as it was given. A secret named with
+``--env`` is never in the job's manifest: its pods read it from a Secret
+(``valueFrom.secretKeyRef``), written to a file of its own for the user to apply
+first. Every file is the user's alone (0600).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,13 +36,53 @@ from hpnet.launch.context import Context
 from hpnet.launch.envprop import Propagation
 from hpnet.launch.plan import GeneratedFile, LaunchPlan, LaunchRequest
 from hpnet.launch.torchrun import torchrun_target
+from hpnet.launch.validate import check_job_name
+from hpnet.secrets import REDACTED, is_secret
 
-__all__ = ["build_k8s", "to_yaml"]
+__all__ = ["build_k8s", "kubelet_escape", "to_yaml"]
+
+#: a Kubernetes object's name (RFC 1123 label: PyTorchJob and MPIJob names also name
+#: the job's pods and services)
+_K8S_NAME = re.compile(r"^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
+
+
+def kubelet_escape(text: str) -> str:
+    """``text`` as the kubelet must read it back unchanged: every ``$`` doubled
+    (``$$`` is a literal ``$``, so nothing is left for ``$(VAR)`` to expand).
+
+    >>> kubelet_escape("$(DATA)"), kubelet_escape("$$(X)"), kubelet_escape("cost: 5$")
+    ('$$(DATA)', '$$$$(X)', 'cost: 5$$')
+    """
+    return text.replace("$", "$$")
 
 
 def _escape(words: Sequence[str]) -> list[str]:
-    """Kubernetes expands ``$(VAR)`` in command and args; ``$$`` keeps a literal ``$``."""
-    return [w.replace("$(", "$$(") for w in words]
+    return [kubelet_escape(w) for w in words]
+
+
+def _env_entries(env: Mapping[str, str], secret_name: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for name, value in env.items():
+        if is_secret(name, value):
+            ref = {"name": secret_name, "key": name}
+            entries.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
+        else:
+            entries.append({"name": name, "value": kubelet_escape(value)})
+    return entries
+
+
+def _secret_manifest(
+    request: LaunchRequest, name: str, secrets: Mapping[str, str], *, shown: bool
+) -> str:
+    """The Secret the pods read their named secrets from (``stringData``: the API
+    server encodes it; a Secret's values are never expanded by the kubelet)."""
+    meta: dict[str, Any] = {"name": name}
+    if request.namespace:
+        meta["namespace"] = request.namespace
+    data = {k: (REDACTED if shown else v) for k, v in secrets.items()}
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "Opaque",
+              "stringData": data}  # fmt: skip
+    return to_yaml(secret)
 
 
 def _container(
@@ -49,12 +98,13 @@ def _container(
     if gpus:
         limits["nvidia.com/gpu"] = nproc
     for key, value in request.resources:
-        limits[key] = int(value) if value.isdigit() else value
+        number = value.isascii() and value.isdigit() and len(value) < 19
+        limits[key] = int(value) if number else value
     container: dict[str, Any] = {
         "name": name,
         "image": request.image,
         "imagePullPolicy": "IfNotPresent",
-        "env": [{"name": k, "value": v} for k, v in env.items()],
+        "env": _env_entries(env, _secret_name(request)),
         "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
     }
@@ -76,6 +126,10 @@ def _pod(request: LaunchRequest, container: dict[str, Any]) -> dict[str, Any]:
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # keep cluster DNS with host networking
     return {"spec": spec}
+
+
+def _secret_name(request: LaunchRequest) -> str:
+    return f"{request.job_name}-env"
 
 
 def _metadata(request: LaunchRequest) -> dict[str, Any]:
@@ -100,9 +154,18 @@ def build_k8s(
             where="hpnet launch --engine k8s",
             fix="--image registry/project/image:tag",
         )
+    check_job_name(request.job_name)
+    if not _K8S_NAME.match(request.job_name) or len(_secret_name(request)) > 63:
+        raise InputError(
+            f"not a Kubernetes name: {request.job_name!r}",
+            code="bad-job-name",
+            where=f"--job-name {request.job_name}",
+            fix="name a Kubernetes job with lowercase letters, digits and '-' (up to 59)",
+        )
     nnodes = num_nodes or context.num_nodes
     nproc = request.nproc_per_node or context.nproc_per_node or 1
     env = dict(propagation.env)
+    secrets = propagation.secrets()
     if request.kind == "pytorchjob":
         command = [
             "torchrun", "--master-addr", "$(MASTER_ADDR)", "--master-port", "$(MASTER_PORT)",
@@ -152,12 +215,29 @@ def build_k8s(
             },
         }
     path = os.path.join(request.output_dir, f"{request.job_name}.{request.kind}.yaml")
-    file = GeneratedFile(path=path, content=to_yaml(manifest), purpose=f"the {manifest['kind']}")
+    files = [GeneratedFile(path=path, content=to_yaml(manifest), purpose=f"the {manifest['kind']}")]
+    apply = f"apply it with: kubectl apply -f {path}"
+    if secrets:
+        secret_path = os.path.join(request.output_dir, f"{request.job_name}.secret.yaml")
+        files.insert(
+            0,
+            GeneratedFile(
+                path=secret_path,
+                content=_secret_manifest(request, _secret_name(request), secrets, shown=False),
+                shown=_secret_manifest(request, _secret_name(request), secrets, shown=True),
+                purpose=f"the Secret {_secret_name(request)} with {', '.join(secrets)}, "
+                "which the pods read (secretKeyRef)",
+            ),
+        )
+        apply = (
+            f"apply them with: kubectl apply -f {secret_path} && kubectl apply -f {path} "
+            f"({secret_path} holds secrets: keep it to yourself, delete it once applied)"
+        )
     return LaunchPlan(
         engine="k8s", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
-        commands=(), files=(file,), propagation=propagation,
+        commands=(), files=tuple(files), propagation=propagation,
         notes=(
-            f"apply it with: kubectl apply -f {path}",
+            apply,
             *(
                 ("MPIJob workers run their image's entrypoint, which must start sshd (as "
                  "mpi-operator's base images do)",)
@@ -205,6 +285,14 @@ def to_yaml(value: Any, indent: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
+_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
+#: what a YAML double-quoted scalar may not hold raw: C0 / C1 controls and DEL, the
+#: line breaks YAML 1.1 folds (NEL, LS, PS), the byte-order mark, non-characters and
+#: lone surrogates (bytes a command line could not decode)
+_YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -217,10 +305,10 @@ def _scalar(value: Any) -> str:
     if isinstance(value, list):
         return "[]"
     text = str(value)
-    if text.replace("_", "").replace("-", "").replace(".", "").replace("/", "").isalnum() and not (
-        text.lower() in ("true", "false", "yes", "no", "on", "off", "null", "y", "n")
-        or text[0].isdigit()
-        or text[0] in "-."
-    ):
-        return text  # a plain word reads the same in every YAML parser
-    return json.dumps(text)
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+        return text  # a plain ASCII word reads the same in every YAML parser
+    # JSON's double-quoted string is YAML's; characters YAML would read otherwise
+    # (or refuse) are escaped, the rest stays as it is (JSON's \ud83d\ude00 pairs are
+    # not YAML)
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)

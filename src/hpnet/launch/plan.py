@@ -1,6 +1,13 @@
 """A launch as a value: what runs on which node with which environment, and which
 files are written first. Engines build it (:mod:`hpnet.launch.engines`); ``--dry-run``
 prints it (:func:`render_plan`); :mod:`hpnet.launch.execute` runs it.
+
+Secrets (:func:`hpnet.secrets.is_secret`) never appear in a command line: a remote
+node's secrets travel on ssh's stdin (:meth:`NodeCommand.remote_stdin`) and a fixed
+``sh -c`` on the node reads them into its environment, so that no ``/proc/*/cmdline``
+on either machine holds them. The printed plan is a shell script whose only
+executable lines are the commands: every other line is a comment, whatever a value,
+a path or a file's content holds.
 """
 
 from __future__ import annotations
@@ -10,8 +17,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Literal
 
-from hpnet.launch.envprop import Propagation, redact
-from hpnet.secrets import REDACTED
+from hpnet.launch.envprop import Propagation, is_secret, redact
+from hpnet.launch.validate import operand
+from hpnet.secrets import redact_text
 
 __all__ = [
     "GeneratedFile",
@@ -73,15 +81,36 @@ class NodeCommand:
     def remote(self) -> bool:
         return self.host is not None
 
+    def secret_names(self) -> tuple[str, ...]:
+        """The variables of ``env`` that are secrets: a remote node reads them from
+        ssh's stdin, never from its command line."""
+        return tuple(k for k, v in self.env.items() if is_secret(k, v)) if self.remote else ()
+
+    def remote_stdin(self) -> str:
+        """What ssh's stdin carries to the node: the secrets' values, one a line, in
+        :meth:`secret_names`' order ("" when there are none). Values never hold a line
+        break (:mod:`hpnet.launch.envprop` refuses them)."""
+        return "".join(f"{self.env[name]}\n" for name in self.secret_names())
+
     def local_argv(self) -> tuple[str, ...]:
         """What this machine executes: the argv itself, or ssh with the remote command
-        line built from shlex-quoted words (the remote shell splits it back)."""
+        line built from shlex-quoted words (the remote shell splits it back). Secrets
+        are read on the node by a fixed ``sh -c`` from ssh's stdin (``IFS= read -r``
+        keeps every byte but the line break), then the command is exec'd with them in
+        its environment."""
         if self.host is None:
             return self.argv
-        words = ["env", *(f"{k}={v}" for k, v in self.env.items()), *self.argv]
-        remote = shlex.join(words)
+        hidden = set(self.secret_names())
+        words = ["env", *(f"{k}={v}" for k, v in self.env.items() if k not in hidden)]
+        if hidden:
+            names = [k for k in self.env if k in hidden]
+            reads = " && ".join(f"IFS= read -r {name}" for name in names)
+            script = f'{reads} && export {" ".join(names)} && exec "$@"'
+            words += ["sh", "-c", script, "hpnet-env"]
+        remote = shlex.join([*words, *self.argv])
         if self.workdir:
-            remote = f"cd {shlex.quote(self.workdir)} && {remote}"
+            # a leading "-" would be an option of cd (cd -P): "./-P" is the same directory
+            remote = f"cd {shlex.quote(operand(self.workdir))} && {remote}"
         ssh = ["ssh", "-o", "BatchMode=yes"]
         if self.ssh_port:
             ssh += ["-p", str(self.ssh_port)]
@@ -93,7 +122,12 @@ class GeneratedFile:
     path: str
     content: str
     purpose: str
-    mode: int = 0o644
+    #: only the user reads a generated file (it holds forwarded values): 0o700 for a
+    #: script, 0o600 for the rest
+    mode: int = 0o600
+    #: what --dry-run shows instead of ``content`` when the file holds a secret
+    #: (the engine renders it again with the values redacted)
+    shown: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -113,53 +147,85 @@ class LaunchPlan:
 
 
 def render_plan(plan: LaunchPlan) -> str:
-    """``--dry-run``: exactly what would run and be written, secrets redacted."""
+    """``--dry-run``: exactly what would run and be written, secrets redacted. The
+    text is a shell script whose only executable lines are the commands: headers,
+    notes and the files' contents are comments, one ``#`` for every line they span.
+    """
     lines = [
-        f"# hpnet launch: {plan.engine} on {plan.num_nodes} node(s) x {plan.nproc_per_node} "
-        f"process(es) = {plan.world_size} ranks (context: {plan.context})"
+        _comment(
+            f"hpnet launch: {plan.engine} on {plan.num_nodes} node(s) x {plan.nproc_per_node} "
+            f"process(es) = {plan.world_size} ranks (context: {plan.context})"
+        )
     ]
     prop = plan.propagation
     if prop.env:
-        lines.append(f"# environment every rank gets ({len(prop.env)}):")
+        lines.append(_comment(f"environment every rank gets ({len(prop.env)}):"))
         width = max(len(k) for k in prop.env)
         for name, value in prop.display().items():
-            lines.append(f"#   {name.ljust(width)} = {value}    ({prop.origins.get(name, '')})")
+            origin = prop.origins.get(name, "")
+            lines.append(_comment(f"  {name.ljust(width)} = {value}    ({origin})"))
     if prop.withheld:
         lines.append(
-            "# not forwarded (look like secrets; pass --env NAME to forward one): "
-            + ", ".join(prop.withheld)
+            _comment(
+                "not forwarded (look like secrets; pass --env NAME to forward one): "
+                + ", ".join(prop.withheld)
+            )
         )
     for note in plan.notes:
-        lines.append(f"# note: {note}")
+        lines.append(_comment(f"note: {note}"))
     for file in plan.files:
-        lines += ["", f"# file {file.path} ({file.purpose}):", _redacted_text(file.content, prop)]
+        lines += ["", _comment(f"file {file.path} ({file.purpose}):")]
+        lines.append(_comment(_redacted_text(_shown(file), prop)))
     for command in plan.commands:
         where = f" on {command.host}" if command.host else " here"
-        lines += ["", f"# {command.label}{where}"]
+        lines += ["", _comment(f"{command.label}{where}")]
         lines += [f"export {k}={shlex.quote(redact(k, v))}" for k, v in command.env.items()]
         lines.append(_display(command, command.argv))
         if command.remote:
-            lines.append("# hpnet runs it as: " + _display(command, command.local_argv()))
+            lines.append(_comment("hpnet runs it as: " + _display(command, command.local_argv())))
+            if command.secret_names():
+                names = command.secret_names()
+                carried = " ".join(f"{k}={redact(k, command.env[k])}" for k in names)
+                lines.append(_comment(f"on ssh's stdin, never in a command line: {carried}"))
     return "\n".join(lines) + "\n"
 
 
+def _comment(text: str) -> str:
+    """``text`` as shell comment lines: a shell ends a comment at a line feed only,
+    so each line the text spans gets its own ``#``.
+
+    >>> print(_comment("a\\n$(touch x)"))
+    # a
+    # $(touch x)
+    """
+    return "\n".join(f"# {line}" if line else "#" for line in text.split("\n"))
+
+
+def _shown(file: GeneratedFile) -> str:
+    return file.content if file.shown is None else file.shown
+
+
+def _secret_values(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(value, what to show instead) for each secret, longest first."""
+    found = [(v, redact(k, v)) for k, v in env.items() if v and is_secret(k, v)]
+    return sorted(found, key=lambda pair: -len(pair[0]))
+
+
 def _display(command: NodeCommand, argv: tuple[str, ...]) -> str:
-    env = command.env
-    secrets = [v for k, v in env.items() if v and redact(k, v) != v]
+    secrets = _secret_values(command.env)
     shown = []
     for word in argv:
         text = word
-        for value in secrets:
-            text = text.replace(value, REDACTED)
-        shown.append(text)
+        for value, replacement in secrets:
+            text = text.replace(value, replacement)
+        shown.append(redact_text(text))
     return shlex.join(shown)
 
 
 def _redacted_text(text: str, prop: Propagation) -> str:
-    for name, value in prop.env.items():
-        if value and redact(name, value) != value:
-            text = text.replace(value, REDACTED)
-    return text.rstrip("\n")
+    for value, replacement in _secret_values(prop.env):
+        text = text.replace(value, replacement)
+    return "\n".join(redact_text(line) for line in text.rstrip("\n").split("\n"))
 
 
 def plan_data(plan: LaunchPlan) -> dict[str, object]:
@@ -185,7 +251,7 @@ def plan_data(plan: LaunchPlan) -> dict[str, object]:
             for c in plan.commands
         ],
         "files": [
-            {"path": f.path, "purpose": f.purpose, "content": _redacted_text(f.content, prop)}
+            {"path": f.path, "purpose": f.purpose, "content": _redacted_text(_shown(f), prop)}
             for f in plan.files
         ],
         "notes": list(plan.notes),

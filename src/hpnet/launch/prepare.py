@@ -14,6 +14,7 @@ from hpnet.launch.context import MPI_OPERATOR_HOSTFILE, Context, detect_context
 from hpnet.launch.engines import build_plan
 from hpnet.launch.envprop import DEFAULT_PREFIXES, parse_env_args, propagate
 from hpnet.launch.plan import LaunchPlan, LaunchRequest
+from hpnet.launch.validate import check_request
 
 __all__ = ["LaunchOptions", "local_names", "prepare"]
 
@@ -104,6 +105,8 @@ def prepare(
             where="hpnet launch",
             fix="put the command after --: hpnet launch --nproc-per-node 8 -- python train.py",
         )
+    request = check_request(request, num_nodes=options.num_nodes)
+    options = dataclasses.replace(options, request=request)
     context = detect(options, environ)
     profile_prefixes: tuple[str, ...] = ()
     if request.profile:

@@ -6,6 +6,11 @@ ENVIRONMENT VARIABLES": SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS) through a fix
 wrapper, ``bash -c 'export RANK=$SLURM_PROCID ...; exec "$@"'``, which takes the
 user's command as arguments: nothing of the user's is ever inside a shell string.
 MASTER_ADDR is the allocation's first node (``scontrol show hostnames``).
+
+The script is the user's alone (0700) and holds no secret: a secret named with
+``--env`` goes in sbatch's environment (sbatch ``--export=ALL`` hands it to the job),
+and the script only checks that it arrived. The job name is a file name and a
+``#SBATCH`` value (:func:`hpnet.launch.validate.check_job_name`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import shlex
 
 from hpnet.errors import InputError
 from hpnet.launch.context import Context
-from hpnet.launch.envprop import Propagation, looks_secret
+from hpnet.launch.envprop import Propagation
 from hpnet.launch.plan import GeneratedFile, LaunchPlan, LaunchRequest, NodeCommand
+from hpnet.launch.validate import check_job_name
 
 __all__ = ["RANK_WRAPPER", "build_slurm"]
 
@@ -65,14 +71,17 @@ def build_slurm(
         )  # fmt: skip
     nnodes = num_nodes or context.num_nodes
     notes = []
-    if any(looks_secret(name) for name in propagation.env):
-        notes.append("the batch script holds the values of the secrets named with --env")
+    secrets = propagation.secrets()
+    if secrets:
+        notes.append(
+            f"{', '.join(secrets)} go(es) to the job in sbatch's environment: the batch "
+            "script never holds a secret"
+        )
     script = _script(request, propagation, nnodes, nproc, gpus)
-    path = os.path.join(request.output_dir, f"{request.job_name}.sbatch")
-    file = GeneratedFile(path=path, content=script, purpose="the batch script", mode=0o755)
-    command = NodeCommand(
-        label="sbatch (waits for the job)", host=None, argv=("sbatch", "--wait", path), env={}
-    )
+    path = os.path.join(request.output_dir, f"{check_job_name(request.job_name)}.sbatch")
+    file = GeneratedFile(path=path, content=script, purpose="the batch script", mode=0o700)
+    argv = ("sbatch", "--wait", *(("--export=ALL",) if secrets else ()), path)
+    command = NodeCommand(label="sbatch (waits for the job)", host=None, argv=argv, env=secrets)
     return LaunchPlan(
         engine="slurm", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
         commands=(command,), files=(file,), propagation=propagation, notes=tuple(notes),
@@ -85,16 +94,23 @@ def _script(
     lines = [
         "#!/bin/bash",
         "# written by hpnet launch: one task per GPU, the resolved NCCL environment on every task",
-        f"#SBATCH --job-name={request.job_name}",
+        f"#SBATCH --job-name={check_job_name(request.job_name)}",
         f"#SBATCH --nodes={nnodes}",
         f"#SBATCH --ntasks-per-node={nproc}",
     ]
     if gpus:
         lines.append(f"#SBATCH --gpus-per-node={nproc}")
     lines += ["set -euo pipefail", ""]
+    secrets = propagation.secrets()
     for name, value in propagation.env.items():
         origin = propagation.origins.get(name, "")
-        lines.append(f"export {name}={shlex.quote(value)}  # {origin}")
+        if name in secrets:  # the name alone: the value comes in sbatch's environment
+            lines.append(
+                f'export {name}="${{{name}?is not in the environment sbatch gave the job}}"'
+                f"  # {origin}, a secret"
+            )
+        else:
+            lines.append(f"export {name}={shlex.quote(value)}  # {origin}")
     lines += [
         'export MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"',
         f"export MASTER_PORT={request.master_port}",

@@ -79,12 +79,17 @@ MODELARTS = Profile(
             "true",
         ),
         # env | grep -E '^MA_|^SHARED_|^S3_|^PATH|^VC_WORKER_|^SCC|^CRED' | grep -v '=$'
+        # (hpnet launch never forwards a secret by prefix, CRED* included: only named
+        # with --env, see hpnet.secrets; the prefix stays to say what the guide does)
         forwarded_prefixes=("MA_", "SHARED_", "S3_", "PATH", "VC_WORKER_", "SCC", "CRED"),
         env_file=True,
         notes=(
             "OPENMPI_NP is GPUs x nodes; do not change it, the hostfile or SSHD_PORT",
             "worker-0's variables with those prefixes (non-empty only) go to every worker "
             "through TUNE_ENV_FILE",
+            "hpnet launch writes that file itself: a value Open MPI's tune file cannot carry "
+            "(a space, tab, ';', a quote at either end) goes by name instead (-x NAME), and a "
+            "secret (CRED*, a credential in a URL) only when named with --env",
         ),
         source=MA,
     ),
