@@ -30,8 +30,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType, TracebackType
+from typing import BinaryIO
 
-from hpnet.errors import Terminated
+from hpnet.errors import InputError, Terminated
 
 __all__ = [
     "RankResult",
@@ -153,6 +154,24 @@ def first_failure(results: Sequence[RankResult]) -> RankResult | None:
     return min(own, key=order)
 
 
+def _open_log(path: str) -> BinaryIO:
+    """A rank's log, new or emptied, readable by the user only: a symlink planted at
+    the path (a shared ``--logs`` folder) is refused (ELOOP), never written through."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.fdopen(os.open(path, flags, 0o600), "wb")
+    except OSError as exc:
+        link = os.path.islink(path)
+        raise InputError(
+            "a symlink is where a rank's log goes" if link else exc.strerror or str(exc),
+            code="bad-logs",
+            where=path,
+            fix="remove the link, or give --logs a folder of your own"
+            if link
+            else "give --logs a folder you can write to",
+        ) from None
+
+
 def free_port() -> int:
     """A TCP port free on this host right now (for MASTER_PORT)."""
     import socket  # noqa: PLC0415
@@ -235,7 +254,7 @@ def run_ranks(
     with _StopSignals() as stop, _subreaper():
         try:
             for spec in specs:
-                handle = open(spec.log_path, "wb")  # noqa: SIM115 - closed in finally
+                handle = _open_log(spec.log_path)
                 handles.append(handle)
                 procs[spec.rank] = subprocess.Popen(
                     list(spec.argv),

@@ -142,9 +142,11 @@ def test_killing_one_rank_ends_the_job(tmp_path: Path) -> None:
     started = time.monotonic()
     _, err = proc.communicate(timeout=60)
     assert time.monotonic() - started < 30  # promptly, not after the 120 s sleep
-    assert proc.returncode == 1
-    assert "error[job-failed]: node 0 failed with exit code 1: rank 1 (local rank 1)" in err
-    assert "exited with -9 (killed by signal 9)" in err
+    # torchrun exits 1 for any failing rank: hpnet exits with the rank's status, and
+    # names its signal
+    assert proc.returncode == 128 + signal.SIGKILL, err
+    assert "error[job-failed]: node 0 exited with 1: rank 1 (local rank 1) on host" in err
+    assert "was killed by SIGKILL" in err and "hpnet exits with 137" in err
     time.sleep(0.5)
     assert not any(alive(pid) for pid in pids)
 
@@ -216,3 +218,22 @@ def test_sigterm_to_hpnet_launch_ends_every_rank(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM
     time.sleep(0.5)
     assert not any(alive(pid) for pid in pids)
+
+
+def test_a_command_killed_by_a_signal_is_named_and_its_status_kept(tmp_path: Path) -> None:
+    # it was "failed with exit code 1"
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    done = launch(["--engine", "env", "--", sys.executable, "-c", code], tmp_path)
+    assert done.returncode == 128 + signal.SIGKILL, done.stderr
+    assert "was killed by SIGKILL" in done.stderr and "hpnet exits with 137" in done.stderr
+
+
+def test_the_ranks_own_exit_code_is_hpnets(tmp_path: Path) -> None:
+    # torchrun exits 1 whatever the rank's code: hpnet exits with the rank's
+    done = launch(
+        ["--nproc-per-node", "2", "--master-port", str(_port()), "--",
+         sys.executable, "-c", "import os, sys; sys.exit(7 if os.environ['RANK'] == '1' else 0)"],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 7, done.stderr
+    assert "rank 1 (local rank 1) on host" in done.stderr and "exited with 7" in done.stderr

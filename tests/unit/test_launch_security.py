@@ -412,6 +412,18 @@ def test_generated_files_replace_a_planted_symlink(world: World) -> None:
         assert stat.S_ISREG((out / name).lstat().st_mode) and mode(out / name) == 0o600
 
 
+def test_a_rank_log_is_never_written_through_a_planted_symlink(world: World) -> None:
+    logs = world.tmp / "logs"
+    logs.mkdir()
+    victim = world.tmp / "victim"
+    victim.write_text("the user's file\n")
+    (logs / "node-0.log").symlink_to(victim)  # what a shared --logs folder can hold
+    done = world.launch("--engine", "env", "--logs", "logs", "--", PY, "-c", "print('x' * 99)")
+    assert victim.read_text() == "the user's file\n"
+    refused(done, "node-0.log")
+    assert "symlink" in done.stderr
+
+
 @pytest.mark.parametrize("engine", ["k8s", "modelarts"])
 def test_a_dry_run_piped_to_a_shell_runs_no_payload(world: World, engine: str) -> None:
     evil = f"$(touch {world.marker})"

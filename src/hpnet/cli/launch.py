@@ -179,12 +179,12 @@ def run(ns: argparse.Namespace) -> int:
     if outcome.exit_code:
         import sys  # noqa: PLC0415
 
-        what = f"{outcome.failed} failed" if outcome.failed else "the job failed"
+        what = outcome.failed or "the job failed"
         detail = f": {outcome.detail}" if outcome.detail else ""
         others = "; the other nodes were ended" if len(plan.commands) > 1 else ""
         print(
-            f"error[job-failed]: {what} with exit code {outcome.exit_code}{detail}{others} — "
-            f"logs in {outcome.log_dir}",
+            f"error[job-failed]: {what}{detail}{others} — hpnet exits with "
+            f"{outcome.exit_code} — logs in {outcome.log_dir}",
             file=sys.stderr,
         )
     return outcome.exit_code

@@ -24,6 +24,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -33,13 +34,16 @@ from hpnet.errors import InputError
 from hpnet.launch.plan import GeneratedFile, LaunchPlan
 from hpnet.secrets import is_secret
 
-__all__ = ["LaunchOutcome", "execute", "explain_failure", "write_files"]
+__all__ = ["EngineFailure", "LaunchOutcome", "engine_failure", "execute", "write_files"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class LaunchOutcome:
-    exit_code: int  # 0, the failing command's code, 124 on timeout, 130 interrupted
-    failed: str | None  # the command that failed first ("node 1 (gpu2)", "mpirun")
+    #: 0; the failing rank's code (128 + N for signal N) as its engine reported it, else
+    #: the failing command's; 124 on timeout
+    exit_code: int
+    #: the command that failed first and how ("node 1 on gpu2 exited with 1")
+    failed: str | None
     detail: str | None  # what its output says about the failing rank
     log_dir: str
 
@@ -162,7 +166,7 @@ def execute(
     log_dir: str | None = None,
     stream: TextIO | None = None,
 ) -> LaunchOutcome:
-    from hpnet.localrun import RankSpec, run_ranks  # noqa: PLC0415
+    from hpnet.localrun import RankSpec, describe_exit, run_ranks  # noqa: PLC0415
 
     # what this machine's ranks inherit: the caller's environment without the secrets
     # the plan withholds or that are secrets by name or value (a local rank must not
@@ -224,13 +228,23 @@ def execute(
             shutil.rmtree(directory, ignore_errors=True)
         return LaunchOutcome(exit_code=0, failed=None, detail=None, log_dir=directory)
     label = plan.commands[failed.rank].label
-    code = failed.returncode if failed.returncode and failed.returncode > 0 else 1
+    reported = engine_failure(_read(failed.log_path))
+    # the rank's own code, as the engine reported it (torchrun and mpirun exit 1 for
+    # any failing rank); else the command's: 128 + N when signal N killed it
+    code = reported.exit_code if reported else _shell_code(failed.returncode)
     return LaunchOutcome(
         exit_code=code,
-        failed=label,
-        detail=explain_failure(_read(failed.log_path)),
+        failed=f"{label} {describe_exit(failed)}",
+        detail=reported.detail if reported else None,
         log_dir=directory,
     )
+
+
+def _shell_code(returncode: int | None) -> int:
+    """A process's status as a shell reports it: 128 + N for signal N."""
+    if returncode is None or returncode == 0:
+        return 1
+    return 128 - returncode if returncode < 0 else returncode
 
 
 def _slug(label: str) -> str:
@@ -262,30 +276,53 @@ _MPI_FIRST = re.compile(
 )
 
 
-def explain_failure(text: str) -> str | None:
-    """The failing rank as the engine reported it (torchrun's "Root Cause" block,
-    Open MPI's "mpirun noticed ..." / "The first process to do so was" lines).
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class EngineFailure:
+    """The failing rank as the engine's output reports it."""
 
-    >>> explain_failure("Root Cause (first observed failure):\\n[0]:\\n  host      : vm\\n"
-    ...                 "  rank      : 1 (local_rank: 1)\\n  exitcode  : -9 (pid: 77)\\n")
-    'rank 1 (local rank 1) on host vm exited with -9 (killed by signal 9)'
+    detail: str  # "rank 1 (local rank 1) on host vm was killed by SIGKILL"
+    exit_code: int  # the rank's status, 128 + N for signal N (what a shell reports)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def engine_failure(text: str) -> EngineFailure | None:
+    """The failing rank as the engine reported it: torchrun's "Root Cause" block
+    (torch ``distributed/elastic/multiprocessing/errors/__init__.py``,
+    ``_FAILURE_FORMAT_TEMPLATE``: ``exitcode  : -9`` for a signal), Open MPI's
+    "mpirun noticed that process rank N ... exited on signal S" or "The first process
+    to do so was ... Exit code: C" (``help-mpirun.txt``).
+
+    >>> engine_failure("Root Cause (first observed failure):\\n[0]:\\n  host      : vm\\n"
+    ...                "  rank      : 1 (local_rank: 1)\\n  exitcode  : -9 (pid: 77)\\n")
+    EngineFailure(detail='rank 1 (local rank 1) on host vm was killed by SIGKILL', exit_code=137)
     """
     found = _TORCHRUN_ROOT.search(text)
     if found:
         code = int(found.group("code"))
-        why = f" (killed by signal {-code})" if code < 0 else ""
-        return (
-            f"rank {found.group('rank')} (local rank {found.group('local')}) on host "
-            f"{found.group('host')} exited with {code}{why}"
+        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with {code}"
+        return EngineFailure(
+            detail=f"rank {found.group('rank')} (local rank {found.group('local')}) on host "
+            f"{found.group('host')} {how}",
+            exit_code=_shell_code(code),
         )
-    signal = _MPI_SIGNAL.search(text)
-    if signal:
-        name = f" ({signal.group('name')})" if signal.group("name") else ""
-        return (
-            f"rank {signal.group('rank')} on node {signal.group('host')} was killed by signal "
-            f"{signal.group('signal')}{name}"
+    killed = _MPI_SIGNAL.search(text)
+    if killed:
+        number = int(killed.group("signal"))
+        return EngineFailure(
+            detail=f"rank {killed.group('rank')} on node {killed.group('host')} was killed by "
+            f"{_signal_name(number)}",
+            exit_code=128 + number,
         )
     first = _MPI_FIRST.search(text)
     if first:
-        return f"rank {first.group('rank')} exited with {first.group('code')}"
+        code = int(first.group("code"))
+        return EngineFailure(
+            detail=f"rank {first.group('rank')} exited with {code}", exit_code=_shell_code(code)
+        )
     return None
