@@ -16,14 +16,16 @@ Rows are parsed from the right: a row ends in four measurements per placement
 
 from __future__ import annotations
 
-import json
+import bisect
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from hpnet.bench.formulas import OPS
 from hpnet.bench.model import BenchReport, BenchRun, Measurement, Row, average_busbw
+from hpnet.errors import ParseError
 
-__all__ = ["parse_nccl_tests"]
+__all__ = ["parse_nccl_tests", "parse_nccl_tests_json", "parse_nccl_tests_lines"]
 
 _PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s(?=\s*[#\d]))")
 _PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
@@ -36,6 +38,15 @@ _TYPES = frozenset(
      "bfloat16", "bf16", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "char", "int", "uint"}
 )  # fmt: skip
 _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+#: integers: decimal digits (str.isdigit() takes "²" too, which int() refuses); a root
+#: is -1 when the op has none
+_DIGITS = re.compile(r"\d+")
+_INT = re.compile(r"-?\d+")
+#: digits of the largest integer read (a size in bytes has 20 at most)
+MAX_DIGITS = 30
+_INFINITIES = (math.inf, -math.inf)
+#: notes of one run about lines that could not be read
+MAX_NOTES = 8
 #: where a row starts inside a table flattened onto one line (a vendor page's copy)
 _ROW_START = re.compile(
     r"\s(?=\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES, key=len, reverse=True)) + r")\s)"
@@ -102,20 +113,69 @@ def _op_from(text: str) -> str | None:
     return None
 
 
-def _cell(token: str) -> float | None:
-    return float(token) if _NUMBER.match(token) else None
+def _bad_number(token: str, source: str, number: int) -> ParseError:
+    return ParseError(
+        f"{token[:40]!r} is not a number nccl-tests prints (out of range)",
+        source=source,
+        line_number=number,
+        fix="pass nccl-tests' output as it wrote it",
+        code="bad-result",
+    )
 
 
-def _measure(tokens: list[str], milliseconds: bool) -> Measurement | None:
+def _float(token: str, source: str, number: int, *, nan: bool = False) -> float:
+    """A finite number (nccl-tests prints ``%.2f`` and the like: never ``1e999``);
+    ``nan``: NaN is one too (an average over no rows)."""
+    try:
+        value = float(token)
+    except ValueError:
+        raise ParseError(
+            f"{token[:40]!r} is not a number",
+            source=source,
+            line_number=number,
+            fix="pass nccl-tests' output as it wrote it",
+            code="bad-result",
+        ) from None
+    if math.isinf(value) or (math.isnan(value) and not nan):
+        raise _bad_number(token, source, number)
+    return value
+
+
+def _int(token: str, source: str, number: int) -> int:
+    """An integer of at most :data:`MAX_DIGITS` digits (larger ones are no count or
+    size nccl-tests can print, and Python refuses to read some of them)."""
+    if not _INT.fullmatch(token):
+        raise ParseError(
+            f"{token[:40]!r} is not an integer",
+            source=source,
+            line_number=number,
+            fix="pass nccl-tests' output as it wrote it",
+            code="bad-result",
+        )
+    if len(token.lstrip("-")) > MAX_DIGITS:
+        raise _bad_number(token, source, number)
+    return int(token)
+
+
+def _cell(token: str, source: str, number: int) -> float | None:
+    if not _NUMBER.match(token):
+        return None
+    value = float(token)  # the pattern is a float's syntax: only its range can be wrong
+    if value in _INFINITIES:
+        raise _bad_number(token, source, number)
+    return value
+
+
+def _measure(tokens: list[str], milliseconds: bool, source: str, number: int) -> Measurement | None:
     """``time algbw busbw wrong`` -> a measurement (None if it is not one)."""
-    time, algbw, busbw = (_cell(t) for t in tokens[:3])
+    time, algbw, busbw = (_cell(t, source, number) for t in tokens[:3])
     if time is None or algbw is None or busbw is None:
         return None
     last = tokens[3]
     wrong: int | None = None
     error: float | None = None
     if last != "N/A":
-        value = _cell(last)
+        value = _cell(last, source, number)
         if value is None:
             return None
         if "e" in last.lower() and "." not in last.split("e")[0].split("E")[0] and value < 1e5:
@@ -131,12 +191,12 @@ def _measure(tokens: list[str], milliseconds: bool) -> Measurement | None:
     )
 
 
-def _row(line: str, milliseconds: bool) -> Row | None:
+def _row(line: str, milliseconds: bool, source: str = "<text>", number: int = 0) -> Row | None:
     body = line.lstrip()
     if body.startswith("#"):  # a pasted table with "#" on every line
         body = body[1:].lstrip()
     tokens = body.split()
-    if len(tokens) < 7 or not tokens[0].isdigit() or not tokens[1].isdigit():
+    if len(tokens) < 7 or not _DIGITS.fullmatch(tokens[0]) or not _DIGITS.fullmatch(tokens[1]):
         return None
     if tokens[2] not in _TYPES:
         return None
@@ -149,17 +209,21 @@ def _row(line: str, milliseconds: bool) -> Row | None:
         if len(head) > 2:
             continue
         missing = [cells[:4] == _MISSING, width == 8 and cells[4:8] == _MISSING]
-        first = None if missing[0] else _measure(cells[:4], milliseconds)
-        second = _measure(cells[4:8], milliseconds) if width == 8 and not missing[1] else None
+        first = None if missing[0] else _measure(cells[:4], milliseconds, source, number)
+        second = (
+            _measure(cells[4:8], milliseconds, source, number)
+            if width == 8 and not missing[1]
+            else None
+        )
         if (first is None and not missing[0]) or (width == 8 and second is None and not missing[1]):
             continue
         if first is None and second is None:
             continue
-        redop = next((h for h in head if not h.lstrip("-").isdigit()), "")
-        root = next((int(h) for h in head if h.lstrip("-").isdigit()), -1)
+        redop = next((h for h in head if not _INT.fullmatch(h)), "")
+        root = next((_int(h, source, number) for h in head if _INT.fullmatch(h)), -1)
         return Row(
-            size_bytes=int(tokens[0]),
-            count=int(tokens[1]),
+            size_bytes=_int(tokens[0], source, number),
+            count=_int(tokens[1], source, number),
             dtype=tokens[2],
             redop=redop or "none",
             root=root,
@@ -181,154 +245,202 @@ def parse_nccl_tests(text: str, *, source: str = "<text>") -> BenchReport:
     >>> run = parse_nccl_tests(out).runs[0]
     >>> len(run.rows), run.rows[1].in_place.time_us, run.avg_busbw_gbps
     (2, 32.0, 0.0)
+
+    Malformed input is a :class:`~hpnet.errors.ParseError` naming ``source`` and the
+    line (a number no nccl-tests prints, such as ``1e999``; JSON that does not parse).
     """
     stripped = text.lstrip()
     if stripped.startswith("{"):
         return _parse_json(stripped, source)
-    return BenchReport(
-        source=source, runs=tuple(_runs(_lines(text))), metadata=_metadata(text.splitlines())
-    )
+    return parse_nccl_tests_lines(_split_lines(text), source=source)
 
 
-def _metadata(lines: list[str]) -> dict[str, object]:
-    """What the output says of where it ran: nccl-tests' version, NCCL's, the GPUs and
-    hosts of its device table (an item is left out when the output does not say it)."""
-    meta: dict[str, object] = {}
-    gpus: dict[str, int] = {}
-    hosts: dict[str, None] = {}
-    nccl: dict[str, None] = {}
-    for raw in lines:
+def parse_nccl_tests_lines(lines: Iterable[str], *, source: str = "<text>") -> BenchReport:
+    """:func:`parse_nccl_tests` of text output given line by line (``\n`` removed or
+    not), read in one pass: memory holds the rows, not the text (a job's output with a
+    gigabyte of NCCL INFO lines around one table)."""
+    reader = _Reader()
+    for number, physical in enumerate(lines, start=1):
+        # the same lines as str.splitlines() of the whole text (\r, \v, \x1c... too)
+        for line in physical.splitlines():
+            reader.metadata(line)
+            for piece in _unflatten(line):
+                reader.feed(piece, source, number)
+    return BenchReport(source=source, runs=tuple(reader.finish()), metadata=reader.meta())
+
+
+def _split_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` split at ``\n``, one at a time (no list of them all)."""
+    start = 0
+    size = len(text)
+    while start < size:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _unflatten(line: str) -> Iterable[str]:
+    """A table flattened onto one line (a vendor page's copy) cut back into rows."""
+    if len(line) > 300 and len(_ROW_START.findall(line)) >= 3:
+        return _ROW_START.split(line)
+    return (line,)
+
+
+class _Reader:
+    """The runs of nccl-tests output, fed one line at a time."""
+
+    def __init__(self) -> None:
+        self.runs: list[BenchRun] = []
+        self.run: _Run | None = None
+        self.pending_op: str | None = None  # an op named before its table (command, banner)
+        self.tests_version: str | None = None
+        self.gpus: dict[str, int] = {}
+        self.hosts: dict[str, None] = {}
+        self.nccl: dict[str, None] = {}
+
+    def metadata(self, raw: str) -> None:
+        """What the output says of where it ran: nccl-tests' version, NCCL's, the GPUs
+        and hosts of its device table (an item is left out when the output does not
+        say it)."""
         line = _strip(raw)
         version = _TESTS_VERSION.search(line)
         if version:
-            meta.setdefault("nccl_tests_version", version.group(1))
+            if self.tests_version is None:
+                self.tests_version = version.group(1)
             if version.group(2):
-                code = int(version.group(2))  # NCCL_VERSION_CODE: 22907 = 2.29.7
-                nccl.setdefault(f"{code // 10000}.{code // 100 % 100}.{code % 100}", None)
-            continue
+                code = int(version.group(2)[:9])  # NCCL_VERSION_CODE: 22907 = 2.29.7
+                self.nccl.setdefault(f"{code // 10000}.{code // 100 % 100}.{code % 100}", None)
+            return
         found = _NCCL_VERSION.search(line)
         if found:
-            nccl.setdefault(found.group(1), None)
+            self.nccl.setdefault(found.group(1), None)
         if _NRANKS.search(line):
             device = _DEVICE.search(line)
             if device:
-                hosts.setdefault(device.group(1), None)
-                gpus[device.group(2)] = gpus.get(device.group(2), 0) + 1
-    if nccl:
-        meta["nccl_version"] = ", ".join(nccl)
-    if gpus:
-        meta["gpus"] = [f"{count} x {name}" for name, count in gpus.items()]
-    if hosts:
-        meta["hosts"] = list(hosts)
-    return meta
+                self.hosts.setdefault(device.group(1), None)
+                self.gpus[device.group(2)] = self.gpus.get(device.group(2), 0) + 1
 
+    def meta(self) -> dict[str, object]:
+        meta: dict[str, object] = {}
+        if self.tests_version is not None:
+            meta["nccl_tests_version"] = self.tests_version
+        if self.nccl:
+            meta["nccl_version"] = ", ".join(self.nccl)
+        if self.gpus:
+            meta["gpus"] = [f"{count} x {name}" for name, count in self.gpus.items()]
+        if self.hosts:
+            meta["hosts"] = list(self.hosts)
+        return meta
 
-def _lines(text: str) -> Iterable[str]:
-    """The text's lines; a table flattened onto one line is cut back into rows."""
-    for line in text.splitlines():
-        if len(line) > 300 and len(_ROW_START.findall(line)) >= 3:
-            yield from _ROW_START.split(line)
-        else:
-            yield line
-
-
-def _runs(lines: Iterable[str]) -> list[BenchRun]:
-    runs: list[BenchRun] = []
-    run: _Run | None = None
-    pending_op: str | None = None  # an op named before its table (command line, banner)
-
-    def close() -> None:
-        nonlocal run
+    def close(self) -> None:
+        run = self.run
         if run is not None and (run.rows or run.avg is not None or run.notes):
-            runs.append(_finish(run))
-        run = None
+            self.runs.append(_finish(run))
+        self.run = None
 
-    for raw in lines:
+    def start(self) -> _Run:
+        self.run = _Run()
+        self.run.op = self.pending_op
+        return self.run
+
+    def finish(self) -> list[BenchRun]:
+        self.close()
+        return self.runs
+
+    def feed(self, raw: str, source: str, number: int) -> None:
         line = _strip(raw)
         content = line.strip()
         if not content:
-            continue
+            return
+        run = self.run
         banner = _HPNET.match(content)
         if banner:
-            close()
-            run = _Run()
+            self.close()
+            run = self.start()
             run.op = banner.group(1)
-            run.nranks = int(banner.group(2))
-            continue
+            run.nranks = _int(banner.group(2), source, number)
+            return
         if "Collective test starting" in content or ("nThread" in content and "nGpus" in content):
             if run is not None and (run.rows or run.header_seen):
-                close()
+                self.close()
+                run = None
             if run is None:
-                run = _Run()
-                run.op = pending_op
+                run = self.start()
             op = _op_from(content)
             if op:
                 run.op = op
             threads = _NTHREAD.search(content)
             if threads:
-                run.nthreads_gpus = (int(threads.group(1)), int(threads.group(2)))
+                run.nthreads_gpus = (
+                    _int(threads.group(1), source, number),
+                    _int(threads.group(2), source, number),
+                )
                 if threads.group(3):
-                    run.graph = int(threads.group(3))
+                    run.graph = _int(threads.group(3), source, number)
             validation = _VALIDATION.search(content)
             if validation:
-                run.validation = int(validation.group(1))
-            continue
+                run.validation = _int(validation.group(1), source, number)
+            return
         header = ("size" in content and "count" in content and "type" in content) or (
             "bytes" in content and " N " in content and "type" in content
         )
         if header and ("time" in content or "busbw" in content):
             if run is not None and run.rows:
-                close()
+                self.close()
+                run = None
             if run is None:
-                run = _Run()
-                run.op = pending_op
+                run = self.start()
             run.header_seen = True
             run.milliseconds = "bytes" in content and " res" in content  # 2017-2018: ms
             run.wrong_header = "#wrong" in content
-            continue
+            return
         ranks = _NRANKS.search(content)
         if ranks and " on " in content:
             if run is None:
-                run = _Run()
-                run.op = pending_op
-            run.ranks.add(int(ranks.group(1)))
+                run = self.start()
+            run.ranks.add(_int(ranks.group(1), source, number))
             run.group_lines = run.group_lines or " Group " in content
-            continue
+            return
         avg = _AVG.search(content)
         if avg and run is not None:
-            run.avg = float(avg.group(1))
-            close()
-            pending_op = None
-            continue
+            run.avg = _float(avg.group(1), source, number, nan=True)
+            self.close()
+            self.pending_op = None
+            return
         oob = _OOB.search(content)
         if oob and run is not None:
-            run.oob = int(oob.group(1))
-            continue
-        row = _row(line, run.milliseconds if run else False)
+            run.oob = _int(oob.group(1), source, number)
+            return
+        row = _row(line, run.milliseconds if run else False, source, number)
         if row is not None:
             if run is None:  # rows without a header (a tail of the output)
-                run = _Run()
-                run.op = pending_op
+                run = self.start()
                 run.notes.append("rows without their table header (an excerpt)")
             run.rows.append(row)
-            continue
+            return
         failed = _FAILURE.search(content) if "Test " in content else None
         if failed and run is not None:
             # nccl-tests' TESTCHECK: the run stopped here (a CUDA / NCCL error)
             if run.failure is None:
                 run.failure = failed.group(0)[:160]
-            if len(run.notes) < 8:
+            if len(run.notes) < MAX_NOTES:
                 run.notes.append(f"the run failed: {failed.group(0)[:120]}")
-            continue
+            return
         op = _op_from(content)
         if op and (run is None or not run.rows):
-            pending_op = op
+            self.pending_op = op
             if run is not None and run.op is None:
                 run.op = op
-        elif run is not None and run.rows and content[:12].strip().isdigit():
+        elif (
+            run is not None
+            and run.rows
+            and content[:12].strip().isdigit()
+            and len(run.notes) < MAX_NOTES  # memory holds the rows, not every broken line
+        ):
             run.notes.append(f"a row cut off: {content[:80]}")
-    close()
-    return runs
 
 
 def _finish(run: _Run) -> BenchRun:
@@ -423,7 +535,12 @@ def _infer_nranks(rows: list[Row], op: str | None) -> tuple[int | None, str | No
                 low, high = max(low, bounds[0]), min(high, bounds[1])
     if high == float("inf") or low > high:
         return None, None
-    fits = [n for n in range(2, 100_001) if low - 1e-9 <= factor(n) <= high + 1e-9]
+    # every factor grows with n: the counts that fit are one interval, found by bisection
+    # (a loop over 100 000 counts cost 20 ms a run: minutes on a file of many runs)
+    counts = range(2, 100_001)
+    first = bisect.bisect_left(counts, low - 1e-9, key=factor)
+    end = bisect.bisect_right(counts, high + 1e-9, key=factor)
+    fits = counts[first:end]
     if len(fits) == 1:
         return fits[0], f"{fits[0]} ranks: the only count whose bus factor fits every row"
     if fits:
@@ -481,50 +598,124 @@ def _infer_op(
     return None, f"{why}: not enough to tell the op"
 
 
+_JSON_FIX = "pass the file nccl-tests -J wrote, or its text output"
+
+
 def _parse_json(text: str, source: str) -> BenchReport:
-    """nccl-tests' ``-J`` file (version 1-3, src/util.cu)."""
-    data = json.loads(text)
-    args = " ".join(str(a) for a in data.get("args", []))
-    op = _op_from(args) or "unknown"
-    config = data.get("config", {})
-    devices = config.get("devices", [])
+    """nccl-tests' ``-J`` file (version 1-3, src/util.cu); a field of the wrong type is
+    a ParseError that names it (``results[3].size``)."""
+    from hpnet.inputfile import parse_json  # noqa: PLC0415 - JSON input only
+
+    return parse_nccl_tests_json(
+        parse_json(text, source=source, fix=_JSON_FIX, code="bad-result"), source=source
+    )
+
+
+def parse_nccl_tests_json(data: object, *, source: str = "<json>") -> BenchReport:
+    """The report of nccl-tests' ``-J`` file, already parsed (:func:`json.loads`)."""
+    path = ["the top level"]  # where the reading is, for the error
+    try:
+        return _json_report(data, source, path)
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ParseError(
+            f"not nccl-tests -J JSON: {path[-1]}: {type(exc).__name__}: {exc}",
+            source=source,
+            fix=_JSON_FIX,
+            code="bad-result",
+        ) from None
+
+
+def _json_number(value: object) -> float:
+    """A double as -J writes it: a number, or the string ``"nan"`` (util.cu:290-296)."""
+    number = float(str(value))
+    if math.isinf(number):
+        raise ValueError(f"{value!r} is out of range")
+    return number
+
+
+def _json_int(value: object) -> int:
+    text = str(value).strip()
+    if len(text) > MAX_DIGITS:
+        raise ValueError(f"{text[:40]!r} is out of range")
+    return int(_json_number(text)) if not _INT.fullmatch(text) else int(text)
+
+
+def _json_report(data: object, source: str, path: list[str]) -> BenchReport:
+    """``path[-1]`` names the part being read, for the caller's error."""
+    data = _json_dict(data)
+    path.append("args")
+    args = _json_list(data.get("args", []))
+    op = _op_from(" ".join(str(a) for a in args)) or "unknown"
+    path.append("config")
+    config = _json_dict(data.get("config", {}))
+    path.append("config.devices")
+    devices = _json_list(config.get("devices", []))
     rows = []
 
-    def measure(part: dict[str, object] | None) -> Measurement | None:
+    def measure(part: object) -> Measurement | None:
         if not part:
             return None
+        part = _json_dict(part)
         wrong = part.get("nwrong")
         return Measurement(
-            time_us=float(str(part.get("time", 0))),
-            algbw_gbps=float(str(part.get("alg_bw", 0))),
-            busbw_gbps=float(str(part.get("bus_bw", 0))),
-            wrong=int(float(str(wrong))) if wrong is not None else None,
+            time_us=_json_number(part.get("time", 0)),
+            algbw_gbps=_json_number(part.get("alg_bw", 0)),
+            busbw_gbps=_json_number(part.get("bus_bw", 0)),
+            wrong=_json_int(wrong) if wrong is not None else None,
         )
 
-    for result in data.get("results", []):
+    path.append("results")
+    for index, item in enumerate(_json_list(data.get("results", []))):
+        path.append(f"results[{index}]")
+        result = _json_dict(item)
+        root = str(result.get("root", "-1")).strip()
         rows.append(
             Row(
-                size_bytes=int(result["size"]),
-                count=int(result["count"]),
+                size_bytes=_json_int(result["size"]),
+                count=_json_int(result["count"]),
                 dtype=str(result.get("type", "")),
                 redop=str(result.get("redop", "") or "none"),
-                root=int(str(result.get("root", "-1")).strip() or -1),
+                root=_json_int(root) if root else -1,
                 out_of_place=measure(result.get("out_of_place")),
                 in_place=measure(result.get("in_place")),
             )
         )
-    avg = data.get("average_bus_bandwidth", {}).get("bandwidth")
-    oob = data.get("out_of_bounds", {}).get("count")
+    path.append("average_bus_bandwidth")
+    avg = _json_dict(data.get("average_bus_bandwidth", {})).get("bandwidth")
+    average = _json_number(avg) if avg is not None else average_busbw(rows)
+    path.append("out_of_bounds")
+    oob = _json_dict(data.get("out_of_bounds", {})).get("count")
+    out_of_bounds = _json_int(oob) if oob is not None else None
+    path.append("config.graph")
+    graph = _json_int(config.get("graph", 0) or 0)
     run = BenchRun(
         op=op,
         nranks=len(devices) or None,
         rows=tuple(rows),
-        avg_busbw_gbps=float(avg) if avg is not None else average_busbw(rows),
-        out_of_bounds=int(oob) if oob is not None else None,
-        graph_launches=int(config.get("graph", 0) or 0),
+        avg_busbw_gbps=average,
+        out_of_bounds=out_of_bounds,
+        graph_launches=graph,
     )
-    return BenchReport(
-        source=source,
-        runs=(run,),
-        metadata={"nccl_version": data.get("nccl_version"), "args": data.get("args", [])},
-    )
+    version = data.get("nccl_version")
+    if not isinstance(version, (str, int, type(None))):
+        version = str(version)
+    return BenchReport(source=source, runs=(run,), metadata={"nccl_version": version, "args": args})
+
+
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false"}
+
+
+def _json_kind(value: object) -> str:
+    return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
+
+
+def _json_list(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise TypeError(f"{_json_kind(value)}, not a list")
+    return value
+
+
+def _json_dict(value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise TypeError(f"{_json_kind(value)}, not an object")
+    return value

@@ -38,14 +38,27 @@ def read_listings(paths: tuple[str, ...], sysfs_root: str, command: str) -> list
             where=command,
             fix="give one of them",
         )
+    from hpnet.inputfile import FileRole, read_bounded  # noqa: PLC0415
     from hpnet.rdma.listings.files import (  # noqa: PLC0415
         MAX_LISTING_BYTES,
         decode_listing,
         read_listing_file,
     )
 
+    stdin = FileRole(
+        what="a saved listing",
+        code="listing-unreadable",
+        too_large_code="listing-too-large",
+        fix="pipe in the output of one ibv_devinfo / ibstat / show_gids / ibdev2netdev run",
+    )
     return [
-        ("<stdin>", decode_listing(sys.stdin.buffer.read(MAX_LISTING_BYTES + 1), "<stdin>"))
+        (
+            "<stdin>",
+            decode_listing(
+                read_bounded(sys.stdin.buffer, "<stdin>", stdin, max_bytes=MAX_LISTING_BYTES),
+                "<stdin>",
+            ),
+        )
         if path == "-"
         else read_listing_file(path)
         for path in paths

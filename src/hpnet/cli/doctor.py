@@ -66,6 +66,9 @@ def run(namespace: argparse.Namespace) -> int:
         environment=dict(os.environ),
         nccl_version=args.nccl_version,
     )
+    from hpnet.doctor.model import redacted  # noqa: PLC0415
+
+    report = redacted(report)  # secrets are never printed (hpnet env, hpnet launch alike)
     if args.json:
         from hpnet.jsonout import dumps  # noqa: PLC0415
 
@@ -79,25 +82,16 @@ def run(namespace: argparse.Namespace) -> int:
 
 
 def _read_env_file(path: str) -> tuple[str, str]:
-    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.inputfile import FileRole, read_regular_file  # noqa: PLC0415
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read((1 << 20) + 1)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the env file ({exc.strerror})",
-            code="env-file-unreadable",
-            where=path,
-            fix="check the path given to --env-file",
-        ) from None
-    if len(data) > 1 << 20:
-        raise InputError(
-            "is larger than 1 MiB",
-            code="env-file-too-large",
-            where=path,
-            fix="pass a file of NAME=VALUE lines",
-        )
+    # a FIFO, a device or /proc/self/mem named by mistake is an error, not a hang
+    role = FileRole(
+        what="an env file",
+        code="env-file-unreadable",
+        too_large_code="env-file-too-large",
+        fix="pass a file of NAME=VALUE lines to --env-file",
+    )
+    data = read_regular_file(path, role, max_bytes=1 << 20)
     return path, data.decode("utf-8", errors="replace")
 
 

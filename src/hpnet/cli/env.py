@@ -14,7 +14,9 @@ The NCCL environment for this node: NCCL defaults < platform profile < what the 
 calls for < your overrides (--set, --config) < variables already in the environment
 (kept, and reported when they disagree; --override-env replaces them). The node
 decides the HCAs, the RoCE GID index and the socket interface, and says so when a
-profile's value does not fit it.
+profile's value does not fit it. A secret-looking variable (a TOKEN, SECRET, KEY...
+name, or a value with a credential) is never printed, as hpnet launch never forwards
+it unless named: left out of the exported formats, <redacted> in JSON and --explain.
 
   hpnet env --profile pai-dlc-erdma                  export lines for this node
   hpnet env --profile pai-lingjun --explain          every value with origin and reason
@@ -87,6 +89,7 @@ def run(namespace: argparse.Namespace) -> int:
     )
     from hpnet.api import resolve_env  # noqa: PLC0415 - `hpnet env --help` needs none of it
     from hpnet.nccl.config import parse_sets  # noqa: PLC0415
+    from hpnet.nccl.env import for_display  # noqa: PLC0415
     from hpnet.nccl.formats import explain, render  # noqa: PLC0415
 
     if args.profile is not None and not args.profile.strip():
@@ -111,12 +114,15 @@ def run(namespace: argparse.Namespace) -> int:
         override_env=args.override_env,
         nccl_version=args.nccl_version,
     )
+    # what launch withholds is not printed here either: left out of a format meant to be
+    # sourced or passed on, <redacted> in JSON and --explain, with a finding saying so
+    shown = for_display(resolution, exported=not args.explain and args.fmt != "json")
     if args.explain:
-        print(explain(resolution), end="")
+        print(explain(shown), end="")
         return 0
-    output = render(resolution, args.fmt)
+    output = render(shown, args.fmt)
     if args.fmt != "json":
-        for finding in resolution.findings:
+        for finding in shown.findings:
             print(f"hpnet env: {finding.severity}: {finding.message}", file=sys.stderr)
     print(output, end="")
     return 0
@@ -126,26 +132,17 @@ def _config(path: str | None) -> tuple[str | None, dict[str, str]]:
     if path is None:
         return None, {}
     from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.inputfile import FileRole, read_regular_file  # noqa: PLC0415
     from hpnet.nccl.config import load_config  # noqa: PLC0415
 
-    limit = 1 << 20
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the config ({exc.strerror})",
-            code="config-unreadable",
-            where=path,
-            fix="check the path given to --config",
-        ) from None
-    if len(data) > limit:
-        raise InputError(
-            "is larger than 1 MiB: not an hpnet config",
-            code="config-too-large",
-            where=path,
-            fix="pass the TOML file with `profile` and [env]",
-        )
+    # a FIFO, a device or /proc/self/mem named by mistake is an error, not a hang
+    role = FileRole(
+        what="an hpnet config",
+        code="config-unreadable",
+        too_large_code="config-too-large",
+        fix='pass the TOML file with `profile = "NAME"` and an [env] table to --config',
+    )
+    data = read_regular_file(path, role, max_bytes=1 << 20)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

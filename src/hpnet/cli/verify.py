@@ -26,6 +26,10 @@ Exit 0: no error signature, and every --expect proven. Without --expect a log th
 proves no transport (UNKNOWN: no connection lines) also exits 0; with --expect,
 not proven is not met. 1: an error signature, or an --expect not met. 2: nothing
 to judge (no NCCL lines, bad input). --json: docs/verify-schema.md.
+
+Standard input and FIFOs (<(zcat job.log.gz)) are read as the log arrives: a stream
+silent for 1 s is said to be waited for on stderr; --idle-timeout S stops waiting
+after S seconds without data and judges what came (exit 2 if nothing did).
 """
 
 
@@ -39,6 +43,7 @@ class VerifyArgs:
     nproc: int | None
     logs: str | None
     json: bool
+    idle_timeout_seconds: float | None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nproc", type=int, metavar="N", help="with --run: ranks (default: GPUs)")
     parser.add_argument("--logs", metavar="DIR", help="with --run: keep the per-rank logs in DIR")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="S",
+        help="stop reading standard input or a FIFO after S seconds without data, and judge "
+        "what came (default: wait, saying so on stderr after 1 s)",
+    )
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -79,6 +91,7 @@ def run(namespace: argparse.Namespace) -> int:
         nproc=namespace.nproc,
         logs=namespace.logs,
         json=namespace.json,
+        idle_timeout_seconds=namespace.idle_timeout,
     )
     from hpnet.errors import UsageError  # noqa: PLC0415
     from hpnet.ncclog.report import analyse, parse_expectation  # noqa: PLC0415
@@ -95,6 +108,13 @@ def run(namespace: argparse.Namespace) -> int:
                 fix="write net=ib, net=socket, net=mnnvl or net=<plugin name>, "
                 "optionally with ,gdr or ,no-gdr (comma-separated)",
             ) from None
+    if args.idle_timeout_seconds is not None and not args.idle_timeout_seconds > 0:
+        raise UsageError(
+            "must be a number of seconds above 0",
+            code="usage",
+            where=f"--idle-timeout {args.idle_timeout_seconds:g}",
+            fix="--idle-timeout 30",
+        )
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(
             "must be 1 or more", code="usage", where=f"--jobs {args.jobs}", fix="--jobs 4"
@@ -123,6 +143,13 @@ def run(namespace: argparse.Namespace) -> int:
                 code="usage",
                 where="hpnet verify",
                 fix="pass either --run or log paths",
+            )
+        if args.idle_timeout_seconds is not None:
+            raise UsageError(
+                "--idle-timeout bounds the wait for a log stream; --run records its own log",
+                code="usage",
+                where="hpnet verify --run --idle-timeout",
+                fix="leave --idle-timeout out with --run",
             )
         from hpnet.verify.probe import run_probe  # noqa: PLC0415
 
@@ -183,13 +210,32 @@ def _read(args: VerifyArgs) -> NcclLog:
             where=", ".join(args.paths),
             fix="pass the NCCL debug log (text written with NCCL_DEBUG=INFO)",
         )
-    return read_logs(inputs, jobs=args.jobs, progress=ProgressPrinter("hpnet verify"), notes=notes)
+    return read_logs(
+        inputs,
+        jobs=args.jobs,
+        progress=ProgressPrinter("hpnet verify"),
+        notes=notes,
+        idle_timeout_seconds=args.idle_timeout_seconds,
+        waiting=_say_waiting,
+    )
+
+
+def _say_waiting(message: str) -> None:
+    import sys  # noqa: PLC0415
+
+    print(f"hpnet verify: {message}", file=sys.stderr, flush=True)
 
 
 def _is_nccl_tests_output(path: str) -> bool:
     """Does the start of ``path`` read like nccl-tests' output (its parameter line, its
     device table or its summary)?"""
+    import os  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
     try:
+        # a regular file only: a FIFO's open would wait for a writer (its log was read)
+        if path == "-" or not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as handle:
             head = handle.read(1 << 16)
     except OSError:

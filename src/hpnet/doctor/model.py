@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
 
-__all__ = ["CheckResult", "Facts", "Report", "Status"]
+__all__ = ["CheckResult", "Facts", "Report", "Status", "redacted"]
 
 
 class Status(str, enum.Enum):
@@ -78,3 +79,43 @@ class Report:
             if status in statuses:
                 return status
         return Status.PASS
+
+
+#: ``NAME=value`` in a check's text, the value bare or shell-quoted (as fixes write it)
+_ASSIGNMENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=('(?:[^']|'\\'')*'|\"[^\"]*\"|[^\s,;]*)")
+
+
+def redacted(report: Report) -> Report:
+    """The report as it may be shown: no secret's value (:mod:`hpnet.secrets`), the
+    rule ``hpnet env`` and ``hpnet launch`` follow. ``NAME=value`` of a secret-looking
+    name becomes ``NAME=<redacted>``; a credential inside any text (``user:pass@``) is
+    redacted where it stands.
+
+    >>> shown = redacted(Report(node="n", profile=None, variables_source="env", checks=(
+    ...     CheckResult(id="x", area="a", status=Status.WARN,
+    ...                 summary="NCCL_NET_TOKEN=abc and https://u:pw@h/"),)))
+    >>> shown.checks[0].summary
+    'NCCL_NET_TOKEN=<redacted> and https://u:<redacted>@h/'
+    """
+    from hpnet.secrets import REDACTED, looks_secret, redact_text  # noqa: PLC0415
+
+    def clean(text: str) -> str:
+        text = _ASSIGNMENT.sub(lambda m: f"{m[1]}={REDACTED}" if looks_secret(m[1]) else m[0], text)
+        return redact_text(text)
+
+    def optional(text: str | None) -> str | None:
+        return None if text is None else clean(text)
+
+    checks = tuple(
+        dataclasses.replace(
+            check,
+            summary=clean(check.summary),
+            evidence=tuple(clean(line) for line in check.evidence),
+            fix=optional(check.fix),
+            fix_note=optional(check.fix_note),
+        )
+        for check in report.checks
+    )
+    return dataclasses.replace(
+        report, checks=checks, variables_source=clean(report.variables_source)
+    )

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING
 
 from hpnet.nccl.catalog import foreign, lookup, suggest, validate
 from hpnet.nccl.fill import Finding, choose_transport, detected_values
+from hpnet.secrets import REDACTED, is_secret, looks_secret, redact, redact_text
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
 
-__all__ = ["Layer", "Origin", "Resolution", "ResolvedVar", "resolve_env"]
+__all__ = ["Layer", "Origin", "Resolution", "ResolvedVar", "for_display", "resolve_env"]
 
 #: what an environment variable's name must look like to be taken at all: a name
 #: that is not a shell identifier could not be exported safely
@@ -133,7 +134,8 @@ def resolve_env(
                 Finding(
                     severity="info",
                     code="not-an-nccl-variable",
-                    message=f"{k}={v} is in the environment but is not an NCCL setting: "
+                    message=f"{k}={redact(k, v)} is in the environment but is not an NCCL "
+                    "setting: "
                     f"{who}; left as it is, not exported",
                 )
             )
@@ -271,18 +273,21 @@ def _resolve(
         wanted = below[-1]
         if override_env:
             winner = wanted
-            notes.append(f"replaces the environment's {env_layer.value!r} (--override-env)")
+            notes.append(
+                f"replaces the environment's {_shown(name, env_layer.value)!r} (--override-env)"
+            )
         else:
             notes.append(
                 f"kept from the environment; the {wanted.origin.value} layer would set "
-                f"{wanted.value!r}: {wanted.reason}"
+                f"{_shown(name, wanted.value)!r}: {wanted.reason}"
             )
             findings.append(
                 Finding(
                     severity="warn",
                     code="environment-disagrees",
-                    message=f"{name}={env_layer.value} is set in the environment; the "
-                    f"{wanted.origin.value} layer says {wanted.value!r} ({wanted.reason}); "
+                    message=f"{name}={_shown(name, env_layer.value)} is set in the "
+                    f"environment; the {wanted.origin.value} layer says "
+                    f"{_shown(name, wanted.value)!r} ({wanted.reason}); "
                     "use --override-env to replace it",
                 )
             )
@@ -297,7 +302,7 @@ def _resolve(
                 Finding(
                     severity="warn",
                     code="invalid-value",
-                    message=f"{name}={winner.value}: {judged.message}",
+                    message=f"{name}={_shown(name, winner.value)}: {judged.message}",
                 )
             )
     if var is None and name.startswith("NCCL_") and foreign(name) is None:
@@ -360,3 +365,67 @@ def _checks(
                 )
             )
     return findings
+
+
+def _shown(name: str, value: str | None) -> str | None:
+    """A value as a message may quote it (:func:`hpnet.secrets.redact`)."""
+    return None if value is None else redact(name, value)
+
+
+def for_display(resolution: Resolution, *, exported: bool) -> Resolution:
+    """The resolution as ``hpnet env`` prints it: no secret's value.
+
+    A variable is secret as ``hpnet launch`` judges it (:func:`hpnet.secrets.is_secret`:
+    a TOKEN, SECRET, PASSWORD... name, or a value holding a credential such as
+    ``https://user:pass@host``); launch withholds it from every rank unless named with
+    ``--env``, and env does not print it either. ``exported``: the output is meant to be
+    sourced or passed on (shell, dotenv, mpirun, deepspeed, k8s, slurm): the variable is
+    left out, since a ``<redacted>`` there would become its value. Otherwise (JSON,
+    ``--explain``) it stays, its value ``<redacted>`` (a URL keeps all but its password).
+    Either way a ``secret-withheld`` finding says why and how the job gets it.
+
+    >>> from hpnet.nccl.fill import Finding
+    >>> var = ResolvedVar(name="NCCL_NET_TOKEN", value="abc", origin=Origin.USER,
+    ...                   reason="set by --set", source="--set",
+    ...                   layers=(Layer(origin=Origin.USER, value="abc", reason="set by --set"),))
+    >>> r = Resolution(profile="p", transport="ib", nccl_version=None, node="n",
+    ...                variables=(var,), findings=())
+    >>> for_display(r, exported=False).variables[0].value, for_display(r, exported=True).exported
+    ('<redacted>', ())
+    """
+    variables: list[ResolvedVar] = []
+    findings = [dataclasses.replace(f, message=redact_text(f.message)) for f in resolution.findings]
+    for var in resolution.variables:
+        secret = var.value is not None and is_secret(var.name, var.value)
+        if secret:
+            findings.append(_withheld(var, exported=exported))
+            if exported:
+                continue
+        layers = tuple(
+            dataclasses.replace(layer, value=_shown(var.name, layer.value)) for layer in var.layers
+        )
+        variables.append(
+            dataclasses.replace(
+                var,
+                value=_shown(var.name, var.value),
+                layers=layers,
+                notes=tuple(redact_text(note) for note in var.notes),
+                invalid=redact_text(var.invalid) if var.invalid else var.invalid,
+            )
+        )
+    return dataclasses.replace(resolution, variables=tuple(variables), findings=tuple(findings))
+
+
+def _withheld(var: ResolvedVar, *, exported: bool) -> Finding:
+    why = "its name" if looks_secret(var.name) else "its value holds a credential"
+    shown = "left out of this output" if exported else f"its value is shown as {REDACTED}"
+    if var.origin is Origin.ENVIRONMENT:
+        how = f"it stays set in this environment; `hpnet launch --env {var.name}` forwards it"
+    else:
+        how = f"export it yourself where the job runs (`hpnet launch --env {var.name}` forwards it)"
+    return Finding(
+        severity="info",
+        code="secret-withheld",
+        message=f"{var.name} looks like a secret ({why}): {shown}, as hpnet launch withholds "
+        f"it; {how}",
+    )

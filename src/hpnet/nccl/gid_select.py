@@ -147,10 +147,11 @@ def nccl_auto_gid_index(
     if current is None:
         return None
     chosen = 0
-    for index in range(1, max(by_index) + 1):
-        candidate = by_index.get(index)
-        if candidate is None:
-            continue
+    # the indices the table has, in order: not every number up to the largest (a listing
+    # with GID[999999999999] once kept this loop busy for hours); NCCL's walk skips the
+    # empty slots between them too
+    for index in sorted(i for i in by_index if i > 0):
+        candidate = by_index[index]
         current = by_index[chosen]
         candidate_family = _family(candidate)
         in_range = _in_range(candidate, family, parsed_range)

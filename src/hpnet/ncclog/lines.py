@@ -137,11 +137,16 @@ def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
 #: ``__PRETTY_FUNCTION__`` as the file, spaces and parentheses included (``int
 #: nccl_net_ofi_rdma_connect(...):123``, include/nccl_ofi_log.h @v1.21.1)
 _PREFIX = re.compile(
-    r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\]"
+    # the host starts a run of host characters (the look-behind): tried from inside a
+    # run too, a 200 kB run without a ':' took as many scans of it as it has characters
+    r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\]"
     r"(?: (?P<where>[^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)(?: \((?P<func>[^()\s]*)\))?)?\s*$"
 )
-#: a WARN's ``file.cc:123`` (or a plugin's function) where no host prefix stands before it
-_WHERE = re.compile(r"(?:^|\s)([^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)\s*$")
+#: a WARN's ``file.cc:123`` (or a plugin's function) where no host prefix stands before it:
+#: what ``(?:^|\s)([^\s\[\]](?:[^\[\]]*?[^\s\[\]])?:\d+)\s*$`` finds, in two linear steps
+#: (that pattern scanned to the end of the text from every space: minutes on a long line)
+_WHERE_END = re.compile(r"(?<=[^\s\[\]]):(\d+)\s*$")
+_WHERE_START = re.compile(r"(?<!\S)[^\s\[\]]")
 #: timestamps that log collectors glue in front of the host (CloudWatch, kubectl
 #: --timestamps, NCCL 2.26+'s ``[2026-11-21 23:50:29]``), removed before the host is read
 _TIMESTAMP = re.compile(r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?")
@@ -179,10 +184,10 @@ def _launcher_rank(tags: str) -> int | None:
 #: brackets; some transcriptions drop the arrow. Bare messages keep their number.
 _CONNECTION = re.compile(
     r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? : (\d+)(?:\[([0-9a-fA-Fx]+)\])?\s+(?:->\s+)?(\d+)"
-    r"(?:\[([0-9a-fA-Fx]+)\])?(?: \[(send|receive)\])? via (.+?)\s*$"
+    r"(?:\[([0-9a-fA-Fx]+)\])?(?: \[(send|receive)\])? via (.+?)$"
 )
 #: CollNet has no peer rank: ``CollNet 00/0 : 3 [send] via COLLNET/SHARP/0/GDRDMA``
-_COLLNET = re.compile(r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)\s*$")
+_COLLNET = re.compile(r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)$")
 _RING_ORDER = re.compile(r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? :((?:\s+-?\d+)+)\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
@@ -208,11 +213,15 @@ _SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
 #: ``}`` (net_ib.cc:313 @2.20.3); the outer index is the one ``via NET/IB/N`` names
 _MERGED_NIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
 _MERGED_PART = re.compile(r"\[\d+\] ([^\s:\[\],]+):(\d+)/(\w+)")
-_NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$")
+#: "NET/IB : Using [0]mlx5_0:1/RoCE ... ; OOB eth0:10.0.0.1<0>": the list, then the OOB
+#: interface found from the end (one pattern ``Using (.*?)\s*(?:;\s*OOB (\S+))?\s*$`` tried
+#: every split of a run of spaces: a 5000-space message took minutes)
+_NET_LIST = re.compile(r"^NET/(\S+?) ?: Using (.*)")
+_NET_LIST_OOB = re.compile(r";\s*OOB (\S+)\s*$")
 _NET_OLD_IFACE = re.compile(r"^NET : Using interface (\S+)")
 #: "Using network %s" (2.6.4+), 2.3's "Using internal Network %s" / "Using external
 #: Network %s" (init.cu:74-77 @2.3.5)
-_NETWORK = re.compile(r"^Using (?:internal |external )?[Nn]etwork (.+?)\s*$")
+_NETWORK = re.compile(r"^Using (?:internal |external )?[Nn]etwork (.+?)$")
 #: a plugin's own lines: "NET/FastSocket : Connected after 1000 retries." (any module but
 #: NCCL's IB and Socket, the plugin loader and aws-ofi-nccl's NET/OFI)
 _MODULE_LINE = re.compile(r"^NET/(\w+) ?: ")
@@ -220,16 +229,16 @@ _MODULE_LINE = re.compile(r"^NET/(\w+) ?: ")
 #: NET plugin X" only says X started, and a plugin that starts can still fail); a plugin
 #: NCCL loaded: "NET/Plugin: Loaded net plugin AWS Libfabric (v8)" (plugin/net.cc)
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
-_LOADED = re.compile(r"^NET/Plugin ?: Loaded (net|collnet|coll) plugin (.+?)(?: \(v\d+\))?\s*$")
+_LOADED = re.compile(r"^NET/Plugin ?: Loaded (net|collnet|coll) plugin (.+?)(?: \(v\d+\))?$")
 #: 2.28+: "Assigned GIN plugin %s to comm" (plugin/net.cc:249 @2.28.9), 2.29+ also "RMA"
 _GIN = re.compile(r"^Assigned (GIN|RMA) plugin (\S+) to comm")
 _SHARP_DEVICE = re.compile(r"^Sharp rank \d+/\d+ initialized on (\S+)")
 #: nccl-rdma-sharp-plugins' p2p_plugin.c: "P2P plugin %s", "P2P plugin v10 %s"
 _P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)\s*$")
-_PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)\s*$")
+_PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)$")
 #: "NCCL_IB_HCA set by environment to mlx5_0." (param.cc, 2.7.3+ for string values; the
 #: integer form ends without a period), "NCCL_IB_HCA set to mlx5_0" (2.4-2.15, NET)
-_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment |by \S+ )?to (.*?)\.?\s*$")
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment |by \S+ )?to (.*?)\.?$")
 _LAST_VERBS_LIB = re.compile(r"^Count not open libibverbs\.so\.1\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
 #: the return-code trail of a failed call (include/checks.h: "%s:%d -> %d", with
@@ -265,7 +274,7 @@ _CHANNELS = re.compile(
 #: "NVLS multicast support is %savailable on dev %d" (transport/nvls.cc, 2.19+)
 _NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d+)")
 #: Ray's log deduplication appends " [repeated 7x across cluster]" to a line
-_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+_RAY_REPEATED = re.compile(r"(?<!\s)\s*\[repeated \d+x across cluster\]\s*$")
 #: ``name value`` pairs of the communicator lines (init.cc ``ncclCommInitRank comm %p rank %d
 #: nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx``, ``ncclCommSplit ... parent %p
 #: color %d key %d`` 2.21.5+, ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank
@@ -301,8 +310,13 @@ _SIGNAL = re.compile(
 
 #: what may stand before a bare ``NCCL version`` line: launcher tags and spaces only
 _BARE_VERSION_PREFIX = re.compile(r"\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[\w+\]:?)?\s*")
+#: longest text before a bare ``NCCL version`` that tags can be (the pattern above would
+#: try every split of a long run of spaces between its two ``\s*``)
+MAX_BARE_VERSION_PREFIX = 300
 #: where an INFO message pasted without ``NCCL INFO`` may start: the first words of the
-#: formats in :data:`BARE_KINDS` (anything before it is a launcher's or a log collector's)
+#: formats in :data:`BARE_KINDS` (anything before it is a launcher's or a log collector's);
+#: a file name is at most 255 characters (``\S+`` ran to the end of the line from every
+#: bracket of ``[0][0][0]...``)
 _BARE_START = re.compile(
     r"(?:(?<=\s)|(?<=\])|^)"
     r"(?:Channel (?:\d+(?:/\d+)? )?: \d|Ring \d+ : \d|CollNet \d+(?:/\d+)? : \d"
@@ -310,7 +324,7 @@ _BARE_START = re.compile(
     r"|NET/IB: \[\d+\] |Using (?:internal |external )?[Nn]etwork "
     r"|Bootstrap ?: (?:Using|no socket)|NCCL_[A-Z0-9_]+ set (?:by \S+ )?to "
     r"|GPU Direct RDMA |comm 0x[0-9a-f]+ rank \d|ncclComm\w+ comm 0x"
-    r"|\S+\.(?:cc|cu):\d+ -> \d|Connected all rings|\d+ coll channels,"
+    r"|\S{1,255}\.(?:cc|cu):\d+ -> \d|Connected all rings|\d+ coll channels,"
     r"|NVLS multicast support|(?:Assigned|Initialized) NET plugin|Failed to open libibverbs"
     r"|cudaDriverVersion \d|Call to ibv_\w+ failed|P2P plugin |Assigned (?:GIN|RMA) plugin)"
 )
@@ -365,6 +379,9 @@ def _message_event(message: str, process: None, source: str) -> Message:
     Pure of the process that wrote it, so the reading of a message is cached and a
     message all processes print (``Using network IB``) is read once.
     """
+    # without its trailing white space, the patterns end in ``(.+?)$``: one that ends in
+    # ``(.+?)\s*$`` tries every run of spaces inside a message to its end (quadratic)
+    message = message.rstrip()
     if message.endswith("cluster]"):
         message = _RAY_REPEATED.sub("", message)
     head = message[:8]
@@ -580,7 +597,10 @@ def _net_event(message: str, process: None) -> Message:
         return _m("net-iface", process, (name, address or None))
     found = _NET_LIST.match(message)
     if found:
-        network, listing, oob = found.groups()
+        network, listing = found.groups()
+        tail = _NET_LIST_OOB.search(listing)
+        oob = tail.group(1) if tail else None
+        listing = (listing[: tail.start()] if tail else listing).rstrip()
         nics: tuple[tuple[int, str, int | None, str | None, str | None], ...]
         if network == "Socket":  # [0]eth0:10.0.0.1<0>: an interface and its address
             nics = tuple(
@@ -616,11 +636,32 @@ _GLUED = re.compile(r"(?:\s\|\s*|\s)\S*:\d+:\d+ \[-?\d+\](?: \S+:\d+)? NCCL (?:I
 #: the host is the run of host characters before ``:pid:tid``, possibly with the first
 #: line's last word in front of it (``...via NET/IB/0/GDRDMAnode2:1008:1008 [0] NCCL INFO``)
 _GLUED_PREFIX = re.compile(
-    rb"([\w-]*):(\d+):\d+ \[-?\d+\](?: [^\[\]\n]*?:\d+(?: \([^()\s]*\))?)? NCCL (?:INFO|WARN) "
+    rb":(\d+):\d+ \[-?\d+\](?: [^\[\]\n]*?:\d+(?: \([^()\s]*\))?)? NCCL (?:INFO|WARN) "
 )
+#: the host characters a glued prefix's run can hold: found backwards from its ``:pid``
+#: (a pattern starting with ``[\w-]*`` tried every position of a long word, and took
+#: minutes on one line of 200 kB); a host is at most 255 characters, the rest is text
+_HOST_RUN = re.compile(rb"[\w-]*")
+MAX_HOST_RUN = 512
 #: how a connection line ends (transport/net.cc, p2p.cc, shm.cc): a word glued to a host
 #: after it is cut there when the host is not known yet
 _TRANSPORT_TAIL = re.compile(rb"(?:GDRDMA(?:\(PCI\))?|Shared|read|CE|CUMEM|IPC|MNNVL|direct)")
+
+
+def _where(text: str) -> str | None:
+    """The ``file.cc:123`` that ends ``text``: from the first word after the last bracket
+    before it (a plugin's function name holds spaces) to its line number.
+
+    >>> _where("ts=1 net.cc:93"), _where("[x] int f(int a):12  "), _where("no place")
+    ('ts=1 net.cc:93', 'int f(int a):12', None)
+    """
+    end = _WHERE_END.search(text)
+    if end is None:
+        return None
+    colon = end.start()
+    after_bracket = max(text.rfind("[", 0, colon), text.rfind("]", 0, colon)) + 1
+    start = _WHERE_START.search(text, after_bracket, colon)
+    return text[start.start() : end.end(1)] if start else None
 
 
 def _first_line(message: str) -> str:
@@ -681,8 +722,7 @@ class Classifier:
         else:
             rank = _launcher_rank(text)
             key = source if rank is None else f"{source}[rank {rank}]"
-            place = _WHERE.search(text)
-            value = ((key, None, None, rank, None), place.group(1) if place else None)
+            value = ((key, None, None, rank, None), _where(text))
         if len(self._prefixes) >= MAX_CACHED:
             self._prefixes.clear()
         self._prefixes[(prefix, source)] = value
@@ -715,26 +755,48 @@ class Classifier:
         >>> [part.split(b" NCCL INFO ")[1] for part in parts]
         [b'Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA', b'Using network IB']
         """
-        markers = [i for i in (line.find(b"NCCL INFO "), line.find(b"NCCL WARN ")) if i >= 0]
+        # a loop over offsets, not recursion on the rest of the line: a line of thousands of
+        # glued lines exhausted the stack, and the copies of its rest took a gigabyte. Every
+        # glued line is read; the time is linear in the line, which is at most
+        # MAX_LINE_BYTES (scan.py: a longer one is cut, and the cut is noted)
+        parts: list[bytes] = []
+        start = 0  # where the line not yet cut begins
+        while (cut := self._glued_at(line, start)) is not None:
+            parts.append(line[start:cut].rstrip(b" |"))
+            start = cut
+        parts.append(line[start:] if start else line)
+        return parts
+
+    def _glued_at(self, line: bytes, start: int) -> int | None:
+        """Where the next NCCL line glued into ``line[start:]`` begins, if one is."""
+        markers = [
+            i for i in (line.find(b"NCCL INFO ", start), line.find(b"NCCL WARN ", start)) if i >= 0
+        ]
         if not markers:
-            return [line]
+            return None
         first = min(markers)
         found = _GLUED_PREFIX.search(line, first + 10)
         if found is None:
-            return [line]
-        run, pid = found.group(1), int(found.group(2))
-        cut = found.start(1)
+            return None
+        pid = int(found.group(1))
+        # the run of host characters before ":pid", read backwards from there
+        back = max(first + 10, found.start() - MAX_HOST_RUN)
+        window = line[back : found.start()][::-1]
+        host_run = _HOST_RUN.match(window)
+        length = host_run.end() if host_run else 0
+        run = window[:length][::-1]
+        run_start = found.start() - length
+        cut = run_start
         known = [h for h in self._hosts.get(pid, ()) if run.endswith(h.encode())]
         if not known:  # this pid's first line: any host seen before may end the run
             known = [h for h in self._hosts.get(-1, ()) if run.endswith(h.encode())]
         if known:  # the host this pid printed before
-            cut = found.end(1) - len(max(known, key=len))
+            cut = found.start() - len(max(known, key=len))
         else:  # a connection line's last word (GDRDMA, CUMEM, ...) before the host
             tail = _TRANSPORT_TAIL.match(run)
-            if tail and tail.end() < len(run) and b" via " in line[:cut]:
+            if tail and tail.end() < len(run) and line.find(b" via ", start, cut) >= 0:
                 cut += tail.end()
-        head = line[:cut].rstrip(b" |")
-        return [head, *self.split(line[cut:])]
+        return cut
 
     def __call__(self, line: bytes, source: str) -> Event | None:
         at = line.find(b"NCCL INFO ")
@@ -781,7 +843,7 @@ class Classifier:
         text = line.decode("utf-8", "replace").rstrip("\r")
         at = text.find("NCCL version ")
         if at >= 0 and (
-            _BARE_VERSION_PREFIX.fullmatch(text[:at])
+            (at <= MAX_BARE_VERSION_PREFIX and _BARE_VERSION_PREFIX.fullmatch(text[:at]))
             or (
                 at < 300 and not _BARE_PREFIX_REJECT.search(text, 0, at) and "NCCL" not in text[:at]
             )

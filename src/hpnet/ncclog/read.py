@@ -6,9 +6,10 @@ before it); results come back in order and are folded by one
 :class:`hpnet.ncclog.facts.LogFolder`, so the answer is the same with one worker or
 sixteen. Standard input, a FIFO (``<(zcat job.log.gz)``) and ``.gz`` files are read
 once, front to back (gzip found by its magic bytes); a gzip cut short is read up to
-where it breaks. A line longer than :data:`MAX_LINE_BYTES` is read up to that length
-and counted once, on every path. Memory stays at a few blocks per worker, whatever
-the file's size.
+where it breaks. A FIFO is opened without waiting for its writer; a stream silent for
+a while is said to be waited for, and ``--idle-timeout`` bounds the wait. A line
+longer than :data:`MAX_LINE_BYTES` is read up to that length and counted once, on
+every path. Memory stays at a few blocks per worker, whatever the file's size.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ RANGE_BYTES = 32 << 20
 RANGES_PER_WORKER = 2
 #: below this much input, worker processes cost more than they save
 PARALLEL_MIN_BYTES = 96 << 20
+#: a stream silent this long is said to be waited for (standard error, once)
+WAIT_NOTE_SECONDS = 1.0
 #: files in a directory beyond this are an input error (a wrong directory)
 MAX_FILES = 100_000
 SNIFF_BYTES = 8192
@@ -226,15 +229,132 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def _stream_chunks(source: LogInput, notes: list[str], name: str) -> Iterator[bytes]:
+class _StreamReader(io.RawIOBase):
+    """Standard input or a FIFO, read as data comes, never waiting unseen.
+
+    A FIFO is opened with ``O_NONBLOCK`` (a plain open waits for a writer, and would
+    wait forever for one that never comes); every read first polls. When nothing has
+    come after :data:`WAIT_NOTE_SECONDS`, ``waiting`` is told once (the CLI says on
+    standard error what hpnet waits for and how to stop it); when nothing comes for
+    ``idle_timeout_seconds``, reading ends there (:class:`_IdleTimeout`).
+    """
+
+    def __init__(
+        self,
+        source: LogInput,
+        name: str,
+        *,
+        idle_timeout_seconds: float | None,
+        waiting: Callable[[str], None] | None,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.idle_timeout_seconds = idle_timeout_seconds
+        self.waiting = waiting
+        self.received = 0
+        self.noted = False  # the wait was said: once a stream, not at every pause
+        self.own = source.path != "-"
+        if self.own:
+            try:
+                self.fd = os.open(source.path, os.O_RDONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot read the log ({exc.strerror})",
+                    code="log-unreadable",
+                    where=name,
+                    fix="check the path and its permissions",
+                ) from None
+        else:
+            # standard input stays blocking: its file description is the shell's too
+            self.fd = sys.stdin.fileno()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        while True:
+            self._wait()
+            try:
+                data = os.read(self.fd, len(buffer))
+                break
+            except BlockingIOError:  # woken with nothing to read: wait again
+                continue
+        buffer[: len(data)] = data
+        self.received += len(data)
+        return len(data)
+
+    def _wait(self) -> None:
+        """Until the stream can be read (data, or its end)."""
+        import select  # noqa: PLC0415 - streams only
+
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLPRI)
+        waited = 0.0
+        while True:
+            step = WAIT_NOTE_SECONDS if not self.noted else 3600.0
+            if self.idle_timeout_seconds is not None:
+                step = min(step, max(self.idle_timeout_seconds - waited, 0.0))
+            started = time.monotonic()
+            if poller.poll(int(step * 1000)):
+                return
+            waited += time.monotonic() - started
+            if self.idle_timeout_seconds is not None and waited >= self.idle_timeout_seconds:
+                raise _IdleTimeout(self.idle_timeout_seconds)
+            if not self.noted and self.waiting is not None:
+                self.noted = True
+                if os.isatty(self.fd):
+                    self.waiting(
+                        f"reading {self.name} from the terminal: paste the log, then press Ctrl-D"
+                    )
+                else:
+                    what = "nothing read yet" if not self.received else "nothing new"
+                    self.waiting(
+                        f"waiting for {self.name} ({what}: its writer has not written or "
+                        "closed it); Ctrl-C stops, --idle-timeout S gives up after S seconds"
+                    )
+
+    def close(self) -> None:
+        if self.own and not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
+class _IdleTimeout(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"nothing arrived for {seconds:g} s")
+        self.seconds = seconds
+
+
+def _stream_chunks(
+    source: LogInput,
+    notes: list[str],
+    name: str,
+    *,
+    idle_timeout_seconds: float | None = None,
+    waiting: Callable[[str], None] | None = None,
+) -> Iterator[bytes]:
     """The bytes of a stream or a gzip file, decompressed where they are gzip.
 
     A truncated or corrupt gzip ends the input where it breaks, with a note: what was
-    read before is analysed.
+    read before is analysed. A stream that sends nothing for ``idle_timeout_seconds``
+    ends there too (with a note), or is an input error if it sent nothing at all.
     """
-    raw: BinaryIO = sys.stdin.buffer if source.path == "-" else open(source.path, "rb")  # noqa: SIM115
+    reader: _StreamReader | None = None
+    raw: BinaryIO
+    if source.path == "-" and not _has_fd(sys.stdin):
+        raw = sys.stdin.buffer  # a stand-in without a descriptor (an embedding program's)
+    elif source.stream:
+        reader = _StreamReader(
+            source, name, idle_timeout_seconds=idle_timeout_seconds, waiting=waiting
+        )
+        raw = io.BufferedReader(reader)
+    else:
+        raw = open(source.path, "rb")  # noqa: SIM115 - closed below
     try:
-        head = raw.read(2)
+        try:
+            head = raw.read(2)
+        except _IdleTimeout as exc:
+            raise _idle_error(name, exc) from None
         handle: BinaryIO = raw
         if head == GZIP_MAGIC:
             import gzip  # noqa: PLC0415 - only for compressed logs
@@ -255,6 +375,13 @@ def _stream_chunks(source: LogInput, notes: list[str], name: str) -> Iterator[by
                         break
                     pieces.append(piece)
                     size += len(piece)
+            except _IdleTimeout as exc:
+                if reader is not None and not reader.received:
+                    raise _idle_error(name, exc) from None
+                notes.append(f"{name}: {exc}: analysed up to there (--idle-timeout)")
+                if pieces:
+                    yield b"".join(pieces)
+                return
             except (EOFError, OSError, zlib.error) as exc:
                 # EOFError: cut short; BadGzipFile (an OSError): a bad header or CRC;
                 # zlib.error: corrupt deflate data
@@ -269,6 +396,23 @@ def _stream_chunks(source: LogInput, notes: list[str], name: str) -> Iterator[by
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
+
+
+def _has_fd(stream: object) -> bool:
+    try:
+        stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
+    return True
+
+
+def _idle_error(name: str, exc: _IdleTimeout) -> InputError:
+    return InputError(
+        f"{exc}: no log arrived",
+        code="log-timeout",
+        where=name,
+        fix="start the program that writes the pipe first, or raise --idle-timeout",
+    )
 
 
 def _range_chunks(
@@ -403,8 +547,15 @@ def read_logs(
     jobs: int | None = None,
     progress: Progress | None = None,
     notes: Sequence[str] = (),
+    idle_timeout_seconds: float | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> NcclLog:
-    """Parse every input into one :class:`NcclLog` (``jobs``: worker processes)."""
+    """Parse every input into one :class:`NcclLog` (``jobs``: worker processes).
+
+    A stream (standard input, a FIFO) that sends nothing for ``idle_timeout_seconds``
+    is read up to there; ``waiting`` hears, once per stream, that hpnet waits for one
+    (:class:`_StreamReader`).
+    """
     folder = LogFolder()
     for note in notes:
         folder.note(note)
@@ -431,7 +582,13 @@ def read_logs(
             folder.add_source(name)
             if source.stream or source.gzip:
                 stream_notes: list[str] = []
-                chunks_read = _stream_chunks(source, stream_notes, name)
+                chunks_read = _stream_chunks(
+                    source,
+                    stream_notes,
+                    name,
+                    idle_timeout_seconds=idle_timeout_seconds,
+                    waiting=waiting,
+                )
                 _scan_lines(_whole_lines(chunks_read), folder, name, advance)
                 for note in stream_notes:
                     folder.note(note)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from hpnet.rdma.model import GidKind, RdmaDevice
 from hpnet.render.table import format_pairs, format_table
+from hpnet.render.text import escaped
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -15,7 +16,10 @@ __all__ = ["render_inventory"]
 
 
 def render_inventory(inv: NodeInventory) -> str:
-    """A compact table per section; empty sections say so in one line."""
+    """A compact table per section; empty sections say so in one line. Text read from
+    a listing or a recorded tree (a device name, a path) is shown with its control
+    characters escaped: a listing cannot drive the terminal."""
+    inv = escaped(inv)
     head = f"hpnet detect — {inv.hostname or 'this node' if inv.source == 'live' else inv.source}"
     if inv.context and inv.context.in_container:
         kind = inv.context.runtime or "container"

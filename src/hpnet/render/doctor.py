@@ -31,7 +31,10 @@ def render_report(report: Report, *, command: str = "hpnet doctor", scope: str =
     """The report as text: checks by area; under a WARN or FAIL its evidence, the
     commands to paste (``fix:``, one per line) and what they cannot say (``note:``).
     ``command`` names the command in the verdict line; ``scope`` replaces the line
-    that says which variables were checked."""
+    that says which variables were checked. Control characters in what was read (an
+    env file's value, a listing's device name) are shown escaped."""
+    from hpnet.render.text import escape_controls  # noqa: PLC0415
+
     lines = [
         verdict_line(report, command),
         scope or f"variables checked: {report.variables_source}",
@@ -62,7 +65,8 @@ def render_report(report: Report, *, command: str = "hpnet doctor", scope: str =
                 body.append(f"# {check.fix_note}")
             lines.append(head + body[0])
             lines += [indent + line for line in body[1:]]
-    return "\n".join(lines) + "\n"
+    # each line escaped on its own: a fix's lines are lines, a newline inside one is not
+    return "\n".join(escape_controls(line) for line in lines) + "\n"
 
 
 def _block(pad: str, label: str, text: str | None) -> list[str]:

@@ -3,12 +3,11 @@ first, then the per-host transport table, communicators, findings, unknowns."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from hpnet.render.table import format_table
+from hpnet.render.text import escaped
 
 if TYPE_CHECKING:
     from hpnet.ncclog.report import VerifyReport
@@ -16,32 +15,6 @@ if TYPE_CHECKING:
 __all__ = ["render_verify"]
 
 MAX_ROWS = 40
-#: characters a log line can carry that a terminal acts on (ESC sequences that set the
-#: title or clear the screen, carriage returns that overwrite a line, C1 controls) or
-#: that reorder what is shown (bidi overrides): shown escaped, never sent raw
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-T = TypeVar("T")
-
-
-def _escape(text: str) -> str:
-    """``\x1b]0;title\x07`` -> ``\\x1b]0;title\\x07``: visible, inert."""
-    return _UNSAFE.sub(
-        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
-    )
-
-
-def _safe(value: T) -> T:
-    """``value`` with every string in it escaped (what a report holds comes from logs)."""
-    if isinstance(value, str):
-        return _escape(value)  # type: ignore[return-value]
-    if isinstance(value, tuple):
-        return tuple(_safe(v) for v in value)  # type: ignore[return-value]
-    if isinstance(value, dict):
-        return {_safe(k): _safe(v) for k, v in value.items()}  # type: ignore[return-value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _safe(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **changes)
-    return value
 
 
 def _gdr(value: str | None) -> str:
@@ -60,7 +33,7 @@ def _uniq_lines(lines: Iterable[str]) -> list[str]:
 def render_verify(report: VerifyReport) -> str:
     """The report as text for a terminal or an issue. Control characters that came
     from a log (escape sequences, carriage returns) are shown escaped."""
-    report = _safe(report)
+    report = escaped(report)
     lines = [f"hpnet verify: {report.status} — {report.verdict}"]
     sources = report.sources
     shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import stat
-
 from hpnet.errors import InputError
+from hpnet.inputfile import FileRole, open_regular_file, read_bounded
 
 __all__ = ["MAX_LISTING_BYTES", "decode_listing", "read_listing_file"]
 
@@ -16,36 +14,20 @@ MAX_LISTING_BYTES = 16 * 1024 * 1024
 def read_listing_file(path: str) -> tuple[str, str]:
     """Read a saved listing for :func:`inventory_from_listings`.
 
-    Only regular files, at most :data:`MAX_LISTING_BYTES`: ``/dev/zero`` or a FIFO
-    given by mistake gives an error, not a hang or an exhausted memory.
+    Only regular files, at most :data:`MAX_LISTING_BYTES`: ``/dev/zero``, a FIFO or
+    ``/proc/self/mem`` given by mistake gives an error, not a hang, an exhausted memory
+    or a traceback (:mod:`hpnet.inputfile`).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(
-            "no such file",
-            code="listing-not-found",
-            where=path,
-            fix="check the path given to --from",
-        ) from None
-    except IsADirectoryError:
-        raise _not_a_listing(path, "is a directory") from None
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the file ({exc.strerror})",
-            code="listing-unreadable",
-            where=path,
-            fix="make it readable or copy it somewhere readable",
-        ) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise _not_a_listing(path, "is a directory")
-        if not stat.S_ISREG(mode):
-            raise _not_a_listing(path, "is not a regular file (a device, FIFO or socket)")
-        data = os.read(fd, MAX_LISTING_BYTES + 1)
-    finally:
-        os.close(fd)
+    role = FileRole(
+        what="a saved listing",
+        code="listing-not-a-file",
+        too_large_code="listing-too-large",
+        missing_code="listing-not-found",
+        unreadable_code="listing-unreadable",
+        fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
+    )
+    with open_regular_file(path, role) as handle:
+        data = read_bounded(handle, path, role, max_bytes=MAX_LISTING_BYTES)
     return path, decode_listing(data, path)
 
 
@@ -66,12 +48,3 @@ def decode_listing(data: bytes, source: str) -> str:
             fix="pass the text output of ibv_devinfo / ibstat / show_gids / ibdev2netdev",
         )
     return data.decode("utf-8", errors="replace")
-
-
-def _not_a_listing(path: str, what: str) -> InputError:
-    return InputError(
-        what,
-        code="listing-not-a-file",
-        where=path,
-        fix="pass the file holding ibv_devinfo / ibstat / show_gids / ibdev2netdev output",
-    )

@@ -1,0 +1,62 @@
+"""Text from the outside world (a listing, a log, a sysfs value), made safe to print.
+
+What hpnet shows on a terminal was often read from a file someone else wrote: a device
+name in a saved listing, a line of a job's log. Such text can carry characters a
+terminal acts on (``ESC [ 2 J`` clears the screen, ``ESC ] 0 ; ... BEL`` sets the
+title, a carriage return overwrites the line, C1 controls such as ``\\x9b`` start a
+sequence on their own) or that reorder what is shown (bidi overrides). They are shown
+escaped, as ``\\x1b`` or ``\\u202e``: visible and inert.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from typing import TypeVar
+
+__all__ = ["escape_controls", "escaped"]
+
+#: C0 controls (tab and newline too: a value is one cell of one line), DEL, C1 controls,
+#: the line and paragraph separators, and the bidi embeddings, overrides and isolates
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+T = TypeVar("T")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character escaped.
+
+    >>> escape_controls("mlx5_0\\x1b[31m\\x9b2J\\u202e")
+    'mlx5_0\\\\x1b[31m\\\\x9b2J\\\\u202e'
+    """
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
+    )
+
+
+def escaped(value: T) -> T:
+    """``value`` with every string in it escaped: strings, tuples, lists, dicts and
+    dataclasses are walked; enum members (fixed words) and other values stay as they
+    are.
+
+    >>> escaped({"name": ("a\\x07",)})
+    {'name': ('a\\\\x07',)}
+    """
+    if isinstance(value, enum.Enum):
+        return value
+    if isinstance(value, str):
+        return escape_controls(value)  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        return tuple(escaped(v) for v in value)  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [escaped(v) for v in value]  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {escaped(k): escaped(v) for k, v in value.items()}  # type: ignore[return-value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: escaped(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init
+        }
+        return dataclasses.replace(value, **changes)
+    return value
