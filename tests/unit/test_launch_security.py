@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -354,7 +355,8 @@ def read_tune(text: str) -> list[dict[str, str]]:
     end at [ \\t\\f\\v]) and Open MPI 5 (PRRTE schizo_ompi.c: words split on spaces,
     a quote stripped from either end) read them: one mapping each."""
     readings = []
-    for split in (lambda s: s.replace("\t", " ").replace("\f", " ").replace("\v", " ").split(),
+    # (str.split() would also split at Unicode spaces such as U+00A0: flex reads bytes)
+    for split in (lambda s: [w for w in re.split("[ \t\f\v]+", s) if w],
                   lambda s: [w.strip('"') for w in s.split(" ") if w]):  # fmt: skip
         pairs: dict[str, str] = {}
         for line in text.split("\n"):
