@@ -6,8 +6,14 @@ import dataclasses
 import enum
 import json
 import os
+import re
 
-__all__ = ["dumps", "to_data"]
+__all__ = ["dumps", "inert", "to_data"]
+
+#: what JSON may hold raw but a terminal acts on (C1 controls such as \x9b, which
+#: starts an escape sequence on its own; DEL) or that reorders what is shown (bidi
+#: embeddings, overrides, isolates), and the separators JavaScript reads as line ends
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def to_data(value: object) -> object:
@@ -38,6 +44,17 @@ def to_data(value: object) -> object:
     return value
 
 
+def inert(text: str) -> str:
+    """JSON text with the characters of :data:`_UNSAFE` written as ``\\uXXXX`` (they can
+    only be inside strings, so the data is the same; C0 controls JSON escapes itself).
+
+    >>> inert(json.dumps("a\x9b2J", ensure_ascii=False))
+    '"a\\\\u009b2J"'
+    """
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
 def dumps(value: object) -> str:
-    """Indented JSON of :func:`to_data`, non-ASCII kept as is."""
-    return json.dumps(to_data(value), indent=2, ensure_ascii=False)
+    """Indented JSON of :func:`to_data`, non-ASCII kept as is but for what a terminal
+    would act on (:func:`inert`)."""
+    return inert(json.dumps(to_data(value), indent=2, ensure_ascii=False))

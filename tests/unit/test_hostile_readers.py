@@ -77,6 +77,20 @@ def test_detect_shows_escape_sequences_of_a_listing_escaped(
     assert "mlx5_\\x1b[2J\\x1b]0;PWNED\\x07\\x9b31m0" in out
 
 
+def test_detect_json_writes_terminal_controls_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON escapes C0 controls itself, but held C1 controls (U+009B starts a sequence on
+    its own) and bidi overrides raw: they are written as \\u escapes, the same data."""
+    name = "mlx5_\x9b31m\u202e0"
+    path = tmp_path / "devinfo.txt"
+    path.write_text(ROCE.read_text().replace("mlx5_0", name))
+    code, out, _ = cli(["detect", "--from", str(path), "--json"], capsys)
+    assert code == 0
+    assert "\x9b" not in out and "\u202e" not in out
+    assert name in json.dumps(json.loads(out), ensure_ascii=False)
+
+
 @pytest.mark.parametrize("fmt", ["shell", "dotenv", "mpirun", "deepspeed", "k8s", "slurm"])
 def test_env_leaves_secrets_out_of_what_is_sourced(
     fmt: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

@@ -555,3 +555,20 @@ def test_a_workdir_starting_with_a_dash_is_a_directory(world: World) -> None:
     assert done.returncode == 0, done.stderr
     (got,) = world.ranks()
     assert got["cwd"] == str(world.home / "-P")
+
+
+def test_a_secret_in_the_resolved_nccl_settings_is_withheld(world: World) -> None:
+    # the profile's resolution carries the caller's NCCL_* values: a secret among them
+    # was listed as "not forwarded" and forwarded all the same
+    env = world.environ(NCCL_IB_SECRET_TOKEN="tok-resolved", NCCL_PROXY="https://u:pw@proxy")
+    done = world.launch("--profile", "roce", "--hosts", "a,b", "--dry-run", "--json", "--",
+                        "true", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    text = json.dumps(plan)
+    for name in ("NCCL_IB_SECRET_TOKEN", "NCCL_PROXY"):
+        assert name in text  # named as withheld
+        assert all(name not in command["env"] for command in plan["commands"]), plan
+    named = world.launch("--profile", "roce", "--hosts", "a,b", "--env", "NCCL_PROXY",
+                         "--dry-run", "--json", "--", "true", env=env)  # fmt: skip
+    assert all("NCCL_PROXY" in c["env"] for c in json.loads(named.stdout)["commands"])

@@ -119,6 +119,9 @@ def propagate(
     ...               resolved={"NCCL_IB_GID_INDEX": "3"})
     >>> dict(p.env), p.withheld
     ({'NCCL_DEBUG': 'INFO', 'NCCL_IB_GID_INDEX': '3'}, ('HF_TOKEN',))
+
+    A secret is withheld wherever it comes from, the resolved settings included, unless
+    named (``named``, from ``--env NAME``).
     """
     chosen = tuple(dict.fromkeys(prefixes))
     env: dict[str, str] = {}
@@ -135,6 +138,12 @@ def propagate(
         env[name] = environ[name]
         origins[name] = f"environment (prefix {prefix})"
     for name, value in resolved.items():
+        if is_secret(name, value):
+            # the resolution carries the caller's own NCCL_* values: a secret among
+            # them is withheld as it would be from the environment
+            if name not in withheld:
+                withheld.append(name)
+            continue
         _check(name, value, f"hpnet env ({name})")
         env[name] = value
         origins[name] = "hpnet env"
@@ -142,5 +151,5 @@ def propagate(
         _check(name, value, f"--env {name}")
         env[name] = value
         origins[name] = "--env"
-    withheld = [name for name in withheld if name not in named]
+    withheld = sorted(name for name in withheld if name not in named)
     return Propagation(env=env, origins=origins, withheld=tuple(withheld), prefixes=chosen)

@@ -63,7 +63,9 @@ def render(resolution: Resolution, fmt: str) -> str:
                 )
         return "".join(f"{name}='{value}'\n" for name, value in pairs)
     if fmt == "json":
-        return json.dumps(to_json(resolution), indent=2, ensure_ascii=False) + "\n"
+        from hpnet.jsonout import inert  # noqa: PLC0415
+
+        return inert(json.dumps(to_json(resolution), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "mpirun":
         args = [arg for name, value in pairs for arg in ("-x", f"{name}={value}")]
         return shlex.join(args) + "\n"
