@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from hpnet.check.expect import (
@@ -91,9 +91,13 @@ def _sweep(mode: str, device: str) -> dict[str, Any]:
     return {"sizes": (1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20), "iters": 20, "warmup": 5}
 
 
-def _stage_env(environ: Mapping[str, str], resolved: Mapping[str, str]) -> dict[str, str]:
+def _stage_env(
+    environ: Mapping[str, str], resolved: Mapping[str, str], unset: Sequence[str] = ()
+) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if k != "NCCL_DEBUG_FILE"}  # logs to the rank logs
     env.update(resolved)
+    for name in unset:  # --override-env said to remove it
+        env.pop(name, None)
     # ENV: NCCL prints the variables it read, NCCL_HOSTID among them: without that line
     # the fake hosts of one machine cannot be told apart in the log
     env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET,ENV")
@@ -243,8 +247,20 @@ def run_check(
     profile = get_profile(options.profile)
     resolution = resolve_env(profile, inventory, environment=env)
     resolved = dict(resolution.exported)
+    stage_env = _stage_env(env, resolved, resolution.unset)
     progress("doctor: pre-flight checks")
-    doctor = diagnose(sysfs_root=options.sysfs_root, profile=options.profile, environment=env)
+    # one truth: the doctor judges the node detected above and the environment the
+    # stages run with (not a second detection, nor the profile's presets alone)
+    judged = {k: v for k, v in {**env, **resolved}.items() if k.startswith("NCCL_")}
+    for name in resolution.unset:
+        judged.pop(name, None)
+    doctor = diagnose(
+        sysfs_root=options.sysfs_root,
+        profile=options.profile,
+        environment=env,
+        inventory=inventory,
+        judged=(judged, "the environment hpnet check resolved and runs with"),
+    )
     port_text, rates = _rdma_ports(inventory)
     transport = resolution.transport
     plugin = resolved.get("NCCL_NET_PLUGIN", "").lower() not in ("", "none")
@@ -256,7 +272,6 @@ def run_check(
 
     nproc, device = local_defaults(options.nproc, options.device)
     root = run_directory(options.keep_dir)
-    stage_env = _stage_env(env, resolved)
     stages: list[Stage] = []
     verifies: list[tuple[Stage, VerifyReport | None]] = []
     notes: list[str] = []
@@ -303,7 +318,7 @@ def run_check(
     )  # fmt: skip
     return _report(
         options=options, inventory=inventory, doctor=doctor, transport=transport,
-        ports=tuple(port_text), problems=problems, stages=stages, resolved=resolved,
+        ports=tuple(port_text), problems=problems, stages=stages, resolved=judged,
         notes=notes,
     )  # fmt: skip
 

@@ -7,9 +7,13 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from hpnet.doctor.model import Facts, Report
 from hpnet.errors import ParseError
+
+if TYPE_CHECKING:
+    from hpnet.detect import NodeInventory
 
 __all__ = ["diagnose", "gather_facts", "parse_env_file"]
 
@@ -67,6 +71,8 @@ def diagnose(
     env_file: tuple[str, str] | None = None,
     environment: Mapping[str, str] | None = None,
     nccl_version: str | None = None,
+    inventory: NodeInventory | None = None,
+    judged: tuple[Mapping[str, str], str] | None = None,
 ) -> Report:
     """Gather the facts (:func:`gather_facts`) and run every check over them."""
     from hpnet.doctor.registry import run_checks  # noqa: PLC0415
@@ -78,6 +84,8 @@ def diagnose(
         env_file=env_file,
         environment=environment,
         nccl_version=nccl_version,
+        inventory=inventory,
+        judged=judged,
     )
     return Report(
         node=facts.inventory.hostname or facts.inventory.source,
@@ -95,13 +103,18 @@ def gather_facts(
     env_file: tuple[str, str] | None = None,
     environment: Mapping[str, str] | None = None,
     nccl_version: str | None = None,
+    inventory: NodeInventory | None = None,
+    judged: tuple[Mapping[str, str], str] | None = None,
 ) -> Facts:
     """Detect, take the variables under test: what the checks judge.
 
-    The variables are the ``env_file``'s ``(source, text)`` if given, else the
+    The variables are ``judged`` (``(variables, where they come from)``: a caller
+    that resolved the environment itself, such as ``hpnet check``, has every check
+    judge that one resolution), else the ``env_file``'s ``(source, text)``, else the
     ``profile``'s presets overlaid by ``environment``'s NCCL_* (what a job on that
     platform sees), else the NCCL_* of ``environment``. Fixes name the values
-    ``hpnet env`` would set.
+    ``hpnet env`` would set. ``inventory``: the node as the caller detected it (one
+    detection per run); None: detected here.
     """
     from hpnet.detect import DetectOptions, detect, inventory_from_listings  # noqa: PLC0415
     from hpnet.node.acs import bridges_between, read_acs  # noqa: PLC0415
@@ -109,12 +122,17 @@ def gather_facts(
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
     env = dict(os.environ) if environment is None else dict(environment)
-    if listings:
+    if inventory is not None:
+        pass
+    elif listings:
         inventory = inventory_from_listings(listings)
     else:
         inventory = detect(DetectOptions(sysfs_root=sysfs_root), env=env, python_path=sys.path)
     chosen = get_profile(profile) if profile else None
-    if env_file is not None:
+    if judged is not None:
+        variables = {k: v for k, v in judged[0].items() if k.startswith("NCCL_")}
+        source = judged[1]
+    elif env_file is not None:
         variables = parse_env_file(env_file[1], source=env_file[0])
         source = f"--env-file {env_file[0]}"
     elif chosen is not None:

@@ -1,0 +1,90 @@
+"""`hpnet check` judges one resolution: the doctor, the stages and the report see the
+same node and the same NCCL environment (issue 16: on the recorded RoCE tree the
+check ran with NCCL_IB_GID_INDEX=3 and NCCL_IB_HCA==mlx5_0:1, and its doctor said
+"NCCL_IB_GID_INDEX is not set ... fix: export NCCL_IB_HCA='=mlx5_0:1'")."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpnet.check import run as check_run
+from hpnet.check.model import Stage
+from hpnet.errors import HpnetError
+from hpnet.profiles import PROFILES
+from tests.conftest import DATA
+
+TREES = sorted(p.stem for p in (DATA / "sysfs").glob("*.tree"))
+#: hpnet's own probing settings, on top of what is judged
+PROBING = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS")
+
+
+def _check(root: Path, profile: str, environ: Mapping[str, str], monkeypatch: pytest.MonkeyPatch
+           ) -> tuple[Any, list[Mapping[str, str]]]:  # fmt: skip
+    """The report and the environments the stages were given (the ranks are not run:
+    this is about what is judged, not measured)."""
+    given: list[Mapping[str, str]] = []
+
+    def stage(name: str, *, env: Mapping[str, str], **_: object) -> tuple[Stage, None]:
+        given.append(dict(env))
+        return Stage(name=name, backend="gloo", nranks=2, bench=None, judgement=None,
+                     error="not run by this test"), None  # fmt: skip
+
+    monkeypatch.setattr(check_run, "_run_stage", stage)
+    options = check_run.CheckOptions(profile=profile, sysfs_root=str(root), device="cpu")
+    return check_run.run_check(options, environ), given
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_check_never_recommends_what_it_runs_with(
+    tree: str, sysfs_tree: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = sysfs_tree(tree)
+    environ = {"PATH": "/usr/bin:/bin", "NCCL_IB_TIMEOUT": "22"}  # a user's own setting
+    judged = 0
+    for profile in PROFILES:
+        try:
+            report, given = _check(root, profile, environ, monkeypatch)
+        except HpnetError:
+            continue  # a profile this node cannot run (no device of its kind)
+        judged += 1
+        ran = {k: v for k, v in given[0].items() if k.startswith("NCCL_") and k not in PROBING}
+        shown = {k: v for k, v in report.environment.items() if k not in PROBING}
+        assert shown == ran, profile  # the report shows what ran
+        assert ran["NCCL_IB_TIMEOUT"] == "22"
+        for check in report.doctor_checks:
+            text = f"{check['summary']} {check['fix'] or ''}"
+            for name, value in ran.items():
+                assert f"{name} is not set" not in text, (profile, check)
+                for told in (f"export {name}={shlex.quote(value)}", f"export {name}={value}"):
+                    assert told not in text, (profile, check)
+    assert judged >= 2  # auto and socket at least
+
+
+def test_the_recorded_roce_tree_no_longer_contradicts_itself(
+    sysfs_tree: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, given = _check(sysfs_tree("cx-roce-mixed-gids"), "roce", {"PATH": "/bin"}, monkeypatch)
+    assert given[0]["NCCL_IB_GID_INDEX"] == "3" and given[0]["NCCL_IB_HCA"] == "=mlx5_0:1"
+    assert not [c for c in report.doctor_checks if c["id"] == "vars.gid"], report.doctor_checks
+
+
+def test_check_detects_the_node_once(
+    sysfs_tree: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hpnet.detect
+
+    calls: list[str] = []
+    real = hpnet.detect.detect
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append("detect")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hpnet.detect, "detect", counted)
+    _check(sysfs_tree("cx6-ib-dgx"), "ib", {"PATH": "/bin"}, monkeypatch)
+    assert calls == ["detect"]
