@@ -118,7 +118,9 @@ def test_a_clean_rdma_fixture_has_no_configuration_problem(
 def test_real_gpu_logs_are_verified_against_the_intent() -> None:
     """The recorded 2x2 fake-host run on 4x H200 used NET/Socket: an RDMA intent makes
     it an impact-1 problem with the socket-fallback fix; a socket intent is met."""
-    from hpnet.check.run import _problems, _stage_from, _verify
+    from hpnet.check.execute import stage_from as _stage_from
+    from hpnet.check.execute import verify_logs as _verify
+    from hpnet.check.judge import NodeFacts, judge
     from hpnet.ncclog.report import Expectation
 
     logs = DATA / "nccl-logs" / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9"
@@ -128,15 +130,10 @@ def test_real_gpu_logs_are_verified_against_the_intent() -> None:
         stage = _stage_from("across 2 fake hosts", "nccl", 4, None, verify, None, error=None)
         assert stage.transports["inter_node"] == ("NET/Socket",)
     stage = _stage_from("across 2 fake hosts", "nccl", 4, None, verify, None, error=None)
-    from hpnet.detect import DetectOptions, detect
-    from hpnet.doctor.model import Report
-
     verify_ib = _verify(str(logs), Expectation(net="ib"))
-    inventory = detect(DetectOptions(gpus=False), env={}, python_path=[])
-    problems = _problems(
-        inventory=inventory, doctor=Report(node="x", profile=None, variables_source="", checks=()),
-        transport="roce", profile="roce", rates=[200.0], verifies=[(stage, verify_ib)],
-        stages=[stage], device="cuda",
+    problems = judge(
+        NodeFacts(device="cuda", gpu_source="nvml", transport="roce", profile="roce",
+                  active_rates_gbit=(200.0,), doctor=(), stages=((stage, verify_ib),))
     )  # fmt: skip
     first = problems[0]
     assert first.impact == 1 and "did not use the intended network (net=ib)" in first.title
@@ -217,7 +214,8 @@ def test_the_cluster_view_finds_the_rank_with_a_different_environment(tmp_path: 
     assert env["impact"] == 2 and "rank 1 on node1" in env["title"]
     assert data["stages"][0]["name"] == "cluster" and data["stages"][0]["nranks"] == 2
     assert {p["source"] for p in data["problems"]} >= {"hardware:gpu", "hardware:rdma"}
-    documented = documented_paths("## The cluster view" + DOC.split("## The cluster view", 1)[1])
+    view = DOC.split("## The cluster view", 1)[1].split("\n## The plan", 1)[0]
+    documented = documented_paths("## The cluster view" + view)
     emitted = {p for p in emitted_paths({"cluster": cluster}) if p != "cluster"}
     assert emitted == documented
 
@@ -231,7 +229,7 @@ def test_the_cluster_view_of_agreeing_ranks_has_no_mismatch(tmp_path: Path) -> N
 def test_the_cluster_view_names_each_nodes_inter_node_transport() -> None:
     """From NCCL's own log of two fake hosts (NCCL_HOSTID) on the 4x H200 machine."""
     from hpnet.check.cluster import inter_node_by_node
-    from hpnet.check.run import _verify
+    from hpnet.check.execute import verify_logs as _verify
 
     logs = DATA / "nccl-logs" / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9"
     verify = _verify(str(logs), None)

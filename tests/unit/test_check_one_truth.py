@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from hpnet.check import run as check_run
-from hpnet.check.model import Stage
+from hpnet.check.execute import Launched
+from hpnet.check.plan import StagePlan
 from hpnet.errors import HpnetError
 from hpnet.profiles import PROFILES
 from tests.conftest import DATA
@@ -29,14 +30,12 @@ def _check(root: Path, profile: str, environ: Mapping[str, str], monkeypatch: py
     this is about what is judged, not measured)."""
     given: list[Mapping[str, str]] = []
 
-    def stage(name: str, *, env: Mapping[str, str], **_: object) -> tuple[Stage, None]:
+    def launcher(stage: StagePlan, env: Mapping[str, str], directory: str) -> Launched:
         given.append(dict(env))
-        return Stage(name=name, backend="gloo", nranks=2, bench=None, judgement=None,
-                     error="not run by this test"), None  # fmt: skip
+        return Launched(bench=None, error="not run by this test")
 
-    monkeypatch.setattr(check_run, "_run_stage", stage)
     options = check_run.CheckOptions(profile=profile, sysfs_root=str(root), device="cpu")
-    return check_run.run_check(options, environ), given
+    return check_run.run_check(options, environ, launcher=launcher), given
 
 
 @pytest.mark.parametrize("tree", TREES)

@@ -32,11 +32,23 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hpnet.check.model import CheckReport, Problem
-from hpnet.check.run import CheckOptions, _sweep
+from hpnet.check.execute import stage_from, verify_logs
+from hpnet.check.impact import CHECK_IMPACT
+from hpnet.check.judge import doctor_problems, ordered, verdict, verify_problems
+from hpnet.check.model import (
+    CheckReport,
+    ClusterNode,
+    ClusterView,
+    EnvMismatch,
+    PortFact,
+    Problem,
+    RankFacts,
+)
+from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, sweep
+from hpnet.check.run import CheckOptions
 from hpnet.errors import HpnetError, InputError
 
 if TYPE_CHECKING:
@@ -80,8 +92,15 @@ def local_facts(
         inventory = detect(DetectOptions(), env=dict(environ), python_path=sys.path)
         versions = inventory.versions
         facts["gpus"] = len(inventory.gpus)
-        facts["rdma_ports"] = [
-            f"{d.name}:{p.number} {p.rate or '?'} {getattr(p.state, 'name', p.state)}"
+        facts["ports"] = [
+            dataclasses.asdict(
+                PortFact(
+                    name=f"{d.name}:{p.number}",
+                    rate=p.rate,
+                    state=getattr(p.state, "name", str(p.state)),
+                    rate_gbps=p.rate_gbps,
+                )
+            )
             for d in inventory.rdma_devices
             for p in d.ports
         ]
@@ -90,14 +109,16 @@ def local_facts(
         found = sorted({str(n.version) for n in versions.nccl if n.version}) if versions else []
         facts["nccl_version"] = ", ".join(found) or None
         doctor = diagnose(profile=profile, environment=dict(environ))
+        # every WARN and FAIL, judged as the node view judges them (hpnet.check.judge)
         facts["doctor"] = {
             "verdict": doctor.verdict.value,
-            "fails": [
-                {"id": c.id, "summary": c.summary, "fix": c.fix}
+            "findings": [
+                {"id": c.id, "status": c.status.value, "summary": c.summary,
+                 "evidence": list(c.evidence[:3]), "fix": c.fix}
                 for c in doctor.checks
-                if c.status.value == "FAIL"
+                if c.status.value in ("FAIL", "WARN")
             ],
-        }
+        }  # fmt: skip
     return facts
 
 
@@ -109,9 +130,11 @@ def run_cluster_check(
     from hpnet.localrun import RankResult, describe_exit, inheritable_env  # noqa: PLC0415
 
     device = "cpu" if options.device == "cpu" else _device()
+    chosen = sweep(options.mode, device)
     spec = BenchSpec(
-        ops=("all_reduce",), device=device, per_iteration=False, **_sweep(options.mode, device)
-    )
+        ops=("all_reduce",), device=device, per_iteration=False, sizes=chosen.sizes_bytes,
+        iters=chosen.iters, warmup=chosen.warmup,
+    )  # fmt: skip
     facts = local_facts(environ, ranks, options.profile)
     facts["spec"] = dataclasses.asdict(spec)
     out = job_directory(options.keep_dir, ranks)
@@ -211,8 +234,8 @@ def _has_nccl_lines(out: str) -> bool:
     return False
 
 
-def _majority_env(facts: list[dict[str, Any]]) -> dict[str, str]:
-    counted = Counter(json.dumps(f["nccl_env"], sort_keys=True) for f in facts)
+def _majority_env(facts: Sequence[RankFacts]) -> dict[str, str]:
+    counted = Counter(json.dumps(f.nccl_env, sort_keys=True) for f in facts)
     return dict(json.loads(counted.most_common(1)[0][0]))
 
 
@@ -226,26 +249,21 @@ def _differences(env: Mapping[str, str], majority: Mapping[str, str]) -> list[st
     return out
 
 
-def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckReport:
-    from hpnet.bench.run import _report as bench_report  # noqa: PLC0415
-    from hpnet.check.run import RDMA_TRANSPORTS, _stage_from, _verify  # noqa: PLC0415
-    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
-
-    cluster = result["cluster"]
-    facts: list[dict[str, Any]] = cluster["facts"]
-    nodes: dict[str, list[int]] = cluster["nodes"]
-    leaders = {name: facts[ranks[0]] for name, ranks in nodes.items()}
-    problems: list[Problem] = []
+def _agreement(
+    facts: Sequence[RankFacts], leaders: Mapping[str, RankFacts]
+) -> tuple[list[EnvMismatch], list[str], list[Problem]]:
+    """Ranks whose NCCL environment differs from the majority's, versions that differ
+    between nodes."""
     majority = _majority_env(facts)
-    mismatches = []
+    mismatches, problems = [], []
     for fact in facts:
-        differs = _differences(fact["nccl_env"], majority)
+        differs = _differences(fact.nccl_env, majority)
         if differs:
-            mismatches.append({"rank": fact["rank"], "node": fact["node"], "differs": differs})
+            mismatches.append(EnvMismatch(rank=fact.rank, node=fact.node, differs=tuple(differs)))
             problems.append(
                 Problem(
-                    impact=2,
-                    title=f"rank {fact['rank']} on {fact['node']} got a different NCCL environment "
+                    impact=CHECK_IMPACT["cluster:env"],
+                    title=f"rank {fact.rank} on {fact.node} got a different NCCL environment "
                     "from the other ranks",
                     source="cluster:env",
                     evidence=tuple(differs[:5]),
@@ -253,42 +271,37 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
                     "(or set it in the job's spec, not in one node's shell)",
                 )
             )
-    version_mismatches = []
+    versions = []
     for key in ("nccl_version", "driver", "cuda"):
-        values = {name: fact.get(key) for name, fact in leaders.items() if fact.get(key)}
+        values = {name: fact.version(key) for name, fact in leaders.items() if fact.version(key)}
         if len(set(values.values())) > 1:
             text = ", ".join(f"{name}: {value}" for name, value in values.items())
-            version_mismatches.append(f"{key} differs: {text}")
+            versions.append(f"{key} differs: {text}")
             problems.append(
                 Problem(
-                    impact=2,
+                    impact=CHECK_IMPACT["cluster:versions"],
                     title=f"nodes run different {key.replace('_', ' ')}s",
                     source=f"cluster:{key}",
                     evidence=(text,),
                     fix="give every node the same image and driver",
                 )
             )
-    for name, fact in leaders.items():
-        for failed in fact.get("doctor", {}).get("fails", []):
-            problems.append(
-                Problem(
-                    impact=2,
-                    title=f"{name}: doctor: {failed['summary']}",
-                    source=f"doctor:{failed['id']}",
-                    fix=failed.get("fix"),
-                )
-            )
-    intra = {k: v for k, v in cluster["intra"].items() if v}
-    ring = [hop for hop in cluster["ring"] if hop.get("gbps")]
+    return mismatches, versions, problems
+
+
+def _slow(
+    intra: Mapping[str, float], ring: Sequence[dict[str, Any]]
+) -> tuple[float | None, float | None, list[str], list[Problem]]:
+    """Nodes and node-to-node links below 80% of the median."""
     median_intra = statistics.median(intra.values()) if intra else None
     median_ring = statistics.median(h["gbps"] for h in ring) if ring else None
-    slow = []
+    slow, problems = [], []
     for name, value in intra.items():
         if len(intra) >= MIN_TO_COMPARE and median_intra and value < SLOW_FRACTION * median_intra:
             slow.append(name)
             problems.append(
                 Problem(
-                    impact=3,
+                    impact=CHECK_IMPACT["cluster:slow-node"],
                     title=f"{name}: its own all_reduce is slower than the other nodes'",
                     source="cluster:slow-node",
                     evidence=(f"busbw {value:.2f} GB/s against a median of {median_intra:.2f}",),
@@ -305,22 +318,24 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
             slow.append(f"{hop['from']}->{hop['to']}")
             problems.append(
                 Problem(
-                    impact=3,
+                    impact=CHECK_IMPACT["cluster:slow-link"],
                     title=f"the link {hop['from']} -> {hop['to']} is slower than the others",
                     source="cluster:slow-link",
                     evidence=(f"{hop['gbps']:.2f} GB/s against a median of {median_ring:.2f}",),
                     fix="check both nodes' NICs (rate, errors, the switch port) with hpnet doctor",
                 )
             )
-    any_ports = any(
-        " ACTIVE" in port for fact in leaders.values() for port in fact.get("rdma_ports", [])
-    )
-    transport = "rdma" if any_ports else "socket"
-    without_gpu = [name for name, fact in leaders.items() if not fact.get("gpus")]
+    return median_intra, median_ring, slow, problems
+
+
+def _hardware(leaders: Mapping[str, RankFacts], profile: str) -> list[Problem]:
+    """Nodes without a GPU, or without an active RDMA port (the port's typed state)."""
+    problems = []
+    without_gpu = [name for name, fact in leaders.items() if not fact.gpus]
     if without_gpu:
         problems.append(
             Problem(
-                impact=1,
+                impact=CHECK_IMPACT["hardware:gpu"],
                 title=f"{len(without_gpu)} of {len(leaders)} node(s) have no NVIDIA GPU visible",
                 source="hardware:gpu",
                 evidence=(", ".join(without_gpu[:8]),),
@@ -328,14 +343,11 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
                 "CUDA_VISIBLE_DEVICES)",
             )
         )
-    without_rdma = [
-        name for name, fact in leaders.items()
-        if not any(" ACTIVE" in port for port in fact.get("rdma_ports", []))
-    ]  # fmt: skip
-    if without_rdma and options.profile != "socket":
+    without_rdma = [name for name, fact in leaders.items() if not any(p.active for p in fact.ports)]
+    if without_rdma and profile != "socket":
         problems.append(
             Problem(
-                impact=1,
+                impact=CHECK_IMPACT["hardware:rdma"],
                 title=f"{len(without_rdma)} of {len(leaders)} node(s) have no active RDMA port: "
                 "their traffic goes over TCP sockets, typically 4-10x slower",
                 source="hardware:rdma",
@@ -344,62 +356,67 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
                 "(--device=/dev/infiniband/uverbsN --device=/dev/infiniband/rdma_cm)",
             )
         )
+    return problems
+
+
+def cluster_problems(
+    facts: Sequence[RankFacts], leaders: Mapping[str, RankFacts], profile: str
+) -> list[Problem]:
+    """What the nodes' own facts say: hardware, and every doctor WARN and FAIL of
+    each node, weighed as the node view weighs them (hpnet.check.judge)."""
+    problems = _hardware(leaders, profile)
+    for name, fact in leaders.items():
+        problems += doctor_problems(fact.doctor, node=name)
+    return problems
+
+
+def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckReport:
+    from hpnet.bench.run import _report as bench_report  # noqa: PLC0415
+    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
+
+    cluster = result["cluster"]
+    facts = [RankFacts.from_data(f) for f in cluster["facts"]]
+    nodes: dict[str, list[int]] = cluster["nodes"]
+    leaders = {name: facts[ranks[0]] for name, ranks in nodes.items()}
+    mismatches, version_mismatches, problems = _agreement(facts, leaders)
+    intra = {k: v for k, v in cluster["intra"].items() if v}
+    ring = [hop for hop in cluster["ring"] if hop.get("gbps")]
+    median_intra, median_ring, slow, slow_problems = _slow(intra, ring)
+    problems += slow_problems
+    problems += cluster_problems(facts, leaders, options.profile)
+    any_ports = any(p.active for fact in leaders.values() for p in fact.ports)
+    transport = "rdma" if any_ports else "socket"
     expectation = Expectation(net="ib") if transport in RDMA_TRANSPORTS else None
-    verify = _verify(os.path.join(out, "logs"), expectation) if _has_nccl_lines(out) else None
+    verify = verify_logs(os.path.join(out, "logs"), expectation) if _has_nccl_lines(out) else None
     bench = bench_report({"runs": result["runs"], "metadata": result["metadata"]}, {})
-    stage = _stage_from(
-        "cluster",
-        str(result["metadata"].get("backend")),
-        len(facts),
-        bench,
-        verify,
-        None,
-        error=None,
-    )
+    stage = stage_from(
+        "cluster", str(result["metadata"].get("backend")), len(facts), bench, verify, None,
+        error=None, kind=StageKind.CLUSTER.value,
+    )  # fmt: skip
     if verify is not None:
-        for check in verify.expectations:
-            if not check.met:
-                problems.append(
-                    Problem(
-                        impact=1,
-                        title=f"inter-node traffic: {check.detail}",
-                        source="verify:cluster",
-                        fix="hpnet doctor on the nodes",
-                    )
-                )
-        for finding in verify.findings:
-            if finding.severity == "error":
-                problems.append(
-                    Problem(
-                        impact=1 if finding.id == "socket-fallback" else 2,
-                        title=finding.title,
-                        source=f"verify:{finding.id}",
-                        evidence=(finding.cause,),
-                        fix=finding.fix,
-                    )
-                )
-    problems.sort(key=lambda p: p.impact)
-    blocking = [p for p in problems if p.impact < 4]
+        problems += verify_problems(stage, verify)
+    ordered_problems = ordered(problems)
     inter_node = inter_node_by_node(verify) if verify is not None else {}
-    node_rows = [
-        {
-            "node": name,
-            "ranks": ranks,
-            "gpus": leaders[name].get("gpus"),
-            "rdma_ports": leaders[name].get("rdma_ports", []),
-            "doctor": leaders[name].get("doctor", {}).get("verdict"),
-            "nccl_version": leaders[name].get("nccl_version"),
-            "driver": leaders[name].get("driver"),
-            "cuda": leaders[name].get("cuda"),
-            "intra_busbw_gbps": cluster["intra"].get(name),
-            "ring_busbw_gbps": next((h["gbps"] for h in ring if h["from"] == name), None),
-            "inter_node": inter_node.get(name, []),
-        }
+    node_rows = tuple(
+        ClusterNode(
+            node=name,
+            ranks=tuple(ranks),
+            gpus=leaders[name].gpus,
+            rdma_ports=tuple(p.described for p in leaders[name].ports),
+            doctor=leaders[name].doctor_verdict,
+            nccl_version=leaders[name].nccl_version,
+            driver=leaders[name].driver,
+            cuda=leaders[name].cuda,
+            intra_busbw_gbps=cluster["intra"].get(name),
+            ring_busbw_gbps=next((h["gbps"] for h in ring if h["from"] == name), None),
+            inter_node=tuple(inter_node.get(name, [])),
+        )
         for name, ranks in nodes.items()
-    ]
+    )
+    ready = verdict(ordered_problems)
     headline = (
-        blocking[0].title
-        if blocking
+        ordered_problems[0].title
+        if ready == "NOT READY"
         else (
             f"{len(nodes)} nodes agree (environment, versions), "
             + (
@@ -411,27 +428,27 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
         )
     )
     return CheckReport(
-        verdict="NOT READY" if blocking else "READY",
+        verdict=ready,
         headline=headline,
         node=f"cluster of {len(nodes)} node(s), {len(facts)} rank(s)",
         profile=options.profile,
         transport=transport,
-        gpus=sum(int(f.get("gpus") or 0) for f in leaders.values()),
+        gpus=sum(int(f.gpus or 0) for f in leaders.values()),
         gpu_name=None,
-        rdma_ports=tuple(p for f in leaders.values() for p in f.get("rdma_ports", [])),
-        problems=tuple(problems),
+        rdma_ports=tuple(p.described for f in leaders.values() for p in f.ports),
+        problems=ordered_problems,
         stages=(stage,),
-        doctor=dict(Counter(str(f.get("doctor", {}).get("verdict")) for f in leaders.values())),
+        doctor=dict(Counter(str(f.doctor_verdict) for f in leaders.values())),
         doctor_checks=(),
-        environment=majority,
+        environment=_majority_env(facts),
         notes=(f"the cluster's logs and results are in {out}",) if options.keep_dir else (),
         mode=options.mode,
-        cluster={
-            "nodes": node_rows,
-            "env_mismatches": mismatches,
-            "version_mismatches": version_mismatches,
-            "median_intra_busbw_gbps": median_intra,
-            "median_ring_busbw_gbps": median_ring,
-            "slow_nodes": slow,
-        },
+        cluster=ClusterView(
+            nodes=node_rows,
+            env_mismatches=tuple(mismatches),
+            version_mismatches=tuple(version_mismatches),
+            median_intra_busbw_gbps=median_intra,
+            median_ring_busbw_gbps=median_ring,
+            slow_nodes=tuple(slow),
+        ),
     )

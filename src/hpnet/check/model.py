@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from hpnet.bench.model import BenchReport
     from hpnet.check.expect import Judgement
 
-__all__ = ["CheckReport", "Problem", "Stage"]
+__all__ = [
+    "CheckReport",
+    "ClusterNode",
+    "ClusterView",
+    "DoctorFinding",
+    "EnvMismatch",
+    "PortFact",
+    "Problem",
+    "RankFacts",
+    "Stage",
+]
 
 SCHEMA_VERSION = 1
 READY_BELOW = 4  # impacts 1-3 make a node not ready
@@ -52,6 +62,8 @@ class Stage:
     gdr: str | None = None  # GPUDirect RDMA as the log shows it
     verify_status: str | None = None
     error: str | None = None  # why the stage did not run or stopped
+    #: the stage's kind (hpnet.check.plan.StageKind): intra-node, fake-hosts, cpu, cluster
+    kind: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -72,8 +84,121 @@ class CheckReport:
     notes: tuple[str, ...] = ()
     mode: str = "quick"
     #: with --all under a launcher: the cluster view (hpnet.check.cluster)
-    cluster: dict[str, Any] | None = None
+    cluster: ClusterView | None = None
 
     @property
     def exit_code(self) -> int:
         return 0 if self.verdict == "READY" else 1
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class DoctorFinding:
+    """A doctor's WARN or FAIL, as a node's check or a cluster rank's facts carry it."""
+
+    id: str  # hpnet.doctor.registry.CHECKS
+    status: str  # WARN, FAIL (PASS and SKIP are no problem)
+    summary: str
+    evidence: tuple[str, ...] = ()
+    fix: str | None = None
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> DoctorFinding:
+        return cls(
+            id=str(data["id"]),
+            status=str(data["status"]),
+            summary=str(data["summary"]),
+            evidence=tuple(str(e) for e in data.get("evidence") or ()),
+            fix=data.get("fix"),
+        )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PortFact:
+    """An RDMA port as a cluster rank reports it: its state a field, not a text."""
+
+    name: str  # "mlx5_0:1"
+    rate: str | None  # as sysfs says it: "200 Gb/sec (4X HDR)"
+    state: str  # ACTIVE, DOWN, ...
+    rate_gbps: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state == "ACTIVE"
+
+    @property
+    def described(self) -> str:
+        return f"{self.name} {self.rate or '?'} {self.state}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class RankFacts:
+    """What one rank of ``hpnet check --all`` saw; the node's first rank (``leader``)
+    adds its node's GPUs, ports, versions and doctor."""
+
+    rank: int
+    node: str  # NCCL_HOSTID when set, else the host name
+    host: str
+    local_rank: int
+    nccl_env: dict[str, str]  # secrets <redacted>
+    gpus: int | None = None
+    ports: tuple[PortFact, ...] = ()
+    driver: str | None = None
+    cuda: str | None = None
+    nccl_version: str | None = None
+    doctor_verdict: str | None = None
+    doctor: tuple[DoctorFinding, ...] = ()
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> RankFacts:
+        doctor = data.get("doctor") or {}
+        return cls(
+            rank=int(data["rank"]),
+            node=str(data["node"]),
+            host=str(data.get("host") or ""),
+            local_rank=int(data.get("local_rank") or 0),
+            nccl_env={str(k): str(v) for k, v in (data.get("nccl_env") or {}).items()},
+            gpus=data.get("gpus"),
+            ports=tuple(PortFact(**p) for p in data.get("ports") or ()),
+            driver=data.get("driver"),
+            cuda=data.get("cuda"),
+            nccl_version=data.get("nccl_version"),
+            doctor_verdict=doctor.get("verdict"),
+            doctor=tuple(DoctorFinding.from_data(f) for f in doctor.get("findings") or ()),
+        )
+
+    def version(self, key: str) -> str | None:
+        return {"nccl_version": self.nccl_version, "driver": self.driver, "cuda": self.cuda}[key]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterNode:
+    node: str
+    ranks: tuple[int, ...]
+    gpus: int | None
+    rdma_ports: tuple[str, ...]
+    doctor: str | None  # the doctor's verdict on the node
+    nccl_version: str | None
+    driver: str | None
+    cuda: str | None
+    intra_busbw_gbps: float | None
+    ring_busbw_gbps: float | None
+    inter_node: tuple[str, ...]  # what NCCL's log shows its ranks used towards others
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class EnvMismatch:
+    rank: int
+    node: str
+    differs: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterView:
+    """``hpnet check --all``'s view of the nodes (docs/check-schema.md)."""
+
+    nodes: tuple[ClusterNode, ...]
+    env_mismatches: tuple[EnvMismatch, ...]
+    version_mismatches: tuple[str, ...]
+    median_intra_busbw_gbps: float | None
+    median_ring_busbw_gbps: float | None
+    slow_nodes: tuple[str, ...]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hpnet.check.model import CheckReport
+    from hpnet.check.model import CheckReport, ClusterView
 
 __all__ = ["redacted", "render_html", "report_data", "write_report"]
 
@@ -135,17 +135,17 @@ def _num(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
 
 
-def _cluster_html(cluster: dict[str, Any]) -> str:
+def _cluster_html(cluster: ClusterView) -> str:
     rows = "".join(
-        f"<tr><td>{_e(n['node'])}</td><td>{len(n['ranks'])}</td><td>{_e(n.get('gpus'))}</td>"
-        f"<td>{_e(n.get('doctor'))}</td><td>{_e(n.get('nccl_version') or '-')}</td>"
-        f"<td>{_num(n.get('intra_busbw_gbps'))}</td><td>{_num(n.get('ring_busbw_gbps'))}</td>"
-        f"<td>{_e(', '.join(n.get('inter_node') or []) or '-')}</td></tr>"
-        for n in cluster["nodes"]
+        f"<tr><td>{_e(n.node)}</td><td>{len(n.ranks)}</td><td>{_e(n.gpus)}</td>"
+        f"<td>{_e(n.doctor)}</td><td>{_e(n.nccl_version or '-')}</td>"
+        f"<td>{_num(n.intra_busbw_gbps)}</td><td>{_num(n.ring_busbw_gbps)}</td>"
+        f"<td>{_e(', '.join(n.inter_node) or '-')}</td></tr>"
+        for n in cluster.nodes
     )
     mismatches = "".join(
-        f"<li>rank {m['rank']} on {_e(m['node'])}: {_e('; '.join(m['differs']))}</li>"
-        for m in cluster["env_mismatches"]
+        f"<li>rank {m.rank} on {_e(m.node)}: {_e('; '.join(m.differs))}</li>"
+        for m in cluster.env_mismatches
     )
     return (
         "<h2>Nodes</h2><table id='nodes'><tr><th>node</th><th>ranks</th><th>GPUs</th>"

@@ -22,6 +22,9 @@ verdict with the fixes in order of impact.
 With --logs DIR each run keeps its rank logs in a new directory of its own inside DIR
 (check-<date>-<time>-<unique>, named in the report's notes).
 
+--dry-run prints the plan: the stages (intra-node, across 2 fake hosts, cpu), their
+ranks, GPUs and sizes, what each verifies; nothing is run.
+
 Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage, or --report
 could not be written (the report is printed). --json: docs/check-schema.md.
 """
@@ -48,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="under a launcher (hpnet launch, torchrun, mpirun, srun): every rank checks, "
         "rank 0 prints one report for the cluster",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="detect, run the doctor and print the stages the check would run; run no "
+        "benchmark (with --sysfs-root: planned for the recorded node's GPUs)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -57,6 +66,8 @@ def run(ns: argparse.Namespace) -> int:
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
     get_profile(ns.profile)  # a misspelled profile is a usage error before any work
+    if ns.dry_run:
+        return _dry_run(ns)
     # where the report and the logs go is checked now, not after the benchmarks
     if ns.report:
         check_output(ns.report, flag="--report", directory=True)
@@ -120,3 +131,34 @@ def run(ns: argparse.Namespace) -> int:
         write_report(ns.report, report)
         progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
     return report.exit_code
+
+
+def _dry_run(ns: argparse.Namespace) -> int:
+    from hpnet.check.run import CheckOptions, dry_run  # noqa: PLC0415
+    from hpnet.errors import UsageError  # noqa: PLC0415
+
+    if ns.all or ns.report:
+        raise UsageError(
+            "--dry-run prints one node's plan: it runs nothing, and writes no report",
+            code="usage",
+            where="--dry-run with " + ("--all" if ns.all else "--report"),
+            fix="hpnet check --dry-run (on each node: hpnet launch ... -- hpnet check --dry-run)",
+        )
+    options = CheckOptions(
+        profile=ns.profile,
+        mode="full" if ns.full else "quick",
+        sysfs_root=ns.sysfs_root,
+        device=ns.device,
+        nproc=ns.nproc,
+    )
+    plan = dry_run(options, os.environ)
+    if ns.json:
+        from hpnet.check.plan import plan_data  # noqa: PLC0415
+        from hpnet.jsonout import dumps  # noqa: PLC0415
+
+        print(dumps(plan_data(plan)))
+    else:
+        from hpnet.render.check import render_plan  # noqa: PLC0415
+
+        print(render_plan(plan), end="")
+    return 0

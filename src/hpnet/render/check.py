@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 from hpnet.render.table import format_table
 
 if TYPE_CHECKING:
-    from hpnet.check.model import CheckReport, Stage
+    from hpnet.check.model import CheckReport, ClusterView, Stage
+    from hpnet.check.plan import CheckPlan
 
-__all__ = ["render_check"]
+__all__ = ["render_check", "render_plan"]
 
 MAX_PROBLEMS = 12
 
@@ -36,12 +37,11 @@ def _gb(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
 
 
-def _cluster(cluster: dict[str, object]) -> list[str]:
+def _cluster(cluster: ClusterView) -> list[str]:
     rows = [
-        [n["node"], len(n["ranks"]), n.get("gpus"), n.get("doctor"), n.get("nccl_version"),
-         _gb(n.get("intra_busbw_gbps")), _gb(n.get("ring_busbw_gbps")),
-         ", ".join(n.get("inter_node") or []) or "-"]
-        for n in cluster["nodes"]  # type: ignore[attr-defined]
+        [n.node, len(n.ranks), n.gpus, n.doctor, n.nccl_version,
+         _gb(n.intra_busbw_gbps), _gb(n.ring_busbw_gbps), ", ".join(n.inter_node) or "-"]
+        for n in cluster.nodes
     ]  # fmt: skip
     lines = [
         "",
@@ -54,9 +54,9 @@ def _cluster(cluster: dict[str, object]) -> list[str]:
         )
     )
     lines.append(
-        f"  medians: own {_gb(cluster.get('median_intra_busbw_gbps'))}, "
-        f"hop {_gb(cluster.get('median_ring_busbw_gbps'))}; below 80%: "
-        f"{', '.join(cluster.get('slow_nodes') or []) or 'none'}"  # type: ignore[arg-type]
+        f"  medians: own {_gb(cluster.median_intra_busbw_gbps)}, "
+        f"hop {_gb(cluster.median_ring_busbw_gbps)}; below 80%: "
+        f"{', '.join(cluster.slow_nodes) or 'none'}"
     )
     return lines
 
@@ -126,4 +126,39 @@ def render_check(report: CheckReport) -> str:
         shown = " ".join(f"{k}={v}" for k, v in sorted(report.environment.items()))
         lines.append(f"Environment the benchmarks ran with (hpnet env): {shown}")
     lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_plan(plan: CheckPlan) -> str:
+    """``hpnet check --dry-run``: the stages the check would run, nothing run."""
+    from hpnet.secrets import redact  # noqa: PLC0415
+
+    gpus = f"{plan.num_gpus} GPU(s)" if plan.num_gpus else "no GPU"
+    lines = [
+        f"hpnet check --dry-run: {len(plan.stages)} stage(s) planned, nothing run",
+        f"node {plan.node}: {gpus}; profile {plan.profile} -> transport {plan.transport}; "
+        f"{plan.mode} check",
+        "",
+    ]
+    rows = [
+        [
+            stage.kind.value,
+            stage.name,
+            stage.backend,
+            stage.nranks,
+            stage.num_gpus or "-",
+            stage.fake_hosts,
+            f"{_size(stage.sweep.sizes_bytes[0])}..{_size(stage.sweep.sizes_bytes[-1])}",
+            f"net={stage.expect_net}" if stage.expect_net else "-",
+            stage.link.link if stage.link else "-",
+        ]
+        for stage in plan.stages
+    ]
+    header = ["kind", "stage", "backend", "ranks", "GPUs", "NCCL hosts", "sizes", "verify",
+              "judged against"]  # fmt: skip
+    lines.append(format_table(header, rows))
+    if plan.environment:
+        shown = " ".join(f"{k}={redact(k, v)}" for k, v in sorted(plan.environment.items()))
+        lines.append(f"Environment the benchmarks would run with (hpnet env): {shown}")
+    lines += [f"note: {note}" for note in plan.notes]
     return "\n".join(lines) + "\n"
