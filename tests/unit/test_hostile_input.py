@@ -258,7 +258,8 @@ def _read_by_name() -> list[str]:
 
     src = Path(__file__).parents[2] / "src" / "hpnet"
     files = [
-        src / "nccl" / "fill.py",
+        *sorted((src / "nccl").glob("fill*.py")),
+        src / "nccl" / "rules.py",
         src / "nccl" / "env.py",
         *sorted((src / "doctor").rglob("*.py")),
     ]

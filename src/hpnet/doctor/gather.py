@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -11,15 +10,12 @@ from typing import TYPE_CHECKING
 
 from hpnet.doctor.model import Facts, Report
 from hpnet.errors import ParseError
+from hpnet.nccl.rules import is_variable_name
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
 
 __all__ = ["diagnose", "gather_facts", "parse_env_file"]
-
-#: a shell variable name: a line naming anything else is refused, so that no name can
-#: carry shell syntax into a fix
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse_env_file(text: str, *, source: str) -> dict[str, str]:
@@ -52,7 +48,9 @@ def parse_env_file(text: str, *, source: str) -> dict[str, str]:
                 fix="write NAME=VALUE or export NAME=VALUE",
             )
         name, _, value = words[0].partition("=")
-        if not _NAME.fullmatch(name):
+        # a line naming anything but a shell variable is refused: no name can carry
+        # shell syntax into a fix
+        if not is_variable_name(name):
             raise ParseError(
                 f"{name[:60]!r} is not a variable name",
                 source=source,

@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from hpnet.nccl.rules import VARIABLE_NAME_PATTERN
+
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
@@ -82,7 +84,7 @@ class Report:
 
 
 #: ``NAME=value`` in a check's text, the value bare or shell-quoted (as fixes write it)
-_ASSIGNMENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=('(?:[^']|'\\'')*'|\"[^\"]*\"|[^\s,;]*)")
+_ASSIGNMENT = re.compile(rf"\b({VARIABLE_NAME_PATTERN})=('(?:[^']|'\\'')*'|\"[^\"]*\"|[^\s,;]*)")
 
 
 def redacted(report: Report) -> Report:

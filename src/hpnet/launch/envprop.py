@@ -17,10 +17,10 @@ environment of sbatch and mpirun, a Kubernetes Secret).
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from hpnet.errors import InputError
+from hpnet.nccl.rules import is_variable_name
 from hpnet.secrets import is_secret, looks_secret, redact
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 DEFAULT_PREFIXES = ("NCCL_", "UCX_", "NVSHMEM_", "TORCH_NCCL_", "CUDA_", "GLOO_")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,7 +57,7 @@ class Propagation:
 
 
 def _check(name: str, value: str, where: str) -> None:
-    if not _NAME.match(name):
+    if not is_variable_name(name):
         raise InputError(
             f"not a variable name: {name!r}",
             code="bad-env",

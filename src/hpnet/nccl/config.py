@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from hpnet.errors import InputError, UsageError
 from hpnet.nccl.catalog import foreign, lookup, suggest, validate
 from hpnet.nccl.model import Kind
+from hpnet.nccl.rules import is_variable_name
 
 __all__ = ["Overrides", "check_nccl_version", "load_config", "parse_sets"]
 
-_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 #: an NCCL release as users write it: 2.21, 2.21.5, 2.21.5-1, 2.21.5+cuda12.4
 _VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?([-+][A-Za-z0-9._+-]*)?")
 _TOP_KEYS = frozenset({"profile", "env"})
@@ -32,7 +32,9 @@ Overrides = dict[str, str]
 
 def check_name(name: str, where: str) -> None:
     """Refuse names that are not environment names, and unknown ``NCCL_*`` names."""
-    if not _NAME.match(name):
+    # a shell name (the one definition, rules.VARIABLE_NAME) in upper case: NCCL's and
+    # the tools' variables are upper case, and a lower-case one is a typo
+    if not (is_variable_name(name) and name == name.upper()):
         raise InputError(
             f"{name!r} is not an environment variable name",
             code="bad-variable-name",

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.catalog import foreign, lookup, suggest, validate
 from hpnet.nccl.fill import Finding, choose_transport, detected_values
+from hpnet.nccl.rules import is_variable_name, transport_word
 from hpnet.secrets import REDACTED, is_secret, looks_secret, redact, redact_text
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ __all__ = ["Layer", "Origin", "Resolution", "ResolvedVar", "for_display", "resol
 
 #: what an environment variable's name must look like to be taken at all: a name
 #: that is not a shell identifier could not be exported safely
-_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
 class Origin(str, enum.Enum):
@@ -121,7 +120,7 @@ def resolve_env(
     for k, v in (environment or {}).items():
         if not (k.startswith("NCCL_") or k in named):
             continue
-        if not _NAME.match(k):
+        if not is_variable_name(k):
             findings.append(
                 Finding(
                     severity="warn",
@@ -240,7 +239,7 @@ def _node_nccl(inventory: NodeInventory) -> str | None:
 def _auto_settings(transport: str) -> dict[str, tuple[str, str]]:
     if transport == "socket":
         return {"NCCL_IB_DISABLE": ("1", "no usable RDMA port here: the Socket transport")}
-    word = {"ib": "InfiniBand", "roce": "RoCE", "erdma": "eRDMA"}[transport]
+    word = transport_word(transport)
     return {"NCCL_IB_DISABLE": ("0", f"usable {word} ports here: NCCL's IB transport")}
 
 
@@ -330,7 +329,7 @@ def _resolve(
 def _checks(
     profile: Profile, variables: tuple[ResolvedVar, ...], version: str | None
 ) -> list[Finding]:
-    from hpnet.nccl.fill import version_tuple  # noqa: PLC0415
+    from hpnet.nccl.rules import version_tuple  # noqa: PLC0415
 
     findings = []
     for var in variables:

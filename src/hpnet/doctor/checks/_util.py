@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from hpnet.doctor.model import CheckResult, Facts, Status
-from hpnet.nccl.fill import port_kind, usable_ports
 from hpnet.nccl.lists import parse_list
+from hpnet.nccl.rules import (
+    TRANSPORT_WORDS,
+    Port,
+    is_variable_name,
+    port_kind,
+    transport_word,
+    usable_ports,
+)
 from hpnet.rdma.model import RdmaDevice, RdmaPort
 
 __all__ = [
+    "VARIABLES_AREA",
     "Port",
+    "all_usable",
+    "edit_note",
     "export",
     "fix_lines",
     "kind_word",
+    "notes",
+    "port_names",
     "result",
     "selected_ports",
+    "skip_no_rdma",
     "unset",
     "usable",
     "valid_name",
+    "why_unusable",
 ]
 
-Port = tuple[RdmaDevice, RdmaPort]
-
-#: a name a POSIX shell can export and unset: anything else never reaches a fix
-_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def valid_name(name: str) -> bool:
-    """Whether ``name`` is a shell variable name (``[A-Za-z_][A-Za-z0-9_]*``).
-
-    >>> valid_name("NCCL_IB_HCA"), valid_name("NCCL_X$(id)")
-    (True, False)
-    """
-    return _SHELL_NAME.fullmatch(name) is not None
+#: whether a name is one a POSIX shell can export and unset: anything else never
+#: reaches a fix (the one definition, :data:`hpnet.nccl.rules.VARIABLE_NAME`)
+valid_name = is_variable_name
 
 
 def export(name: str, value: str) -> str:
@@ -106,4 +109,48 @@ def usable(facts: Facts) -> list[Port]:
 
 
 def kind_word(device: RdmaDevice, port: RdmaPort) -> str:
-    return {"ib": "InfiniBand", "roce": "RoCE", "erdma": "eRDMA"}[port_kind(device, port)]
+    """The transport word of a port; a port whose link layer is neither InfiniBand nor
+    Ethernet (EFA's ``Unknown``) or not shown has none (NCCL's IB transport skips it)."""
+    kind = port_kind(device, port)
+    return transport_word(kind) if kind in TRANSPORT_WORDS else "link layer unknown"
+
+
+#: the area the checks of NCCL variables report under
+VARIABLES_AREA = "variables"
+
+
+def edit_note(facts: Facts) -> str | None:
+    """Where else the fix must go: the env file the variables came from."""
+    if facts.env_file is None:
+        return None
+    return f"the commands fix the current shell; edit {facts.env_file} the same way"
+
+
+def notes(*lines: str | None) -> str | None:
+    """Notes joined with ``; `` (None and empty ones dropped); None when there are none."""
+    kept = [line for line in lines if line]
+    return "; ".join(kept) if kept else None
+
+
+def all_usable(facts: Facts) -> list[Port]:
+    """Every port on the node a process here can use, whatever NCCL_IB_HCA says."""
+    return [(d, p) for d in facts.inventory.rdma_devices for p in usable_ports(d)]
+
+
+def port_names(ports: list[Port]) -> str:
+    return ", ".join(f"{d.name}:{p.number}" for d, p in ports) or "none"
+
+
+def why_unusable(device: RdmaDevice, port: RdmaPort) -> str:
+    if device.uverbs is not None and not device.uverbs.present:
+        return f"{device.name}:{port.number}: no {device.uverbs.path} in this container"
+    if device.uverbs is not None and device.uverbs.accessible is False:
+        return f"{device.name}:{port.number}: {device.uverbs.path} cannot be opened"
+    return f"{device.name}:{port.number}: port {port.state.value}"
+
+
+def skip_no_rdma(facts: Facts, check_id: str, area: str) -> CheckResult | None:
+    """A SKIP for a check of RDMA on a node without RDMA devices, else None."""
+    if not facts.inventory.rdma_devices:
+        return result(check_id, area, Status.SKIP, "no RDMA device on this node")
+    return None

@@ -1,0 +1,101 @@
+"""Checks of the RDMA ports NCCL_IB_HCA selects: their state, and a mix of link layers
+or rates."""
+
+from __future__ import annotations
+
+from hpnet.doctor.checks._util import (
+    Port,
+    export,
+    kind_word,
+    result,
+    selected_ports,
+    skip_no_rdma,
+    usable,
+)
+from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.nccl.fill import unknown_ports
+from hpnet.rdma.model import PortState
+
+__all__ = ["check_mixed_ports", "check_port_state"]
+
+
+def check_port_state(facts: Facts) -> CheckResult:
+    if skipped := skip_no_rdma(facts, "ports.state", "ports"):
+        return skipped
+    chosen = selected_ports(facts)
+    if not chosen:
+        unknown = unknown_ports(facts.inventory)
+        if unknown:
+            # a listing that does not show the ports: no verdict on a node whose RDMA
+            # state is not known
+            return result(
+                "ports.state",
+                "ports",
+                Status.WARN,
+                "the listing does not show whether any RDMA port is usable here",
+                *unknown,
+                fix_note="pass `ibv_devinfo -v` output with --from (for RoCE also "
+                "`show_gids`), or run hpnet doctor on the node itself",
+            )
+        return result(
+            "ports.state", "ports", Status.SKIP, "NCCL_IB_HCA selects no port (see vars.hca)"
+        )
+    bad: list[Port] = [(d, p) for d, p in chosen if p.state is not PortState.ACTIVE]
+    lines = []
+    for d, p in bad:
+        if p.state is PortState.INIT:
+            lines.append(f"{d.name}:{p.number}: INIT, link up but no subnet manager configured it")
+        elif p.state is not PortState.UNKNOWN:
+            phys = f" ({p.phys_state.value})" if p.phys_state else ""
+            lines.append(f"{d.name}:{p.number}: {p.state.value}{phys}")
+    lines = [line for line in lines if line]
+    if not lines:
+        return result("ports.state", "ports", Status.PASS, f"{len(chosen)} selected port(s) ACTIVE")
+    active = [pair for pair in chosen if pair[1].state is PortState.ACTIVE]
+    status = Status.FAIL if not active else Status.WARN
+    return result(
+        "ports.state",
+        "ports",
+        status,
+        f"{len(lines)} selected port(s) not ACTIVE",
+        *lines,
+        fix_note="check the cable and switch port (ibstat); for INIT start a subnet "
+        "manager (opensm); or leave the port out of NCCL_IB_HCA",
+    )
+
+
+def check_mixed_ports(facts: Facts) -> CheckResult:
+    good = usable(facts)
+    if len(good) < 2:
+        return result("ports.mixed", "ports", Status.SKIP, "fewer than two usable ports")
+    layers = {kind_word(d, p) for d, p in good}
+    rates = {p.rate_gbps for _, p in good if p.rate_gbps}
+    if len(layers) > 1 or len(rates) > 1:
+        lines = [
+            f"{d.name}:{p.number}: {kind_word(d, p)}, {p.rate or 'rate unknown'}" for d, p in good
+        ]
+        # keep the group of one kind and speed with the most bandwidth (ports x rate: a
+        # ring over k NICs of rate r moves about k x r), the faster one on a tie
+        groups: dict[tuple[str, float], list[str]] = {}
+        for d, p in good:
+            groups.setdefault((kind_word(d, p), p.rate_gbps or 0.0), []).append(
+                f"{d.name}:{p.number}"
+            )
+        (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]) * g[0][1], g[0][1]))
+        return result(
+            "ports.mixed",
+            "ports",
+            Status.WARN,
+            "the selected ports mix link layers or rates: rings run at the slowest",
+            *lines,
+            fix=export("NCCL_IB_HCA", "=" + ",".join(keep)),
+            fix_note=f"keeps the {len(keep)} {kind} port(s)"
+            + (f" at {rate:g} Gb/s" if rate else "")
+            + "; NCCL_IB_HCA's '=' matches these names exactly",
+        )
+    return result(
+        "ports.mixed",
+        "ports",
+        Status.PASS,
+        f"{len(good)} ports, all {layers.pop()}" + (f" at {rates.pop():g} Gb/s" if rates else ""),
+    )
