@@ -247,7 +247,7 @@ def test_the_check_counts_wrong_elements(monkeypatch: pytest.MonkeyPatch) -> Non
     ranks = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
              "MASTER_PORT": str(free_port())}  # fmt: skip
     spec = dataclasses.asdict(BenchSpec(device="cpu", backend="gloo"))
-    ctx = worker._Ctx(spec, ranks)
+    ctx = worker.RankContext(spec, ranks)
     try:
         torch = ctx.torch
         for op in ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"):
@@ -298,7 +298,7 @@ def test_rows_measured_before_a_rank_fails_are_kept(tmp_path: Path) -> None:
         "rank 0 exited with 1: NCCL WARN Cuda failure out of memory"
     )
     assert [r.size_bytes for r in report.runs[0].rows] == [8]
-    from hpnet.cli.bench import verdict_of
+    from hpnet.cli.bench_output import verdict_of
 
     assert verdict_of(report, [])[0] == "FAIL"
 

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from hpnet.bench.model import BenchReport, report_from_data
-from hpnet.bench.nccl_tests import parse_nccl_tests_json, parse_nccl_tests_lines
+from hpnet.bench.nccl_tests import parse_nccl_tests_lines
+from hpnet.bench.nccl_tests_json import parse_nccl_tests_json
 from hpnet.errors import InputError
 from hpnet.inputfile import FileRole, open_regular_file, parse_json, too_large
 

@@ -7,7 +7,7 @@ float ``error`` column; 2.13+ one header with ``redop root`` and an integer ``#w
 ``N/A`` where nothing was checked; the ``# nccl-tests version`` and ``# Collective test
 starting`` lines of 2.16+; several runs in one file; Open MPI ``[1,0]<stdout>:`` and
 srun ``0: `` prefixes; NCCL's own INFO lines anywhere; rows cut off by a failure. The
-JSON of ``-J`` (2.17.3+) is read too.
+JSON of ``-J`` (2.17.3+) is read by :mod:`hpnet.bench.nccl_tests_json`.
 
 Rows are parsed from the right: a row ends in four measurements per placement
 (``time algbw busbw wrong``), so the columns between ``type`` and ``time`` (``redop``,
@@ -16,16 +16,16 @@ Rows are parsed from the right: a row ends in four measurements per placement
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Iterable, Iterator
 
 from hpnet.bench.formulas import OPS
 from hpnet.bench.model import BenchReport, BenchRun, Measurement, Row, average_busbw
+from hpnet.bench.nccl_tests_infer import infer_nranks, infer_op
 from hpnet.errors import ParseError
 
-__all__ = ["parse_nccl_tests", "parse_nccl_tests_json", "parse_nccl_tests_lines"]
+__all__ = ["parse_nccl_tests", "parse_nccl_tests_lines"]
 
 _PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s(?=\s*[#\d]))")
 _PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
@@ -41,7 +41,7 @@ _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 #: integers: decimal digits (str.isdigit() takes "²" too, which int() refuses); a root
 #: is -1 when the op has none
 _DIGITS = re.compile(r"\d+")
-_INT = re.compile(r"-?\d+")
+INTEGER = re.compile(r"-?\d+")
 #: digits of the largest integer read (a size in bytes has 20 at most)
 MAX_DIGITS = 30
 _INFINITIES = (math.inf, -math.inf)
@@ -56,18 +56,6 @@ _HPNET = re.compile(r"^#\s*hpnet bench:\s*([a-z_]+)\b.*?\b(\d+) ranks?\b")
 _MISSING = ["--"] * 4  # a placement hpnet bench's backend does not have
 
 
-#: bytes per element of each type nccl-tests prints (src/common.cu wordSize)
-_TYPE_BYTES = {
-    "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
-    "half": 2, "bfloat16": 2, "bf16": 2,
-    "int32": 4, "uint32": 4, "int": 4, "uint": 4, "float": 4,
-    "int64": 8, "uint64": 8, "double": 8,
-}  # fmt: skip
-#: ops whose printed count is one rank's share: size = count x element x nranks
-#: (their GetCollByteCount sets paramcount = count/nranks, src/*.cu)
-_PER_RANK_COUNT = frozenset(
-    {"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "hypercube"}
-)
 _VALIDATION = re.compile(r"\bvalidation:\s*(\d+)")
 _TESTS_VERSION = re.compile(r"#\s*nccl-tests version (\S+)(?:.*?nccl-library=(\d+))?")
 _NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
@@ -104,7 +92,7 @@ def _strip(line: str) -> str:
     return line[found.end() :] if found else line
 
 
-def _op_from(text: str) -> str | None:
+def op_from(text: str) -> str | None:
     found = _PROGRAM.search(text)
     if found and found.group(1) in OPS:
         return found.group(1)
@@ -144,7 +132,7 @@ def _float(token: str, source: str, number: int, *, nan: bool = False) -> float:
 def _int(token: str, source: str, number: int) -> int:
     """An integer of at most :data:`MAX_DIGITS` digits (larger ones are no count or
     size nccl-tests can print, and Python refuses to read some of them)."""
-    if not _INT.fullmatch(token):
+    if not INTEGER.fullmatch(token):
         raise ParseError(
             f"{token[:40]!r} is not an integer",
             source=source,
@@ -219,8 +207,8 @@ def _row(line: str, milliseconds: bool, source: str = "<text>", number: int = 0)
             continue
         if first is None and second is None:
             continue
-        redop = next((h for h in head if not _INT.fullmatch(h)), "")
-        root = next((_int(h, source, number) for h in head if _INT.fullmatch(h)), -1)
+        redop = next((h for h in head if not INTEGER.fullmatch(h)), "")
+        root = next((_int(h, source, number) for h in head if INTEGER.fullmatch(h)), -1)
         return Row(
             size_bytes=_int(tokens[0], source, number),
             count=_int(tokens[1], source, number),
@@ -251,7 +239,10 @@ def parse_nccl_tests(text: str, *, source: str = "<text>") -> BenchReport:
     """
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        return _parse_json(stripped, source)
+        # imported here: the JSON reader imports this module's helpers
+        from hpnet.bench.nccl_tests_json import parse_json_text  # noqa: PLC0415
+
+        return parse_json_text(stripped, source)
     return parse_nccl_tests_lines(_split_lines(text), source=source)
 
 
@@ -369,7 +360,7 @@ class _Reader:
                 run = None
             if run is None:
                 run = self.start()
-            op = _op_from(content)
+            op = op_from(content)
             if op:
                 run.op = op
             threads = _NTHREAD.search(content)
@@ -429,7 +420,7 @@ class _Reader:
             if len(run.notes) < MAX_NOTES:
                 run.notes.append(f"the run failed: {failed.group(0)[:120]}")
             return
-        op = _op_from(content)
+        op = op_from(content)
         if op and (run is None or not run.rows):
             self.pending_op = op
             if run is not None and run.op is None:
@@ -449,7 +440,7 @@ def _finish(run: _Run) -> BenchRun:
     if run.ranks:
         nranks = max(run.ranks) + 1  # the device table: one line per rank
     elif nranks is None:
-        nranks, why = _infer_nranks(run.rows, run.op)
+        nranks, why = infer_nranks(run.rows, run.op)
         if why:
             notes.append(why)
     avg = run.avg
@@ -465,10 +456,10 @@ def _finish(run: _Run) -> BenchRun:
         # "none" for ops without a reduction (and their device lines gained "Group"),
         # and before 2.13 only reducing ops have the column at all
         meaningful = not run.wrong_header or run.group_lines
-        op, why = _infer_op(run.rows, nranks, redop_meaningful=meaningful)
+        op, why = infer_op(run.rows, nranks, redop_meaningful=meaningful)
         notes.append(why)
     if nranks is None and op is not None:
-        nranks, why = _infer_nranks(run.rows, op)
+        nranks, why = infer_nranks(run.rows, op)
         if why:
             notes.append(why)
     return BenchRun(
@@ -494,228 +485,3 @@ def _checked(run: _Run) -> bool | None:
     if any(m.wrong is not None or m.error is not None for m in measured):
         return True
     return False if measured else None
-
-
-def _interval(numerator: float, denominator: float) -> tuple[float, float] | None:
-    """The ratio of two numbers nccl-tests printed with two decimals, as an interval."""
-    if denominator - 0.005 <= 0:
-        return None
-    return (numerator - 0.005) / (denominator + 0.005), (numerator + 0.005) / (denominator - 0.005)
-
-
-def _infer_nranks(rows: list[Row], op: str | None) -> tuple[int | None, str | None]:
-    """The rank count when no device table says it: from size / count for the ops that
-    print one rank's share (exact), else from the bus factor of every row that shows one
-    (busbw / algbw, each printed with two decimals: the ranks whose factor lies inside
-    every row's interval; given only when exactly one does)."""
-    per_rank = [
-        r.size_bytes / (r.count * _TYPE_BYTES[r.dtype])
-        for r in rows
-        if r.count and r.dtype in _TYPE_BYTES and r.size_bytes >= 1 << 16
-    ]
-    if per_rank and (op in _PER_RANK_COUNT or op is None):
-        shares = {round(k) for k in per_rank if abs(k - round(k)) < 0.01}
-        if len(shares) == 1 and (k := shares.pop()) > 1:
-            return k, f"{k} ranks: each row's size is {k} x its count (one rank's share)"
-    factor = {
-        "all_reduce": lambda n: 2 * (n - 1) / n,
-        "all_gather": lambda n: (n - 1) / n,
-        "reduce_scatter": lambda n: (n - 1) / n,
-        "alltoall": lambda n: (n - 1) / n,
-    }.get(op or "")
-    if factor is None:
-        return None, None
-    low, high = 0.0, float("inf")
-    for row in rows:
-        for m in (row.out_of_place, row.in_place):
-            if m is None or m.algbw_gbps < 0.5:
-                continue
-            bounds = _interval(m.busbw_gbps, m.algbw_gbps)
-            if bounds:
-                low, high = max(low, bounds[0]), min(high, bounds[1])
-    if high == float("inf") or low > high:
-        return None, None
-    # every factor grows with n: the counts that fit are one interval, found by bisection
-    # (a loop over 100 000 counts cost 20 ms a run: minutes on a file of many runs)
-    counts = range(2, 100_001)
-    first = bisect.bisect_left(counts, low - 1e-9, key=factor)
-    end = bisect.bisect_right(counts, high + 1e-9, key=factor)
-    fits = counts[first:end]
-    if len(fits) == 1:
-        return fits[0], f"{fits[0]} ranks: the only count whose bus factor fits every row"
-    if fits:
-        return None, (
-            f"the rank count is not shown: the bus factor fits {fits[0]} to {fits[-1]} ranks"
-        )
-    return None, None
-
-
-def _infer_op(
-    rows: list[Row], nranks: int | None, *, redop_meaningful: bool = True
-) -> tuple[str | None, str]:
-    """Name an op the output does not name, from what every op prints differently:
-    its bus factor (busbw / algbw: 2(n-1)/n only for all_reduce, (n-1)/n for the ops
-    that move one rank's share, 1 for broadcast / reduce / sendrecv), its redop and
-    root columns, and whether count is the size or one rank's share of it.
-
-    No rank count is computed from one rounded ratio here: only the op's family, where
-    that is unambiguous (:func:`_infer_nranks` counts ranks from every row).
-    """
-    sample = max(
-        (r for r in rows if r.out_of_place and r.out_of_place.algbw_gbps >= 0.1),
-        key=lambda r: r.size_bytes,
-        default=None,
-    )
-    if sample is None or sample.out_of_place is None:
-        return None, "the op is not named in the output, and no row shows its bus factor"
-    ratio = sample.out_of_place.busbw_gbps / sample.out_of_place.algbw_gbps
-    reducing: bool | None = sample.redop not in ("none", "") if redop_meaningful else None
-    rooted = sample.root >= 0
-    share = (
-        sample.size_bytes / (sample.count * _TYPE_BYTES[sample.dtype])
-        if sample.count and sample.dtype in _TYPE_BYTES
-        else None
-    )
-    why = f"the op is not named in the output; inferred from busbw/algbw = {ratio:.3f}"
-    if ratio > 1.02:  # 2(n-1)/n, n > 2: no other op exceeds 1
-        return "all_reduce", f"{why} (> 1: only all_reduce's 2(n-1)/n)"
-    if share is not None and share > 1.5:  # count is one rank's share
-        if reducing is None:
-            return None, f"{why}, count = size / ranks (this era's redop column says nothing)"
-        if reducing:
-            return "reduce_scatter", f"{why}, a reduction, count = size / ranks"
-        if rooted:
-            return None, f"{why}, a root, count = size / ranks: gather or scatter"
-        return None, f"{why}, count = size / ranks: all_gather or alltoall (not said which)"
-    if abs(ratio - 1) < 0.02:
-        if reducing is None:
-            return None, f"{why} = 1 (nccl-tests 2.13.0-2.13.3 print 'sum' for every op)"
-        if rooted:
-            return ("reduce" if reducing else "broadcast"), f"{why} = 1 with a root"
-        if reducing:  # 2(n-1)/n = 1: all_reduce over 2 ranks
-            return "all_reduce", f"{why} = 1 with a reduction and no root: 2 ranks"
-        return "sendrecv", f"{why} = 1, no reduction, no root, count = size"
-    return None, f"{why}: not enough to tell the op"
-
-
-_JSON_FIX = "pass the file nccl-tests -J wrote, or its text output"
-
-
-def _parse_json(text: str, source: str) -> BenchReport:
-    """nccl-tests' ``-J`` file (version 1-3, src/util.cu); a field of the wrong type is
-    a ParseError that names it (``results[3].size``)."""
-    from hpnet.inputfile import parse_json  # noqa: PLC0415 - JSON input only
-
-    return parse_nccl_tests_json(
-        parse_json(text, source=source, fix=_JSON_FIX, code="bad-result"), source=source
-    )
-
-
-def parse_nccl_tests_json(data: object, *, source: str = "<json>") -> BenchReport:
-    """The report of nccl-tests' ``-J`` file, already parsed (:func:`json.loads`)."""
-    path = ["the top level"]  # where the reading is, for the error
-    try:
-        return _json_report(data, source, path)
-    except (AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise ParseError(
-            f"not nccl-tests -J JSON: {path[-1]}: {type(exc).__name__}: {exc}",
-            source=source,
-            fix=_JSON_FIX,
-            code="bad-result",
-        ) from None
-
-
-def _json_number(value: object) -> float:
-    """A double as -J writes it: a number, or the string ``"nan"`` (util.cu:290-296)."""
-    number = float(str(value))
-    if math.isinf(number):
-        raise ValueError(f"{value!r} is out of range")
-    return number
-
-
-def _json_int(value: object) -> int:
-    text = str(value).strip()
-    if len(text) > MAX_DIGITS:
-        raise ValueError(f"{text[:40]!r} is out of range")
-    return int(_json_number(text)) if not _INT.fullmatch(text) else int(text)
-
-
-def _json_report(data: object, source: str, path: list[str]) -> BenchReport:
-    """``path[-1]`` names the part being read, for the caller's error."""
-    data = _json_dict(data)
-    path.append("args")
-    args = _json_list(data.get("args", []))
-    op = _op_from(" ".join(str(a) for a in args)) or "unknown"
-    path.append("config")
-    config = _json_dict(data.get("config", {}))
-    path.append("config.devices")
-    devices = _json_list(config.get("devices", []))
-    rows = []
-
-    def measure(part: object) -> Measurement | None:
-        if not part:
-            return None
-        part = _json_dict(part)
-        wrong = part.get("nwrong")
-        return Measurement(
-            time_us=_json_number(part.get("time", 0)),
-            algbw_gbps=_json_number(part.get("alg_bw", 0)),
-            busbw_gbps=_json_number(part.get("bus_bw", 0)),
-            wrong=_json_int(wrong) if wrong is not None else None,
-        )
-
-    path.append("results")
-    for index, item in enumerate(_json_list(data.get("results", []))):
-        path.append(f"results[{index}]")
-        result = _json_dict(item)
-        root = str(result.get("root", "-1")).strip()
-        rows.append(
-            Row(
-                size_bytes=_json_int(result["size"]),
-                count=_json_int(result["count"]),
-                dtype=str(result.get("type", "")),
-                redop=str(result.get("redop", "") or "none"),
-                root=_json_int(root) if root else -1,
-                out_of_place=measure(result.get("out_of_place")),
-                in_place=measure(result.get("in_place")),
-            )
-        )
-    path.append("average_bus_bandwidth")
-    avg = _json_dict(data.get("average_bus_bandwidth", {})).get("bandwidth")
-    average = _json_number(avg) if avg is not None else average_busbw(rows)
-    path.append("out_of_bounds")
-    oob = _json_dict(data.get("out_of_bounds", {})).get("count")
-    out_of_bounds = _json_int(oob) if oob is not None else None
-    path.append("config.graph")
-    graph = _json_int(config.get("graph", 0) or 0)
-    run = BenchRun(
-        op=op,
-        nranks=len(devices) or None,
-        rows=tuple(rows),
-        avg_busbw_gbps=average,
-        out_of_bounds=out_of_bounds,
-        graph_launches=graph,
-    )
-    version = data.get("nccl_version")
-    if not isinstance(version, (str, int, type(None))):
-        version = str(version)
-    return BenchReport(source=source, runs=(run,), metadata={"nccl_version": version, "args": args})
-
-
-_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false"}
-
-
-def _json_kind(value: object) -> str:
-    return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
-
-
-def _json_list(value: object) -> list[object]:
-    if not isinstance(value, list):
-        raise TypeError(f"{_json_kind(value)}, not a list")
-    return value
-
-
-def _json_dict(value: object) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise TypeError(f"{_json_kind(value)}, not an object")
-    return value

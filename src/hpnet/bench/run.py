@@ -18,15 +18,14 @@ import dataclasses
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hpnet.bench.model import BenchReport, BenchSpec, average_busbw, report_from_data
+from hpnet.bench.rank_logs import ProgressEcho, last_line, port_taken, port_taken_in
 from hpnet.bench.train import TrainSpec
-from hpnet.bench.worker import PROGRESS  # the worker module imports torch only in a rank
 from hpnet.errors import HpnetError, InputError, Terminated
 
 __all__ = ["BenchPlan", "launcher_ranks", "plan_local", "run_in_launcher", "run_plan"]
@@ -279,7 +278,7 @@ def _execute_in(
         )
         for rank in range(plan.nproc)
     ]
-    echo = _ProgressEcho(specs[0].log_path) if progress else None
+    echo = ProgressEcho(specs[0].log_path) if progress else None
     started = time.monotonic()
     try:
         results = run_ranks(specs, timeout_seconds=TIMEOUT_SECONDS, on_tick=echo)
@@ -299,10 +298,10 @@ def _execute_in(
     if failed or data is None or not data.get("complete"):
         # the rank that failed first on its own, not one hpnet ended because of it
         first = first_failure(results) or (failed[0] if failed else results[0])
-        tail = _tail(first.log_path)
+        tail = last_line(first.log_path)
         how = describe_exit(first) if not first.ok else "exited with 0 but left no complete result"
         what = f"rank {first.rank} {how}" + (f": {tail}" if tail else "")
-        taken = any(_port_taken_in(r.log_path) for r in failed)
+        taken = any(port_taken_in(r.log_path) for r in failed)
         if taken:
             port = plan.rank_env[0].get("MASTER_PORT", "?")
             what = (
@@ -378,21 +377,6 @@ def run_plan(
     return _report(data, metadata, incomplete=f"{failure} (rank logs: {outcome.directory})")
 
 
-_PORT_TAKEN = ("EADDRINUSE", "address already in use")
-
-
-def port_taken(failure: str | None) -> bool:
-    """The rendezvous port was taken between choosing it and binding it (another
-    process got the same free port): worth one more try with another."""
-    return failure is not None and any(mark in failure for mark in _PORT_TAKEN)
-
-
-def _port_taken_in(log_path: str) -> bool:
-    """Whether a rank's log ends with the rendezvous' EADDRINUSE (torch's TCPStore:
-    "The server socket has failed to listen ... name: EADDRINUSE")."""
-    return port_taken(_read_end(log_path, 16384))
-
-
 def stopped_by(exc: BaseException) -> str:
     """``stopped by SIGINT (Ctrl-C)``, ``stopped by SIGTERM``: what ended a run."""
     import signal  # noqa: PLC0415
@@ -453,54 +437,6 @@ def run_in_launcher(
 
     data = worker.run(dataclasses.asdict(spec), ranks, checkpoint=checkpoint)
     return None if data is None else _report(data, metadata)
-
-
-def _read_end(path: str, size: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - size))
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _tail(path: str) -> str:
-    lines = _read_end(path, 2000).strip().splitlines()
-    useful = [line for line in lines if line.strip() and not line.startswith(PROGRESS)]
-    return useful[-1][:300] if useful else ""
-
-
-class _ProgressEcho:
-    """Echo rank 0's latest progress line to standard error, once a second at most,
-    and once more at the end (``final``) so that the last step is always shown."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.offset = 0
-        self.last = 0.0
-        self.line = ""
-
-    def __call__(self, elapsed: float, *, final: bool = False) -> None:
-        if elapsed - self.last < 1.0 and not final:
-            return
-        self.last = elapsed
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read()
-        except OSError:
-            return
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            return
-        self.offset += cut + 1
-        for line in data[:cut].decode("utf-8", "replace").splitlines():
-            if line.startswith(PROGRESS):
-                self.line = line
-        if self.line:
-            print(self.line, file=sys.stderr, flush=True)
-            self.line = ""
 
 
 def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:

@@ -19,7 +19,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from hpnet.bench.worker import PROGRESS, init_method, write_json
+from hpnet.bench.backends import init_method
+from hpnet.bench.worker import PROGRESS, write_json
 
 
 def _model(torch: Any, spec: dict[str, Any]) -> Any:

@@ -29,11 +29,12 @@ def run(ns: argparse.Namespace) -> int:
     import dataclasses  # noqa: PLC0415
 
     from hpnet.bench.load import load_result  # noqa: PLC0415
-    from hpnet.cli.bench import _ops, emit, verdict_of  # noqa: PLC0415
+    from hpnet.cli.bench_args import parse_ops  # noqa: PLC0415
+    from hpnet.cli.bench_output import emit, verdict_of  # noqa: PLC0415
 
     report = load_result(ns.path)
     if ns.op:
-        op = _ops([ns.op])[0]
+        op = parse_ops([ns.op])[0]
         report = dataclasses.replace(
             report,
             runs=tuple(

@@ -18,37 +18,34 @@ number of lines: evidence lines are capped and the caps are reported.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
 from hpnet.ncclog.model import (
-    Connection,
     GdrDecision,
     LogLine,
-    Membership,
     NcclLog,
     Nic,
-    ProcessLog,
-    parse_transport,
 )
 from hpnet.ncclog.plugins import plugin_of
+from hpnet.ncclog.process import (
+    MAX_EVIDENCE,
+    MAX_NOTES,
+    MAX_STATEMENTS,
+    MAX_WARNINGS_PER_PROCESS,
+    ProcessFacts,
+    in_order,
+)
 from hpnet.ncclog.scan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
-from hpnet.ncclog.versions import VersionRange, empty, format_range, hint_for, intersect
+from hpnet.ncclog.versions import empty, format_range, hint_for, intersect
 
 __all__ = ["BLOCK_BYTES", "LogFolder", "parse_nccl_log", "parse_nccl_text"]
 
 #: bytes per block: large enough that per-block costs vanish, small enough that a
 #: block and its split lines stay a few tens of MiB
 BLOCK_BYTES = 8 << 20
-#: evidence kept per process and in all (counts continue past the caps)
-MAX_WARNINGS_PER_PROCESS = 64
-MAX_EVIDENCE = 2000
-MAX_NOTES = 32
-#: statements (their first lines) kept per process: networks, NIC lists, env echoes, ...
-MAX_STATEMENTS = 256
 #: kinds that show a process went on after a failure: lines NCCL prints once a step
 #: succeeded (a network module chosen and its device list, "Connected all rings", the
 #: channel counts at the end of init, Init COMPLETE); plugin/net.cc's "-> 2" when an
@@ -61,218 +58,6 @@ PROGRESS_KINDS = frozenset(
 #: connection / communicator lines per process whose form is checked against the
 #: version fingerprints (the first few pin a process's release as well as all would)
 HINTS_PER_PROCESS = 6
-#: ``hashUniqueId`` (init.cc:50 @2.21.5) of an all-zero ncclUniqueId: the commId NCCL
-#: 2.18-2.22 print for communicators made by ncclCommSplit, the same for all of them
-ZERO_ID_HASH = "0xd6f7ddbca6ef589b"
-#: communicator memberships kept per process: a long job re-creating its groups would
-#: otherwise grow without bound; the rest are counted (NcclLog.num_dropped_memberships)
-MAX_MEMBERSHIPS = 128
-
-
-class _Process:
-    """The mutable record of one process while the log is folded."""
-
-    def __init__(self, ref: ProcessRef) -> None:
-        self.key, self.host, self.pid, self.launcher_rank, _ = ref
-        self.sources: dict[str, None] = {}
-        self.devices: dict[int, None] = {}
-        self.nccl_version: str | None = None
-        self.version_range: VersionRange | None = None
-        self.version_conflict = False
-        self.num_hinted = 0
-        self.cuda_version: str | None = None
-        self.cuda_driver: str | None = None
-        self.bootstrap: dict[str, None] = {}
-        self.networks: dict[str, None] = {}
-        self.nics: tuple[Nic, ...] = ()
-        self.socket_interfaces: tuple[Nic, ...] = ()
-        self.ib_no_device = False
-        self.plugin_notes: dict[str, LogLine] = {}
-        self.env: dict[str, str] = {}
-        self.gdr: dict[tuple[object, ...], GdrDecision] = {}
-        self.ring_gdr: dict[int, None] = {}
-        self.nvls = False
-        #: the first line of each statement (ProcessLog.lines)
-        self.lines: dict[str, LogLine] = {}
-        self.nic_lists: dict[str, tuple[Nic, ...]] = {}
-        self.net_plugins: dict[str, None] = {}
-        self.net_modules: dict[str, None] = {}
-        self.gin: dict[str, None] = {}
-        #: WARN message -> NCCL's source's word on it (fatal, nonfatal, mixed, unknown)
-        self.warn_fatal: dict[str, str] = {}
-        self.collnet: dict[str, None] = {}
-        self.providers: dict[tuple[str, str | None, int | None], None] = {}
-        self.channels: tuple[int, int, int, int] | None = None
-        self.nvls_support: bool | None = None
-        self.trails: dict[str, LogLine] = {}
-        self.trail_codes: dict[int, None] = {}
-        #: a WARN seen and nothing since that shows the process went on; went_on: it did
-        self.warned = False
-        self.went_on = False
-        #: something that shows progress (it would prove a WARN before it was survived)
-        self.progressed = False
-        self.memberships: list[dict[str, object]] = []
-        #: the record still open for each communicator address (closed by Destroy/Abort)
-        self.open: dict[str, dict[str, object]] = {}
-        self.dropped_memberships = 0
-        self.connections: collections.Counter[tuple[object, ...]] = collections.Counter()
-        self.warnings: dict[str, LogLine] = {}
-
-    def membership(self, comm: str, fields: Mapping[str, object]) -> dict[str, object]:
-        """The open membership for ``comm`` (a new one once the last was closed)."""
-        record = self.open.get(comm)
-        if record is not None and _compatible(record, fields):
-            return record
-        return self._new_membership({"comm": comm, "closed": False})
-
-    def _new_membership(self, record: dict[str, object]) -> dict[str, object]:
-        if len(self.memberships) < MAX_MEMBERSHIPS:
-            self.memberships.append(record)
-        else:  # still followed (its lines fold into it), not kept for the report
-            self.dropped_memberships += 1
-        if not record["closed"]:
-            self.open[str(record["comm"])] = record
-        return record
-
-    def close(self, comm: str) -> None:
-        self.open.pop(comm, None)
-
-    def merge(
-        self, later: _Process, shift: Callable[[LogLine], LogLine], folder: LogFolder
-    ) -> None:
-        """Fold in what the same process said later in the input (another range).
-
-        The same rules as folding event by event: first version wins, later values of a
-        variable win, sets grow, counters add, a later NIC list replaces an earlier one,
-        and a communicator record continues the open one it belongs to.
-        """
-        for name in ("sources", "devices", "bootstrap", "networks", "ring_gdr"):
-            getattr(self, name).update(getattr(later, name))
-        for name in ("plugin_notes", "trails"):
-            mine = getattr(self, name)
-            for note, line in getattr(later, name).items():
-                if note not in mine and len(mine) < MAX_NOTES:
-                    mine[note] = shift(line)
-        for decided, decision in later.gdr.items():
-            if decided not in self.gdr and len(self.gdr) < MAX_NOTES:
-                self.gdr[decided] = dataclasses.replace(decision, line=shift(decision.line))
-        for statement, line in later.lines.items():
-            if statement not in self.lines and len(self.lines) < MAX_STATEMENTS:
-                self.lines[statement] = shift(line)
-        self.warn_fatal.update(later.warn_fatal)
-        for name in ("net_plugins", "net_modules", "gin", "collnet", "providers", "trail_codes"):
-            getattr(self, name).update(getattr(later, name))
-        self.channels = self.channels or later.channels
-        if later.nvls_support is not None:
-            self.nvls_support = later.nvls_support
-        # a warning in an earlier range is survived by progress in a later one
-        self.went_on = self.went_on or later.went_on or (self.warned and later.progressed)
-        self.warned = (self.warned and not later.progressed) or later.warned
-        self.progressed = self.progressed or later.progressed
-        if self.nccl_version is None:
-            self.nccl_version, self.cuda_version = later.nccl_version, later.cuda_version
-        self.cuda_driver = later.cuda_driver or self.cuda_driver
-        if later.version_conflict:
-            self.version_conflict = True
-        elif later.version_range is not None and not self.version_conflict:
-            merged = intersect(self.version_range or (None, None), later.version_range)
-            if empty(merged):
-                self.version_conflict = True
-            else:
-                self.version_range = merged
-        self.num_hinted += later.num_hinted
-        self.nics = _union(self.nics, later.nics)
-        for network, listed in later.nic_lists.items():
-            self.nic_lists[network] = _union(self.nic_lists.get(network, ()), listed)
-        self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
-        self.ib_no_device = self.ib_no_device or later.ib_no_device
-        self.nvls = self.nvls or later.nvls
-        self.env.update(later.env)
-        self.dropped_memberships += later.dropped_memberships
-        for record in later.memberships:
-            comm = str(record["comm"])
-            open_record = self.open.get(comm)
-            if open_record is None or not _compatible(open_record, record):
-                self._new_membership(dict(record))
-                continue
-            for key, value in record.items():
-                if key in ("completed", "aborted", "closed"):
-                    open_record[key] = bool(open_record.get(key)) or bool(value)
-                elif open_record.get(key) is None:
-                    open_record[key] = value
-            if open_record["closed"]:
-                self.close(comm)
-        self.connections.update(later.connections)
-        for text, line in later.warnings.items():
-            if text in self.warnings or len(self.warnings) < MAX_WARNINGS_PER_PROCESS:
-                folder.keep_line(self.warnings, shift(line))
-            else:
-                folder.num_dropped += line.count
-
-    def freeze(self) -> ProcessLog:
-        return ProcessLog(
-            key=self.key,
-            host=self.host,
-            pid=self.pid,
-            sources=tuple(self.sources),
-            launcher_rank=self.launcher_rank,
-            devices=tuple(sorted(self.devices)),
-            nccl_version=self.nccl_version,
-            version_range=format_range(self.version_range) if self.version_range else None,
-            version_conflict=self.version_conflict,
-            cuda_version=self.cuda_version,
-            cuda_driver=self.cuda_driver,
-            host_id=self.env.get("NCCL_HOSTID"),
-            bootstrap=tuple(self.bootstrap),
-            networks=tuple(self.networks),
-            nics=self.nics,
-            socket_interfaces=self.socket_interfaces,
-            ib_no_device=self.ib_no_device,
-            plugin_notes=_in_order(self.plugin_notes.values()),
-            env=tuple(sorted(self.env.items())),
-            gdr=tuple(sorted(self.gdr.values(), key=lambda d: _at(d.line))),
-            ring_gdr=tuple(sorted(self.ring_gdr)),
-            nvls=self.nvls,
-            memberships=tuple(_membership(m) for m in self.memberships if "rank" in m),
-            connections=tuple(
-                _connection(key, count)
-                for key, count in sorted(self.connections.items(), key=_order)
-            ),
-            warnings=_in_order(self.warnings.values()),
-            lines=dict(sorted(self.lines.items(), key=lambda item: _at(item[1]))),
-            nic_lists=tuple(self.nic_lists.items()),
-            net_plugins=tuple(self.net_plugins),
-            net_modules=tuple(self.net_modules),
-            gin=tuple(self.gin),
-            collnet=tuple(self.collnet),
-            warn_fatal=dict(self.warn_fatal),
-            providers=tuple(self.providers),
-            channels=self.channels,
-            nvls_support=self.nvls_support,
-            trails=_in_order(self.trails.values()),
-            trail_codes=tuple(self.trail_codes),
-            went_on=self.went_on,
-        )
-
-
-def _compatible(record: Mapping[str, object], fields: Mapping[str, object]) -> bool:
-    """The same membership: no rank or commId that disagrees."""
-    return all(
-        record.get(k) is None or fields.get(k) is None or record[k] == fields[k]
-        for k in ("rank", "commId")
-    )
-
-
-def _union(first: tuple[Nic, ...], then: tuple[Nic, ...]) -> tuple[Nic, ...]:
-    """NIC lists of one process seen in two parts of the input, by name and port."""
-    known = {(n.name, n.port) for n in first}
-    extra = [n for n in then if (n.name, n.port) not in known]
-    if not extra:
-        return first
-    used = {n.index for n in first}
-    if any(n.index in used for n in extra):  # positions (2.3 lists one interface a line)
-        extra = [dataclasses.replace(n, index=len(first) + i) for i, n in enumerate(extra)]
-    return first + tuple(extra)
 
 
 def _line(event: Event, message: str) -> LogLine:
@@ -317,75 +102,11 @@ def _statement(kind: str, data: tuple[object, ...]) -> str | None:
     return None
 
 
-def _at(line: LogLine) -> tuple[str, int]:
-    return (line.source, line.line_number)
-
-
-def _in_order(lines: Iterable[LogLine]) -> tuple[LogLine, ...]:
-    """Evidence in input order (blocks may report it in another)."""
-    return tuple(sorted(lines, key=_at))
-
-
-def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
-    src, _, dst, _, direction, via = item[0]
-    return (src, dst, str(direction), str(via))
-
-
-def _membership(record: dict[str, object]) -> Membership:
-    def number(name: str) -> int | None:
-        value = str(record.get(name))
-        return int(value) if value.lstrip("-").isdigit() else None
-
-    def text(name: str) -> str | None:
-        value = record.get(name)
-        return str(value) if value else None
-
-    rank = number("rank")
-    nranks = number("nranks")
-    comm_id = text("commId")
-    mnnvl = number("MNNVL")
-    return Membership(
-        comm=str(record["comm"]),
-        rank=rank if rank is not None else -1,
-        nranks=nranks if nranks is not None else 0,
-        # the hash of an all-zero unique id names no communicator: NCCL 2.18-2.22 print it
-        # for every ncclCommSplit child (hashUniqueId(job->commId) of a calloc'ed job,
-        # init.cc:1541 @2.21.5), so it would merge every split communicator into one
-        comm_id=None if comm_id == ZERO_ID_HASH else comm_id,
-        cuda_dev=number("cudaDev"),
-        nvml_dev=number("nvmlDev"),
-        bus_id=text("busId"),
-        nnodes=number("nNodes"),
-        local_ranks=number("localRanks"),
-        parent=text("parent"),
-        color=number("color"),
-        mnnvl=bool(mnnvl) if mnnvl is not None else None,
-        completed=bool(record.get("completed")),
-        aborted=bool(record.get("aborted")),
-    )
-
-
-def _connection(key: tuple[object, ...], count: int) -> Connection:
-    src_value, src_dev, dst_value, dst_dev, direction, via = key
-    src, dst = int(str(src_value)), int(str(dst_value))
-    return Connection(
-        # CollNet lines name one rank (dst -1): the printing one
-        printing_rank=dst if direction == "receive" and dst >= 0 else src,
-        src=src,
-        dst=dst,
-        src_device=str(src_dev),
-        dst_device=str(dst_dev),
-        direction=str(direction) if direction else None,
-        transport=parse_transport(str(via)),
-        channels=count,
-    )
-
-
 class LogFolder:
     """Folds scanned blocks, in input order, into an :class:`NcclLog`."""
 
     def __init__(self) -> None:
-        self._processes: dict[str, _Process] = {}
+        self._processes: dict[str, ProcessFacts] = {}
         self._sources: dict[str, None] = {}
         self._signals: dict[str, LogLine] = {}
         self._bare_warnings: dict[str, LogLine] = {}
@@ -470,15 +191,15 @@ class LogFolder:
         for key, process in later._processes.items():
             mine = self._processes.get(key)
             if mine is None:
-                mine = self._processes[key] = _Process(
+                mine = self._processes[key] = ProcessFacts(
                     (process.key, process.host, process.pid, process.launcher_rank, None)
                 )
             mine.merge(process, shift, self)
 
-    def _process(self, ref: ProcessRef) -> _Process:
+    def _process(self, ref: ProcessRef) -> ProcessFacts:
         record = self._processes.get(ref[0])
         if record is None:
-            record = self._processes[ref[0]] = _Process(ref)
+            record = self._processes[ref[0]] = ProcessFacts(ref)
         return record
 
     def _fold(self, event: Event) -> None:
@@ -651,7 +372,7 @@ class LogFolder:
                 self.num_dropped += event.count
 
     @staticmethod
-    def _fold_warn(process: _Process, event: Event, where: str | None, said: str) -> None:
+    def _fold_warn(process: ProcessFacts, event: Event, where: str | None, said: str) -> None:
         """A WARN seen first in this process: the NET plugin whose source printed it, or
         what NCCL's source says of it (does the call fail after it, which releases print
         it at this ``file:line``: hpnet.ncclog.formats)."""
@@ -675,7 +396,7 @@ class LogFolder:
         process.version_range = merged
 
     @staticmethod
-    def _fold_comm(process: _Process, data: tuple[object, ...]) -> None:
+    def _fold_comm(process: ProcessFacts, data: tuple[object, ...]) -> None:
         what, state, raw = data
         fields: dict[str, str] = dict(raw) if isinstance(raw, dict) else {}
         comm = str(fields.get("comm", "?"))
@@ -706,8 +427,8 @@ class LogFolder:
         return NcclLog(
             sources=tuple(self._sources),
             processes=tuple(p.freeze() for p in self._processes.values()),
-            signals=_in_order(self._signals.values()),
-            bare_warnings=_in_order(self._bare_warnings.values()),
+            signals=in_order(self._signals.values()),
+            bare_warnings=in_order(self._bare_warnings.values()),
             num_lines=self._num_lines,
             num_nccl_lines=self._num_nccl_lines,
             num_bytes=self._num_bytes,

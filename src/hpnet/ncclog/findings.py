@@ -23,13 +23,11 @@ from collections.abc import Iterable, Sequence
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
-from hpnet.ncclog.versions import contains
 
 __all__ = [
     "Finding",
     "comm_states",
     "match_signatures",
-    "mixed_versions",
     "quotes",
     "trail_findings",
 ]
@@ -378,98 +376,6 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             fatal=True,
         )
     ]
-
-
-# ---------------------------------------------------------------- NCCL versions
-
-
-def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
-    """Processes that ran more than one NCCL release: by their version lines, or by
-    the forms of their lines (:mod:`hpnet.ncclog.versions`)."""
-    conclusions: list[str] = []
-    witnesses: list[LogLine | None] = []
-    if len(versions) > 1:
-        by_version: dict[str, list[str]] = {}
-        for p in log.processes:
-            if p.nccl_version:
-                by_version.setdefault(p.nccl_version, []).append(p.host or p.key)
-                witnesses.append(p.line("version"))
-        for v in log.bare_versions:
-            by_version.setdefault(v, []).append("rank 0's version line")
-        conclusions = [
-            f"NCCL {v} on {', '.join(sorted(set(h))[:6])}" for v, h in by_version.items()
-        ]
-        # one witness per version
-        seen: set[str] = set()
-        kept = []
-        for p in log.processes:
-            line = p.line("version")
-            if p.nccl_version and p.nccl_version not in seen and line is not None:
-                seen.add(p.nccl_version)
-                kept.append(line)
-        witnesses = list(kept)
-    else:
-        ranged = [
-            (p, _parse_range(p.version_range))
-            for p in log.processes
-            if p.version_range and not p.nccl_version and not p.version_conflict
-        ]
-        known = [tuple(int(x) for x in v.split(".")) for v in versions if _dotted(v)]
-        conclusions = [
-            f"the lines of process {process.key} are written by NCCL {process.version_range}, "
-            f"not {', '.join(versions)}"
-            for process, bounds in ranged
-            if known and not any(contains(bounds, v) for v in known)
-        ]
-        witnesses = [line for process, _ in ranged for key, line in process.lines_of("form:")]
-        if not conclusions and len(ranged) > 1:
-            # the ranges have no release in common exactly when the highest lower bound
-            # exceeds the lowest upper bound: those two processes are the witnesses
-            lows = [(b[0], p) for p, b in ranged if b[0] is not None]
-            highs = [(b[1], p) for p, b in ranged if b[1] is not None]
-            if lows and highs:
-                low, low_process = max(lows, key=lambda item: item[0])
-                high, high_process = min(highs, key=lambda item: item[0])
-                if low > high:
-                    conclusions.append(
-                        f"by the form of their lines, process {high_process.key} runs NCCL "
-                        f"{high_process.version_range} and process {low_process.key} NCCL "
-                        f"{low_process.version_range}"
-                    )
-    if not conclusions:
-        return None
-    return Finding(
-        id="mixed-nccl-versions",
-        severity="error",
-        title="ranks run different NCCL versions",
-        cause="the hosts' images or library paths differ; NCCL's protocols are only "
-        "guaranteed between identical releases (mismatches hang or fail at init)",
-        fix="use one image / one NCCL on every node (check LD_LIBRARY_PATH and the "
-        "nvidia-nccl wheel torch loads: `hpnet detect --torch`)",
-        evidence=quotes(witnesses),
-        conclusions=tuple(conclusions[:MAX_EVIDENCE]),
-        count=len(conclusions),
-    )
-
-
-def _dotted(text: str) -> bool:
-    return all(part.isdigit() for part in text.split("."))
-
-
-def _parse_range(text: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
-    """The inverse of :func:`hpnet.ncclog.versions.format_range`."""
-    if not text or text == "any":
-        return (None, None)
-
-    def version(part: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in part.strip().split("."))
-
-    if text.startswith(">= "):
-        return (version(text[3:]), None)
-    if text.startswith("<= "):
-        return (None, version(text[3:]))
-    lo, _, hi = text.partition("-")
-    return (version(lo), version(hi or lo))
 
 
 # ---------------------------------------------------------------- communicators

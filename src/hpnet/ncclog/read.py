@@ -15,22 +15,21 @@ every path. Memory stays at a few blocks per worker, whatever the file's size.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import io
 import os
-import stat
 import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO
 
-from hpnet.errors import InputError
 from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
+from hpnet.ncclog.inputs import GZIP_MAGIC, LogInput, collect_inputs
 from hpnet.ncclog.lines import Classifier
 from hpnet.ncclog.model import NcclLog
 from hpnet.ncclog.scan import MAX_LINE_BYTES, scan_block
+from hpnet.ncclog.streams import IdleTimeout, Prefixed, StreamReader, has_fd, idle_error
 
 __all__ = ["MAX_LINE_BYTES", "LogInput", "collect_inputs", "read_logs"]
 
@@ -42,287 +41,8 @@ RANGE_BYTES = 32 << 20
 RANGES_PER_WORKER = 2
 #: below this much input, worker processes cost more than they save
 PARALLEL_MIN_BYTES = 96 << 20
-#: a stream silent this long is said to be waited for (standard error, once)
-WAIT_NOTE_SECONDS = 1.0
-#: files in a directory beyond this are an input error (a wrong directory)
-MAX_FILES = 100_000
-SNIFF_BYTES = 8192
-GZIP_MAGIC = b"\x1f\x8b"
-#: bytes of text: printable ASCII, the white space and escapes a terminal log holds, and
-#: everything from 0x80 (UTF-8 and other encodings); the rest are control bytes
-_TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r\f\v\b\x1b\x7f" + bytes(range(0x80, 0x100))
 
 Progress = Callable[[int, int], None]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class LogInput:
-    """One input: a regular file (``size_bytes`` known) or a stream."""
-
-    path: str  # "-" for standard input
-    size_bytes: int
-    gzip: bool = False
-    #: read once, front to back: standard input, or a FIFO (``<(zcat job.log.gz)``);
-    #: gzip is recognised by its magic bytes
-    stream: bool = False
-    #: NUL bytes at the start of the file, not read (a log rotated with copytruncate)
-    skip_bytes: int = 0
-
-
-def collect_inputs(paths: Sequence[str]) -> tuple[list[LogInput], list[str]]:
-    """Files to read, with notes about what was skipped; bad paths raise InputError."""
-    inputs: list[LogInput] = []
-    notes: list[str] = []
-    for path in paths:
-        if path == "-":
-            inputs.append(LogInput(path="-", size_bytes=0, stream=True))
-            continue
-        try:
-            mode = os.stat(path).st_mode
-        except OSError as exc:
-            raise InputError(
-                f"cannot read the log ({exc.strerror})",
-                code="log-unreadable",
-                where=path,
-                fix="pass NCCL debug logs: files, a directory of per-rank logs, or - for stdin",
-            ) from None
-        if stat.S_ISDIR(mode):
-            walk_notes: list[str] = []
-            found = _walk(path, walk_notes)
-            notes += walk_notes
-            if not found:
-                raise InputError(
-                    "the directory holds no readable files"
-                    + (f" ({walk_notes[0]})" if walk_notes else ""),
-                    code="log-dir-empty",
-                    where=path,
-                    fix="point at the directory the per-rank logs were written to",
-                )
-            for file in found:
-                _add_file(file, inputs, notes, in_directory=True)
-        elif stat.S_ISREG(mode):
-            _add_file(path, inputs, notes, in_directory=False)
-        elif stat.S_ISFIFO(mode):  # <(zcat job.log.gz), a named pipe: read as it comes
-            inputs.append(LogInput(path=path, size_bytes=0, stream=True))
-        else:
-            raise InputError(
-                "is not a regular file, a pipe or a directory",
-                code="log-not-a-file",
-                where=path,
-                fix="pass a log file, a directory, or - and pipe the log in",
-            )
-    return inputs, notes
-
-
-def _walk(directory: str, notes: list[str]) -> list[str]:
-    """The files under ``directory``, in order; what is not followed goes to ``notes``."""
-
-    def unreadable(exc: OSError) -> None:
-        notes.append(f"{exc.filename}: skipped, cannot be read ({exc.strerror})")
-
-    found: list[str] = []
-    for root, dirs, files in os.walk(directory, onerror=unreadable):
-        kept = []
-        for name in sorted(dirs):
-            if name.startswith("."):
-                continue
-            if os.path.islink(os.path.join(root, name)):  # a loop, or another job's logs
-                notes.append(f"{os.path.join(root, name)}: skipped, a link to a directory")
-                continue
-            kept.append(name)
-        dirs[:] = kept
-        for name in sorted(files):
-            if not name.startswith("."):
-                found.append(os.path.join(root, name))
-        if len(found) > MAX_FILES:
-            raise InputError(
-                f"holds more than {MAX_FILES} files",
-                code="log-dir-too-large",
-                where=directory,
-                fix="point at the directory of one job's logs",
-            )
-    return found
-
-
-def _add_file(path: str, inputs: list[LogInput], notes: list[str], *, in_directory: bool) -> None:
-    try:
-        if in_directory and not stat.S_ISREG(os.stat(path).st_mode):
-            # opening a FIFO would wait for a writer forever
-            notes.append(f"{path}: skipped, not a regular file (a FIFO, socket or device)")
-            return
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            head = handle.read(SNIFF_BYTES)
-            skipped = _leading_nuls(handle, head) if head[:1] == b"\0" else 0
-            if skipped:
-                handle.seek(skipped)
-                head = handle.read(SNIFF_BYTES)
-    except OSError as exc:
-        if in_directory:
-            notes.append(f"{path}: skipped, cannot be read ({exc.strerror})")
-            return
-        raise InputError(
-            f"cannot read the log ({exc.strerror})",
-            code="log-unreadable",
-            where=path,
-            fix="check the path and its permissions",
-        ) from None
-    gzip = head[:2] == GZIP_MAGIC
-    if skipped and not head:
-        notes.append(f"{path}: skipped, nothing but NUL bytes")
-        return
-    if not gzip and _binary(head):
-        notes.append(f"{path}: skipped, binary data (not a text log)")
-        return
-    if skipped:
-        notes.append(
-            f"{path}: {skipped} NUL bytes at its start skipped (a log rotated with copytruncate)"
-        )
-    inputs.append(LogInput(path=path, size_bytes=size, gzip=gzip, skip_bytes=skipped))
-
-
-def _leading_nuls(handle: BinaryIO, head: bytes) -> int:
-    """How many NUL bytes the file starts with (holes skipped with SEEK_DATA)."""
-    skipped = len(head) - len(head.lstrip(b"\0"))
-    if skipped < len(head):
-        return skipped
-    # a sparse hole (copytruncate of a file still written to) is not read through
-    with contextlib.suppress(AttributeError, OSError):
-        skipped = max(skipped, os.lseek(handle.fileno(), 0, os.SEEK_DATA))
-    handle.seek(skipped)
-    while True:
-        chunk = handle.read(1 << 20)
-        rest = chunk.lstrip(b"\0")
-        skipped += len(chunk) - len(rest)
-        if rest or not chunk:
-            return skipped
-
-
-def _binary(sample: bytes) -> bool:
-    """Not a text log: more than 1 NUL in 100 bytes, or a third of them control bytes.
-
-    One stray NUL (a crashed writer, a torn page) leaves a log a log.
-    """
-    if not sample:
-        return False
-    control = len(sample.translate(None, _TEXT_BYTES))
-    return sample.count(0) * 100 > len(sample) or control * 3 > len(sample)
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream with the bytes already read from it put back in front (for gzip)."""
-
-    def __init__(self, head: bytes, raw: BinaryIO) -> None:
-        super().__init__()
-        self._head = head
-        self._raw = raw
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._head:
-            data, self._head = self._head[: len(buffer)], self._head[len(buffer) :]
-        else:
-            data = self._raw.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-class _StreamReader(io.RawIOBase):
-    """Standard input or a FIFO, read as data comes, never waiting unseen.
-
-    A FIFO is opened with ``O_NONBLOCK`` (a plain open waits for a writer, and would
-    wait forever for one that never comes); every read first polls. When nothing has
-    come after :data:`WAIT_NOTE_SECONDS`, ``waiting`` is told once (the CLI says on
-    standard error what hpnet waits for and how to stop it); when nothing comes for
-    ``idle_timeout_seconds``, reading ends there (:class:`_IdleTimeout`).
-    """
-
-    def __init__(
-        self,
-        source: LogInput,
-        name: str,
-        *,
-        idle_timeout_seconds: float | None,
-        waiting: Callable[[str], None] | None,
-    ) -> None:
-        super().__init__()
-        self.name = name
-        self.idle_timeout_seconds = idle_timeout_seconds
-        self.waiting = waiting
-        self.received = 0
-        self.noted = False  # the wait was said: once a stream, not at every pause
-        self.own = source.path != "-"
-        if self.own:
-            try:
-                self.fd = os.open(source.path, os.O_RDONLY | os.O_NONBLOCK)
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read the log ({exc.strerror})",
-                    code="log-unreadable",
-                    where=name,
-                    fix="check the path and its permissions",
-                ) from None
-        else:
-            # standard input stays blocking: its file description is the shell's too
-            self.fd = sys.stdin.fileno()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        while True:
-            self._wait()
-            try:
-                data = os.read(self.fd, len(buffer))
-                break
-            except BlockingIOError:  # woken with nothing to read: wait again
-                continue
-        buffer[: len(data)] = data
-        self.received += len(data)
-        return len(data)
-
-    def _wait(self) -> None:
-        """Until the stream can be read (data, or its end)."""
-        import select  # noqa: PLC0415 - streams only
-
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN | select.POLLPRI)
-        waited = 0.0
-        while True:
-            step = WAIT_NOTE_SECONDS if not self.noted else 3600.0
-            if self.idle_timeout_seconds is not None:
-                step = min(step, max(self.idle_timeout_seconds - waited, 0.0))
-            started = time.monotonic()
-            if poller.poll(int(step * 1000)):
-                return
-            waited += time.monotonic() - started
-            if self.idle_timeout_seconds is not None and waited >= self.idle_timeout_seconds:
-                raise _IdleTimeout(self.idle_timeout_seconds)
-            if not self.noted and self.waiting is not None:
-                self.noted = True
-                if os.isatty(self.fd):
-                    self.waiting(
-                        f"reading {self.name} from the terminal: paste the log, then press Ctrl-D"
-                    )
-                else:
-                    what = "nothing read yet" if not self.received else "nothing new"
-                    self.waiting(
-                        f"waiting for {self.name} ({what}: its writer has not written or "
-                        "closed it); Ctrl-C stops, --idle-timeout S gives up after S seconds"
-                    )
-
-    def close(self) -> None:
-        if self.own and not self.closed:
-            os.close(self.fd)
-        super().close()
-
-
-class _IdleTimeout(Exception):
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"nothing arrived for {seconds:g} s")
-        self.seconds = seconds
 
 
 def _stream_chunks(
@@ -339,12 +59,12 @@ def _stream_chunks(
     read before is analysed. A stream that sends nothing for ``idle_timeout_seconds``
     ends there too (with a note), or is an input error if it sent nothing at all.
     """
-    reader: _StreamReader | None = None
+    reader: StreamReader | None = None
     raw: BinaryIO
-    if source.path == "-" and not _has_fd(sys.stdin):
+    if source.path == "-" and not has_fd(sys.stdin):
         raw = sys.stdin.buffer  # a stand-in without a descriptor (an embedding program's)
     elif source.stream:
-        reader = _StreamReader(
+        reader = StreamReader(
             source, name, idle_timeout_seconds=idle_timeout_seconds, waiting=waiting
         )
         raw = io.BufferedReader(reader)
@@ -353,13 +73,13 @@ def _stream_chunks(
     try:
         try:
             head = raw.read(2)
-        except _IdleTimeout as exc:
-            raise _idle_error(name, exc) from None
+        except IdleTimeout as exc:
+            raise idle_error(name, exc) from None
         handle: BinaryIO = raw
         if head == GZIP_MAGIC:
             import gzip  # noqa: PLC0415 - only for compressed logs
 
-            handle = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")  # type: ignore[assignment]
+            handle = gzip.GzipFile(fileobj=Prefixed(head, raw), mode="rb")  # type: ignore[assignment]
         elif head:
             yield head
         # read1: what one read gives (gzip: one input buffer decompressed), so that a
@@ -375,9 +95,9 @@ def _stream_chunks(
                         break
                     pieces.append(piece)
                     size += len(piece)
-            except _IdleTimeout as exc:
+            except IdleTimeout as exc:
                 if reader is not None and not reader.received:
-                    raise _idle_error(name, exc) from None
+                    raise idle_error(name, exc) from None
                 notes.append(f"{name}: {exc}: analysed up to there (--idle-timeout)")
                 if pieces:
                     yield b"".join(pieces)
@@ -396,23 +116,6 @@ def _stream_chunks(
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
-
-
-def _has_fd(stream: object) -> bool:
-    try:
-        stream.fileno()  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
-        return False
-    return True
-
-
-def _idle_error(name: str, exc: _IdleTimeout) -> InputError:
-    return InputError(
-        f"{exc}: no log arrived",
-        code="log-timeout",
-        where=name,
-        fix="start the program that writes the pipe first, or raise --idle-timeout",
-    )
 
 
 def _range_chunks(
@@ -554,7 +257,7 @@ def read_logs(
 
     A stream (standard input, a FIFO) that sends nothing for ``idle_timeout_seconds``
     is read up to there; ``waiting`` hears, once per stream, that hpnet waits for one
-    (:class:`_StreamReader`).
+    (:class:`StreamReader`).
     """
     folder = LogFolder()
     for note in notes:

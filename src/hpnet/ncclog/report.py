@@ -20,8 +20,7 @@ not known either.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from hpnet.ncclog.choice import Choice, choice_of, summarize
 from hpnet.ncclog.conclusions import (
@@ -30,11 +29,17 @@ from hpnet.ncclog.conclusions import (
     network_findings,
     placement_findings,
 )
+from hpnet.ncclog.expectation import (
+    Expectation,
+    ExpectationResult,
+    check_expectation,
+    net_matches,
+    parse_expectation,
+)
 from hpnet.ncclog.findings import (
     Finding,
     comm_states,
     match_signatures,
-    mixed_versions,
     quotes,
     trail_findings,
 )
@@ -47,6 +52,16 @@ from hpnet.ncclog.placement import (
     machine_labels,
     shared_gpus,
 )
+from hpnet.ncclog.releases import mixed_versions
+from hpnet.ncclog.transports import (
+    combine_gdr,
+    gdr_state,
+    natural_sorted,
+    nic_names,
+    transport_label,
+    uniq,
+)
+from hpnet.ncclog.verdict import verdict_of
 
 __all__ = [
     "CommSummary",
@@ -127,27 +142,6 @@ class CommSummary:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Expectation:
-    """``--expect net=ib,gdr``: what the inter-node traffic must have used."""
-
-    net: str | None = None
-    gdr: bool | None = None
-
-    def describe(self) -> str:
-        parts = [f"net={self.net}"] if self.net else []
-        if self.gdr is not None:
-            parts.append("gdr" if self.gdr else "no-gdr")
-        return ",".join(parts)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class ExpectationResult:
-    expectation: str
-    met: bool
-    detail: str
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class VerifyReport:
     status: str  # PASS, WARN, FAIL, UNKNOWN
     verdict: str
@@ -173,149 +167,7 @@ class VerifyReport:
     num_bytes: int
 
 
-#: what NCCL and its plugins call networks: IB, Socket, IBext_v8, AWS Libfabric, ...
-_NET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.+-]*")
-
-
-def parse_expectation(text: str) -> Expectation:
-    """``net=ib,gdr`` / ``net=socket`` / ``net=AWS Libfabric,no-gdr``.
-
-    >>> parse_expectation("net=ib,gdr")
-    Expectation(net='ib', gdr=True)
-    """
-    net: str | None = None
-    gdr: bool | None = None
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        key, sep, value = part.partition("=")
-        if sep and key.strip().lower() == "net" and value.strip():
-            if net is not None:
-                raise ValueError(f"net= given twice ({net!r} and {value.strip()!r})")
-            net = value.strip()
-            if not _NET_NAME.fullmatch(net):  # 'net=ib;gdr': a separator, not a name
-                raise ValueError(f"{net!r} is not a network name")
-        elif not sep and part.lower() in {"gdr", "gdrdma", "no-gdr", "nogdr"}:
-            wanted = part.lower() in {"gdr", "gdrdma"}
-            if gdr is not None and gdr != wanted:
-                raise ValueError("gdr and no-gdr both given")
-            gdr = wanted
-        else:
-            raise ValueError(f"unknown expectation {part!r}")
-    if net is None and gdr is None:
-        raise ValueError("empty expectation")
-    return Expectation(net=net, gdr=gdr)
-
-
-def net_matches(wanted: str, label: str) -> bool:
-    """Does a transport label (``NET/IBext_v8/GDRDMA``) name the network ``wanted``?
-
-    ``ib`` also matches the IBext plugins (NCCL's IB code in a plugin), ``mnnvl`` the
-    NVLink transports that cross hosts; comparison ignores case, spaces and punctuation
-    (``aws-libfabric``).
-
-    >>> net_matches("ib", "NET/IBext_v8/GDRDMA"), net_matches("socket", "NET/IB")
-    (True, False)
-    """
-    name = label.split("/", 1)[1] if "/" in label else label
-    name = name.removesuffix("/GDRDMA")
-
-    def simple(text: str) -> str:
-        return "".join(ch for ch in text.lower() if ch.isalnum())
-
-    if simple(wanted) == "ib":
-        return simple(name) == "ib" or simple(name).startswith("ibext")
-    if simple(wanted) == "mnnvl":  # multi-node NVLink: P2P/MNNVL, and NVLS across hosts
-        return simple(label) in {"p2pmnnvl", "nvls"}
-    return simple(name) == simple(wanted)
-
-
 # ---------------------------------------------------------------- transports
-
-
-def _label(connection: Connection, inter: bool) -> str:
-    label = connection.transport.label
-    if inter and connection.transport.gdr:
-        label += "/GDRDMA"
-    return label
-
-
-def rdma(label: str) -> bool:
-    """A network transport that can do GPUDirect RDMA (everything but TCP sockets)."""
-    return label.startswith(("NET/", "CollNet")) and not label.startswith("NET/Socket")
-
-
-def _nic_names(process: ProcessLog, connections: Iterable[Connection]) -> list[str]:
-    names: list[str] = []
-    for connection in connections:
-        nic = connection.transport.nic
-        if connection.transport.kind is not TransportKind.NET or nic is None:
-            continue
-        listed = (
-            process.socket_interfaces if connection.transport.name == "Socket" else process.nics
-        )
-        match = next((n for n in listed if n.index == nic), None)
-        if match is None:
-            name = f"NIC {nic}"
-        else:
-            name = f"{match.name}:{match.port}" if match.port else match.name
-        if name not in names:
-            names.append(name)
-    return names
-
-
-def _gdr(connections: Sequence[Connection]) -> str | None:
-    """GPUDirect RDMA over RDMA network connections, per direction (a NIC may write
-    into GPU memory but not read from it: ``GPU Direct RDMA ... read 0``)."""
-    net = [
-        c
-        for c in connections
-        if c.transport.kind in (TransportKind.NET, TransportKind.COLLNET)
-        and c.transport.name != "Socket"
-    ]
-    if not net:
-        return None
-    if all(c.transport.gdr for c in net):
-        return "yes"
-    if not any(c.transport.gdr for c in net):
-        return "no"
-    sends = [c.transport.gdr for c in net if c.direction == "send"]
-    receives = [c.transport.gdr for c in net if c.direction == "receive"]
-    if sends and receives and all(receives) and not any(sends):
-        return "receive only"
-    if sends and receives and all(sends) and not any(receives):
-        return "send only"
-    return "partial"
-
-
-def _uniq(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v for v in values if v))
-
-
-def _natural(names: Iterable[str]) -> tuple[str, ...]:
-    """``mlx5_2:1`` before ``mlx5_10:1``; ``NIC 3`` before ``NIC 12``."""
-    return tuple(
-        sorted(
-            dict.fromkeys(n for n in names if n),
-            key=lambda n: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)],
-        )
-    )
-
-
-def _range_text(names: Sequence[str]) -> str:
-    """``mlx5_0:1, mlx5_1:1, mlx5_2:1`` -> ``mlx5_0..2:1`` when they run in order."""
-    if len(names) < 3:
-        return ", ".join(names)
-    parts = [re.fullmatch(r"(.*?)(\d+)(:\d+)?", n) for n in names]
-    matches = [p for p in parts if p]
-    if len(matches) == len(names):
-        stems = {(p.group(1), p.group(3)) for p in matches}
-        numbers = sorted(int(p.group(2)) for p in matches)
-        if len(stems) == 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-            stem, port = stems.pop()
-            return f"{stem}{numbers[0]}..{numbers[-1]}{port or ''}"
-    return ", ".join(names)
-
 
 # ---------------------------------------------------------------- the report
 
@@ -378,17 +230,17 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
                 nccl_version=process.nccl_version,
                 version_range=process.version_range,
                 network=process.networks or ((choice.network,) if choice else ()),
-                nics=_natural(_nic_names(process, inter)),
+                nics=natural_sorted(nic_names(process, inter)),
                 bootstrap=process.bootstrap,
-                intra_node=_uniq(
-                    [_label(c, False) for c in intra]
+                intra_node=uniq(
+                    [transport_label(c, False) for c in intra]
                     + (["NVLS"] if process.nvls and not nvls_across else [])
                 ),
-                inter_node=_uniq(
-                    [_label(c, True) for c in inter]
+                inter_node=uniq(
+                    [transport_label(c, True) for c in inter]
                     + (["NVLS"] if process.nvls and nvls_across else [])
                 ),
-                gdr=_gdr(inter),
+                gdr=gdr_state(inter),
                 chose=choice.sentence() if choice else None,
                 nic_list=choice.nics if choice else (),
                 chose_evidence=quotes(choice.lines) if choice else (),
@@ -430,17 +282,17 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
         nics: list[str] = []
         for p, c in inter_c:
-            nics.extend(n for n in _nic_names(p, [c]) if n not in nics)
+            nics.extend(n for n in nic_names(p, [c]) if n not in nics)
         summaries.append(
             CommSummary(
                 id=comm.key,
                 nranks=comm.nranks,
                 ranks_seen=len(comm.members),
-                hosts=_uniq(machines[p.key] for p in comm.members.values()),
-                intra_node=_uniq(_label(c, False) for _, c in intra_c),
-                inter_node=_uniq(_label(c, True) for _, c in inter_c),
-                nics=_natural(nics),
-                gdr=_gdr([c for _, c in inter_c]),
+                hosts=uniq(machines[p.key] for p in comm.members.values()),
+                intra_node=uniq(transport_label(c, False) for _, c in intra_c),
+                inter_node=uniq(transport_label(c, True) for _, c in inter_c),
+                nics=natural_sorted(nics),
+                gdr=gdr_state([c for _, c in inter_c]),
                 init_complete=all(m.completed for m in comm.memberships),
                 aborted=any(m.aborted for m in comm.memberships),
                 num_connections=len(comm.connections),
@@ -454,20 +306,20 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         HostRow(
             host=host,
             num_processes=len(members),
-            nccl_versions=_uniq(m.nccl_version or "" for m in members),
-            network=_uniq(n for m in members for n in m.network),
-            nics=_natural(n for m in members for n in m.nics),
-            intra_node=_uniq(t for m in members for t in m.intra_node),
-            inter_node=_uniq(t for m in members for t in m.inter_node),
-            gdr=_combine_gdr([m.gdr for m in members]),
-            chose=_uniq(m.chose or "" for m in members),
-            nic_list=_uniq(n for m in members for n in m.nic_list),
+            nccl_versions=uniq(m.nccl_version or "" for m in members),
+            network=uniq(n for m in members for n in m.network),
+            nics=natural_sorted(n for m in members for n in m.nics),
+            intra_node=uniq(t for m in members for t in m.intra_node),
+            inter_node=uniq(t for m in members for t in m.inter_node),
+            gdr=combine_gdr([m.gdr for m in members]),
+            chose=uniq(m.chose or "" for m in members),
+            nic_list=uniq(n for m in members for n in m.nic_list),
             chose_evidence=next((m.chose_evidence for m in members if m.chose_evidence), ()),
         )
         for host, members in hosts.items()
     )
 
-    versions = _uniq([r.nccl_version or "" for r in rows] + list(log.bare_versions))
+    versions = uniq([r.nccl_version or "" for r in rows] + list(log.bare_versions))
     findings = match_signatures(log)
     mixed = mixed_versions(log, versions)
     if mixed is not None:
@@ -501,18 +353,18 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     findings.sort(
         key=lambda f: (("error", "warning", "info").index(f.severity), not f.fatal, f.consequence)
     )
-    intra_all = _uniq(t for r in rows for t in r.intra_node)
-    inter_all = _uniq(t for r in rows for t in r.inter_node)
-    results = _check_expectation(expectation, rows) if expectation else ()
+    intra_all = uniq(t for r in rows for t in r.intra_node)
+    inter_all = uniq(t for r in rows for t in r.inter_node)
+    results = check_expectation(expectation, rows) if expectation else ()
     chose = summarize([choices[p.key] for p in processes], len(processes))
-    status, verdict = _verdict(rows, findings, results, inter_all, intra_all, chose=chose)
+    status, verdict = verdict_of(rows, findings, results, inter_all, intra_all, chose=chose)
     return VerifyReport(
         status=status,
         verdict=verdict,
         sources=log.sources,
         nccl_versions=versions,
-        network=_uniq(n for r in rows for n in r.network),
-        nics=_natural(n for r in rows for n in r.nics),
+        network=uniq(n for r in rows for n in r.network),
+        nics=natural_sorted(n for r in rows for n in r.nics),
         transports={"intra_node": intra_all, "inter_node": inter_all},
         ranks=tuple(rows),
         hosts=host_rows,
@@ -539,13 +391,6 @@ def _environment(processes: Sequence[ProcessLog]) -> tuple[str, ...]:
         text if count == total else f"{text} ({count} of {total} processes)"
         for text, count in sorted(counts.items())
     )
-
-
-def _combine_gdr(values: Sequence[str | None]) -> str | None:
-    known = {v for v in values if v is not None}
-    if not known:
-        return None
-    return known.pop() if len(known) == 1 else "partial"
 
 
 def _unknowns(
@@ -590,140 +435,9 @@ def _unknowns(
         and not any(r.nccl_version for r in rows)
         and not log.bare_versions  # rank 0's version line says it
     ):
-        ranges = _uniq(r.version_range or "" for r in rows)
+        ranges = uniq(r.version_range or "" for r in rows)
         notes.append(
             "no NCCL version line per process (rank 0 printed it alone up to 2.21); "
             f"their lines' formats say NCCL {', '.join(ranges)}"
         )
     return tuple(notes)
-
-
-def _check_expectation(
-    expectation: Expectation, rows: Sequence[ProcessRow]
-) -> tuple[ExpectationResult, ...]:
-    inter_rows = [r for r in rows if r.inter_node]
-    if not inter_rows:
-        return (
-            ExpectationResult(
-                expectation=expectation.describe(),
-                met=False,
-                detail="no inter-node connection in the log: nothing proves the network",
-            ),
-        )
-    results = []
-    if expectation.net:
-        wrong = [
-            f"{r.process}: {t}"
-            for r in inter_rows
-            for t in r.inter_node
-            if not net_matches(expectation.net, t)
-        ]
-        results.append(
-            ExpectationResult(
-                expectation=f"net={expectation.net}",
-                met=not wrong,
-                detail="every inter-node connection used it"
-                if not wrong
-                else f"{len(wrong)} used something else: " + "; ".join(wrong[:4]),
-            )
-        )
-    if expectation.gdr is not None:
-        rdma_rows = [r for r in inter_rows if r.gdr is not None]
-        off = [r.process for r in rdma_rows if r.gdr != "yes"]
-        on = [r.process for r in rdma_rows if r.gdr != "no"]
-        if expectation.gdr:
-            met = bool(rdma_rows) and not off
-            detail = (
-                "GPUDirect RDMA on every inter-node RDMA connection"
-                if met
-                else "no inter-node RDMA connection (sockets never use GPUDirect)"
-                if not rdma_rows
-                else f"GPUDirect RDMA not (fully) used by {len(off)} process(es): "
-                f"{', '.join(off[:4])}"
-            )
-        else:
-            met = not on
-            detail = "no GPUDirect RDMA" if met else f"GPUDirect RDMA used by {len(on)} process(es)"
-        results.append(
-            ExpectationResult(
-                expectation="gdr" if expectation.gdr else "no-gdr", met=met, detail=detail
-            )
-        )
-    return tuple(results)
-
-
-def _processes(covered: int, count: int) -> str:
-    """``all 16 processes``, ``3 of 8 processes``, ``the one process``."""
-    if count == 1:
-        return "the one process"
-    if covered == count:
-        return f"all {count} processes"
-    return f"{covered} of {count} processes"
-
-
-def _verdict(
-    rows: Sequence[ProcessRow],
-    findings: Sequence[Finding],
-    results: Sequence[ExpectationResult],
-    inter: Sequence[str],
-    intra: Sequence[str],
-    *,
-    chose: str | None = None,
-) -> tuple[str, str]:
-    errors = [f for f in findings if f.severity == "error"]
-    failed = [r for r in results if not r.met]
-    if not rows:
-        if errors:
-            return "FAIL", f"{errors[0].title} (no NCCL process lines to prove the transport)"
-        if findings:  # NCCL's messages pasted without their process prefix
-            return "UNKNOWN", (
-                f"{findings[0].title} (no NCCL process lines: which network and transports "
-                "were used cannot be told)"
-            )
-        return "UNKNOWN", "no NCCL debug lines found: was NCCL_DEBUG=INFO set for this run?"
-    count = len(rows)
-    if inter:
-        inter_rows = [r for r in rows if r.inter_node]
-        nets = _uniq(t.removesuffix("/GDRDMA") for t in inter)
-        sentence = f"inter-node traffic used {' and '.join(nets)}"
-        gdr = _combine_gdr([r.gdr for r in inter_rows])
-        if gdr is not None:
-            sentence += {
-                "yes": " with GPUDirect RDMA",
-                "no": " without GPUDirect RDMA",
-                "partial": " with GPUDirect RDMA on some connections only",
-            }.get(gdr, f" with GPUDirect RDMA on {gdr.replace(' only', '')} only")
-        elif any(t.startswith("NET/Socket") for t in inter):
-            sentence += " (TCP, no RDMA)"
-        nics = _natural(n for r in inter_rows for n in r.nics)
-        if nics:
-            sentence += f" on {_range_text(list(nics))}"
-        sentence += f" on {_processes(len(inter_rows), count)}"
-        if intra:
-            sentence += f"; intra-node {', '.join(intra)}"
-    elif intra:
-        sentence = (
-            f"intra-node traffic used {', '.join(intra)} on {_processes(count, count)}; "
-            "no inter-node connection in this log"
-        )
-        if chose:
-            sentence += f" ({chose} for traffic between hosts)"
-    elif chose:
-        sentence = f"{chose}; no connection line yet proves traffic"
-    else:
-        sentence = (
-            f"NCCL started on {_processes(count, count)}, but no line says which network it "
-            "chose and no connection line proves which transport carried traffic"
-        )
-    if errors:
-        # fatal first (findings are sorted so): NCCL returned an error, the job stopped;
-        # else NCCL went on, at a cost
-        said = "NCCL failed: " if errors[0].fatal else ""
-        return "FAIL", f"{said}{errors[0].title} — {sentence}"
-    if failed:
-        return "FAIL", f"expected {failed[0].expectation}: {failed[0].detail} — {sentence}"
-    if not inter and not intra:
-        return "UNKNOWN", sentence
-    if any(f.severity == "warning" for f in findings):
-        return "WARN", sentence
-    return "PASS", sentence

@@ -1,0 +1,199 @@
+"""How ``hpnet bench`` results leave: printed (table, JSON, CSV), verdict, saved files.
+
+:func:`emit` prints a report with its verdict (:func:`verdict_of`), :func:`result_json`
+is what ``--save`` and ``--json`` write, :func:`write_result` saves it, and
+:func:`check_output` refuses an output path that cannot be written before any work.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hpnet.bench.gate import GateResult
+    from hpnet.bench.model import BenchReport, BenchRun
+
+__all__ = [
+    "check_output",
+    "emit",
+    "remove_file",
+    "result_json",
+    "title_of",
+    "verdict_of",
+    "write_result",
+]
+
+
+def emit(report: BenchReport, *, json: bool, csv: bool, gates: Sequence[GateResult] = ()) -> None:
+    """Print the report as JSON, CSV, or the nccl-tests table with the verdict."""
+    if json:
+        print(result_json(report, gates), end="")
+    elif csv:
+        from hpnet.render.bench import render_csv  # noqa: PLC0415
+
+        print(render_csv(report), end="")
+    else:
+        from hpnet.render.bench import render_report  # noqa: PLC0415
+
+        status, verdict = verdict_of(report, gates)
+        print(render_report(report, gates=gates, verdict=f"# {status}: {verdict}"), end="")
+
+
+def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, str]:
+    """PASS when every row is right, every expectation met and the sweep complete."""
+    problems = []
+    if report.incomplete:
+        problems.append(f"the sweep stopped early: {report.incomplete}")
+    wrong = [
+        f"{run.op} {row.size_bytes} B"
+        for run in report.runs
+        for row in run.rows
+        if any(m is not None and (m.wrong or 0) > 0 for m in (row.out_of_place, row.in_place))
+    ]
+    if wrong:
+        problems.append(
+            f"wrong results at {', '.join(wrong[:5])}" + (" ..." if len(wrong) > 5 else "")
+        )
+    # an imported nccl-tests run says so itself: its "Out of bounds values : N FAILED"
+    # line, and the test's own failure messages ("Test failure common.cu:704")
+    problems += [
+        f"{run.op}: {run.out_of_bounds} out-of-bounds values"
+        for run in report.runs
+        if run.out_of_bounds
+    ]
+    problems += [f"{run.op}: the run failed: {run.failure}" for run in report.runs if run.failure]
+    problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == "FAIL"]
+    if problems:
+        return "FAIL", "; ".join(problems)
+    summary = ", ".join(_run_summary(run) for run in report.runs) or "no rows"
+    states = {_checked_of(run) for run in report.runs}
+    if states == {True}:
+        checked = "results checked"
+    elif states == {False}:
+        checked = "results not checked (-c 0)"
+    elif True in states:
+        checked = "results of some runs checked"
+    else:
+        checked = "whether results were checked is not shown"
+    met = [g for g in gates if g.status == "PASS"]
+    tail = f"; {len(met)} expectation(s) met" if met else ""
+    return "PASS", f"{summary}; {checked}{tail}"
+
+
+def _checked_of(run: BenchRun) -> bool | None:
+    """A run's checking: what its import read, else whether its rows carry a check."""
+    if run.checked is not None:
+        return run.checked
+    measured = [m for row in run.rows for m in (row.out_of_place, row.in_place) if m is not None]
+    if any(m.wrong is not None for m in measured):
+        return True
+    return False if measured else None
+
+
+def _run_summary(run: BenchRun) -> str:
+    """``all_reduce avg busbw 95.30 GB/s``; without the average line, the rows' peak."""
+    if run.avg_busbw_gbps is not None:
+        return f"{run.op} avg busbw {run.avg_busbw_gbps:.2f} GB/s"
+    busbw = [m.busbw_gbps for row in run.rows for m in (row.out_of_place,) if m is not None]
+    if busbw:
+        return f"{run.op} peak busbw {max(busbw):.2f} GB/s (no average line)"
+    return f"{run.op}: no rows"
+
+
+def title_of(report: BenchReport) -> str:
+    meta = report.metadata
+    ops = ", ".join(run.op for run in report.runs)
+    nranks = report.runs[0].nranks if report.runs else None
+    ranks = f"{nranks} ranks" if nranks is not None else "ranks not shown"
+    stack = f"{meta.get('backend', '')} {meta.get('device', '')}".strip()
+    return f"hpnet bench {ops}: {ranks}, {stack}"
+
+
+def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:
+    """The JSON of docs/bench-schema.md: what --json prints and --save writes."""
+    from hpnet.bench.model import SCHEMA_VERSION  # noqa: PLC0415
+    from hpnet.jsonout import dumps, to_data  # noqa: PLC0415
+
+    status, verdict = verdict_of(report, gates)
+    data: Any = to_data(report)
+    return dumps(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "status": status,
+            "verdict": verdict,
+            **data,
+            "gates": to_data(list(gates)),
+        }
+    )
+
+
+def write_result(path: str, text: str) -> None:
+    from hpnet.errors import InputError  # noqa: PLC0415
+
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise InputError(
+            f"the result could not be saved: {exc.strerror or exc} (it is printed above)",
+            code="unwritable",
+            where=path,
+            fix="save it to a writable file: rerun with --save in a directory you own, or "
+            "keep the printed table (hpnet bench import reads it back)",
+        ) from None
+
+
+def check_output(path: str, *, flag: str, directory: bool = False) -> None:
+    """Refuse an output path that cannot be written, before any work: a missing or
+    unwritable parent directory, a directory where a file is meant (or a file where a
+    directory is meant, with ``directory``). Nothing is created. Used for ``--save``,
+    ``--plot`` and ``hpnet check --report``.
+
+    >>> check_output("/", flag="--save")
+    Traceback (most recent call last):
+    ...
+    hpnet.errors.InputError: / is a directory, not a file
+    """
+    from hpnet.errors import InputError  # noqa: PLC0415
+
+    def refuse(what: str, fix: str) -> InputError:
+        return InputError(what, code="unwritable", where=f"{flag} {path}", fix=fix)
+
+    if not path:
+        raise refuse("an empty path", f"{flag} FILE")
+    target = os.path.abspath(path)
+    writable = os.W_OK | os.X_OK if directory else os.W_OK
+    if os.path.isdir(target):
+        if not directory:
+            raise refuse(f"{path} is a directory, not a file", f"{flag} {path.rstrip('/')}/NAME")
+        if not os.access(target, writable):
+            raise refuse(f"the directory {path} is not writable", f"{flag} a directory you own")
+        return
+    if os.path.lexists(target):
+        if directory:
+            raise refuse(
+                f"{path} is a file, not a directory", f"{flag} a new or existing directory"
+            )
+        if not os.access(target, writable):
+            raise refuse(f"{path} is not writable", f"{flag} a file you own")
+        return
+    parent = os.path.dirname(target)
+    if directory:  # made with its parents: the nearest one that exists must take it
+        while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        missing = "is not a directory" if os.path.lexists(parent) else "does not exist"
+        raise refuse(
+            f"{parent} {missing}", f"create it first (mkdir -p {parent}), or choose another path"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise refuse(f"the directory {parent} is not writable", f"{flag} in a directory you own")
+
+
+def remove_file(path: str) -> None:
+    import contextlib  # noqa: PLC0415
+
+    with contextlib.suppress(OSError):
+        os.unlink(path)
