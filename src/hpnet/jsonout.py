@@ -45,7 +45,7 @@ def to_data(value: object) -> object:
 
 
 def inert(text: str) -> str:
-    """JSON text with the characters of :data:`_UNSAFE` written as ``\\uXXXX`` (they can
+    """JSON text with the characters of :data:`_UNSAFE` written as ``\\u`` escapes (they can
     only be inside strings, so the data is the same; C0 controls JSON escapes itself).
 
     >>> inert(json.dumps("a\x9b2J", ensure_ascii=False))

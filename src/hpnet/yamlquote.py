@@ -7,7 +7,7 @@ may not hold some characters raw (C0 / C1 controls and DEL, the line breaks YAML
 folds: NEL, LS, PS; the byte-order mark and non-characters), and JSON's ``\\ud83d\\ude00``
 surrogate pairs are not YAML (YAML reads each as a lone surrogate). So the text is
 written with :func:`json.dumps` keeping non-ASCII characters as they are, and those
-characters are escaped as ``\\uXXXX``, which both read alike.
+characters are escaped as ``\\u`` and four hex digits, which both read alike.
 """
 
 from __future__ import annotations

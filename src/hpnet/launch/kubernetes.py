@@ -38,6 +38,7 @@ from hpnet.launch.plan import GeneratedFile, LaunchPlan, LaunchRequest
 from hpnet.launch.torchrun import torchrun_target
 from hpnet.launch.validate import check_job_name
 from hpnet.secrets import REDACTED, is_secret
+from hpnet.yamlquote import double_quoted
 
 __all__ = ["build_k8s", "kubelet_escape", "to_yaml"]
 
@@ -287,10 +288,6 @@ def to_yaml(value: Any, indent: int = 0) -> str:
 
 _PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
-#: what a YAML double-quoted scalar may not hold raw: C0 / C1 controls and DEL, the
-#: line breaks YAML 1.1 folds (NEL, LS, PS), the byte-order mark, non-characters and
-#: lone surrogates (bytes a command line could not decode)
-_YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def _scalar(value: Any) -> str:
@@ -307,8 +304,4 @@ def _scalar(value: Any) -> str:
     text = str(value)
     if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
         return text  # a plain ASCII word reads the same in every YAML parser
-    # JSON's double-quoted string is YAML's; characters YAML would read otherwise
-    # (or refuse) are escaped, the rest stays as it is (JSON's \ud83d\ude00 pairs are
-    # not YAML)
-    quoted = json.dumps(text, ensure_ascii=False)
-    return _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    return double_quoted(text)
