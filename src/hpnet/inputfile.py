@@ -19,6 +19,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from hpnet.errors import InputError, ParseError
@@ -31,6 +32,7 @@ __all__ = [
     "read_bounded",
     "read_regular_file",
     "too_large",
+    "whole_lines",
 ]
 
 #: nesting deeper than this is no file hpnet or nccl-tests writes (theirs is 5 deep):
@@ -218,3 +220,41 @@ def _depth_exceeds(data: object, limit: int) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+def whole_lines(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Blocks of whole lines (each ending in ``\\n`` but the last), each with the bytes of
+    input it stands for (for progress).
+
+    A line longer than ``max_line_bytes`` is passed on as its first
+    ``max_line_bytes + 1`` bytes, so that a reader can tell it was cut, and the rest of it
+    is dropped: memory stays bounded and it still counts as one line.
+
+    >>> list(whole_lines([b"a\\nb", b"c\\nd"], 10))
+    [(b'a\\n', 2), (b'bc\\n', 3), (b'd', 1)]
+    """
+    rest = b""
+    consumed = 0  # bytes read and not yet passed on
+    skipping = False  # inside the tail of a cut line
+    for chunk in chunks:
+        consumed += len(chunk)
+        data = chunk
+        if skipping:
+            newline = data.find(b"\n")
+            if newline < 0:
+                continue
+            data, skipping = data[newline + 1 :], False
+        if rest:
+            data, rest = rest + data, b""
+        cut = data.rfind(b"\n")
+        if cut >= 0:
+            rest = data[cut + 1 :]
+            yield data[: cut + 1], consumed - len(rest)
+            consumed = len(rest)
+        else:
+            rest = data
+        if len(rest) > max_line_bytes:
+            yield rest[: max_line_bytes + 1] + b"\n", consumed
+            rest, consumed, skipping = b"", 0, True
+    if rest or consumed:
+        yield rest, consumed

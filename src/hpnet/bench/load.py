@@ -20,7 +20,7 @@ from hpnet.bench.model import BenchReport, report_from_data
 from hpnet.bench.nccl_tests import parse_nccl_tests_lines
 from hpnet.bench.nccl_tests_json import parse_nccl_tests_json
 from hpnet.errors import InputError
-from hpnet.inputfile import FileRole, open_regular_file, parse_json, too_large
+from hpnet.inputfile import FileRole, open_regular_file, parse_json, too_large, whole_lines
 
 __all__ = ["MAX_BYTES", "MAX_JSON_BYTES", "load_result"]
 
@@ -179,23 +179,13 @@ def _blocks(head: bytes, handle: BinaryIO, name: str) -> Iterator[bytes]:
 def _lines(blocks: Iterable[bytes]) -> Iterator[str]:
     """Lines (without their ``\\n``) decoded as UTF-8; a line longer than
     :data:`MAX_LINE_BYTES` is cut there and the rest of it skipped."""
-    rest = b""
-    skipping = False  # inside the tail of a cut line
-    for block in blocks:
-        data = block
-        if skipping:
-            newline = data.find(b"\n")
-            if newline < 0:
-                continue
-            data, skipping = data[newline + 1 :], False
-        if rest:
-            data, rest = rest + data, b""
-        cut = data.rfind(b"\n")
-        rest = data[cut + 1 :]
-        if cut >= 0:  # whole lines, decoded at once: they end at a newline, not mid-character
-            yield from data[:cut].decode("utf-8", "replace").split("\n")
-        if len(rest) > MAX_LINE_BYTES:
-            yield rest[:MAX_LINE_BYTES].decode("utf-8", "replace")
-            rest, skipping = b"", True
-    if rest:
-        yield rest.decode("utf-8", "replace")
+    for block, _ in whole_lines(blocks, MAX_LINE_BYTES):
+        # whole lines, decoded at once: they end at a newline, not mid-character
+        whole = block.endswith(b"\n") or not block
+        text = block.decode("utf-8", "replace")
+        del block  # not held while the text is split
+        lines = text.split("\n")
+        del text
+        if whole:
+            lines.pop()  # the empty text after the last line feed
+        yield from (line[:MAX_LINE_BYTES] for line in lines)

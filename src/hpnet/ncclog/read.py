@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO
 
+from hpnet.inputfile import whole_lines
 from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
 from hpnet.ncclog.inputs import GZIP_MAGIC, LogInput, collect_inputs
 from hpnet.ncclog.lines import Classifier
@@ -156,40 +157,6 @@ def _range_chunks(
         yield data
 
 
-def _whole_lines(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines, each with the bytes of input it stands for.
-
-    A line longer than :data:`MAX_LINE_BYTES` is passed on as its first
-    ``MAX_LINE_BYTES + 1`` bytes (:func:`scan_block` cuts it and counts it) and the rest
-    of it is dropped: memory stays bounded and it still counts as one line.
-    """
-    rest = b""
-    consumed = 0  # bytes read and not yet passed on
-    skipping = False  # inside the tail of a cut line
-    for chunk in chunks:
-        consumed += len(chunk)
-        data = chunk
-        if skipping:
-            newline = data.find(b"\n")
-            if newline < 0:
-                continue
-            data, skipping = data[newline + 1 :], False
-        if rest:
-            data, rest = rest + data, b""
-        cut = data.rfind(b"\n")
-        if cut >= 0:
-            rest = data[cut + 1 :]
-            yield data[: cut + 1], consumed - len(rest)
-            consumed = len(rest)
-        else:
-            rest = data
-        if len(rest) > MAX_LINE_BYTES:
-            yield rest[: MAX_LINE_BYTES + 1] + b"\n", consumed
-            rest, consumed, skipping = b"", 0, True
-    if rest or consumed:
-        yield rest, consumed
-
-
 def _scan_lines(
     blocks: Iterable[tuple[bytes, int]],
     folder: LogFolder,
@@ -230,7 +197,7 @@ def _scan_range(path: str, start: int, end: int, name: str, line_start: bool) ->
     folder = LogFolder()
     with open(path, "rb") as handle:
         chunks = _range_chunks(handle, start, end, line_start=line_start)
-        _scan_lines(_whole_lines(chunks), folder, name, lambda _: None)
+        _scan_lines(whole_lines(chunks, MAX_LINE_BYTES), folder, name, lambda _: None)
     return folder
 
 
@@ -292,7 +259,7 @@ def read_logs(
                     idle_timeout_seconds=idle_timeout_seconds,
                     waiting=waiting,
                 )
-                _scan_lines(_whole_lines(chunks_read), folder, name, advance)
+                _scan_lines(whole_lines(chunks_read, MAX_LINE_BYTES), folder, name, advance)
                 for note in stream_notes:
                     folder.note(note)
                 continue
