@@ -40,8 +40,6 @@ _NIC = re.compile(r"\[(\d+)\]([^\s:\[\]=]+):(\d+)(?::\d*(?::\d+)?)?(?:/(\w+))?(?
 _NIC_LINE = re.compile(
     r"^NET/(\w+): \[(\d+)\] ([^\s:\[\]]+):(?:[^\s:\[\]]+:)?(\d+)/(\w+)(?:\s+provider=.*)?\s*$"
 )
-#: "NET/IB : mlx5_0:1 Got async event : local access violation work queue error"
-_ASYNC = re.compile(r"^NET/\w+ ?: ([^\s:]+):(\d+) Got async event")
 #: one interface of a socket list, NCCL's or a TCP plugin's: `` [%d]%s:%s`` with the
 #: address and port (``[0]eth0:10.0.0.1<0>``, ``[1]eth1:fe80::1%eth1<0>``)
 _SOCKET_NIC = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
