@@ -17,9 +17,9 @@ from hpnet.errors import InputError
 from hpnet.node.gpudirect import GpuDirect, read_gpudirect
 from hpnet.node.netdevs import Netdev, live_addresses, read_netdevs
 from hpnet.node.sysfs import FsRoot
-from hpnet.problem import Problem
 from hpnet.rdma.model import RdmaDevice
 from hpnet.rdma.sysfs import read_rdma_devices
+from hpnet.result import Problem
 from hpnet.runner import Runner, SubprocessRunner
 
 if TYPE_CHECKING:  # modules a run may not need are imported where used: start-up time

@@ -12,6 +12,7 @@ prints; ``hpnet --debug`` shows the traceback.
 from __future__ import annotations
 
 import enum
+import warnings
 
 __all__ = [
     "ExitCode",
@@ -20,6 +21,7 @@ __all__ = [
     "MissingDependencyError",
     "ParseError",
     "Terminated",
+    "UnknownErrorCode",
     "UsageError",
 ]
 
@@ -34,12 +36,27 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
 
 
+class UnknownErrorCode(UserWarning):
+    """An error was raised with a code :data:`hpnet.error_codes.ERROR_CODES` lacks: a bug.
+
+    A warning, not an exception: the user still gets the error (and its exit code),
+    while the test suite, which turns warnings into errors, fails on it.
+    """
+
+
 class HpnetError(Exception):
-    """Base of every error hpnet raises on purpose."""
+    """Base of every error hpnet raises on purpose; ``code`` is one of
+    :data:`hpnet.error_codes.ERROR_CODES`."""
 
     exit_code: ExitCode = ExitCode.USAGE
 
     def __init__(self, what: str, *, code: str, where: str = "", fix: str = "") -> None:
+        from hpnet.error_codes import ERROR_CODES  # noqa: PLC0415 - `hpnet --help` imports none
+
+        if code not in ERROR_CODES:
+            warnings.warn(
+                f"error code {code!r} is not in hpnet.error_codes", UnknownErrorCode, stacklevel=2
+            )
         super().__init__(what)
         self.what = what
         self.code = code

@@ -105,7 +105,8 @@ def read_regular_file(path: str, role: FileRole, *, max_bytes: int) -> bytes:
     """The bytes of ``path``, a regular file of at most ``max_bytes``; else an
     :class:`InputError` (exit 2) naming the file and the fix.
 
-    >>> role = FileRole(what="a config", code="x", too_large_code="y", fix="pass a config")
+    >>> role = FileRole(what="a config", code="config-unreadable",
+    ...                 too_large_code="config-too-large", fix="pass a config")
     >>> read_regular_file("/dev/null", role, max_bytes=10)
     Traceback (most recent call last):
     hpnet.errors.InputError: is not a regular file but a device

@@ -8,7 +8,7 @@ import json
 import os
 import re
 
-__all__ = ["dumps", "inert", "to_data"]
+__all__ = ["dumps", "envelope", "inert", "to_data"]
 
 #: what JSON may hold raw but a terminal acts on (C1 controls such as \x9b, which
 #: starts an escape sequence on its own; DEL) or that reorders what is shown (bidi
@@ -42,6 +42,36 @@ def to_data(value: object) -> object:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     return value
+
+
+def envelope(
+    body: object,
+    *,
+    schema_version: int,
+    after: dict[str, object] | None = None,
+    **before: object,
+) -> dict[str, object]:
+    """The one shape of every ``--json`` document: ``schema_version`` first, then the
+    keys in ``before`` (a verdict, a status), then ``body``'s (a dataclass or a dict,
+    through :func:`to_data`), then those in ``after``. A later key of the same name
+    takes the value but keeps the place, as in ``{**a, **b}``.
+
+    >>> envelope({"nodes": ("a",)}, schema_version=2, status="PASS", after={"exit_code": 0})
+    {'schema_version': 2, 'status': 'PASS', 'nodes': ['a'], 'exit_code': 0}
+    """
+    return {
+        "schema_version": schema_version,
+        **_object(before),
+        **_object(body),
+        **_object(after or {}),
+    }
+
+
+def _object(value: object) -> dict[str, object]:
+    data = to_data(value)
+    if not isinstance(data, dict):
+        raise TypeError(f"a JSON document's body is a dataclass or a mapping, not {value!r}")
+    return data
 
 
 def inert(text: str) -> str:

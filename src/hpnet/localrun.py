@@ -164,7 +164,7 @@ def _open_log(path: str) -> BinaryIO:
         link = os.path.islink(path)
         raise InputError(
             "a symlink is where a rank's log goes" if link else exc.strerror or str(exc),
-            code="bad-logs",
+            code="unwritable",
             where=path,
             fix="remove the link, or give --logs a folder of your own"
             if link
@@ -264,29 +264,7 @@ def run_ranks(
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
                 )
-            start = time.monotonic()
-            while True:
-                codes = {rank: _exit_status(proc) for rank, proc in procs.items()}
-                elapsed = time.monotonic() - start
-                for rank, code in codes.items():
-                    if code is not None:
-                        exited_at.setdefault(rank, elapsed)
-                if all(code is not None for code in codes.values()):
-                    break
-                failed = [r for r, c in codes.items() if c not in (None, 0)]
-                if failed:
-                    for rank, code in codes.items():
-                        if code is None:
-                            ended_by[rank] = "peer-failed"
-                    break
-                if elapsed > timeout_seconds:
-                    for rank, code in codes.items():
-                        if code is None:
-                            ended_by[rank] = "timeout"
-                    break
-                if on_tick is not None:
-                    on_tick(elapsed)
-                time.sleep(POLL_SECONDS)
+            _wait(procs, timeout_seconds, on_tick, ended_by=ended_by, exited_at=exited_at)
         except (KeyboardInterrupt, Terminated) as exc:
             stop.hold()
             why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
@@ -314,6 +292,40 @@ def run_ranks(
         )
         for spec in specs
     ]
+
+
+def _wait(
+    procs: Mapping[int, subprocess.Popen[bytes]],
+    timeout_seconds: float,
+    on_tick: Callable[[float], None] | None,
+    *,
+    ended_by: dict[int, str],
+    exited_at: dict[int, float],
+) -> None:
+    """Poll the ranks until all exited, one failed or the time is up; note when each
+    exited, and why the ones still running are to be ended (``peer-failed``, ``timeout``)."""
+    start = time.monotonic()
+    while True:
+        codes = {rank: _exit_status(proc) for rank, proc in procs.items()}
+        elapsed = time.monotonic() - start
+        for rank, code in codes.items():
+            if code is not None:
+                exited_at.setdefault(rank, elapsed)
+        if all(code is not None for code in codes.values()):
+            return
+        why = None
+        if any(c not in (None, 0) for c in codes.values()):
+            why = "peer-failed"
+        elif elapsed > timeout_seconds:
+            why = "timeout"
+        if why is not None:
+            for rank, code in codes.items():
+                if code is None:
+                    ended_by[rank] = why
+            return
+        if on_tick is not None:
+            on_tick(elapsed)
+        time.sleep(POLL_SECONDS)
 
 
 def _exit_status(proc: subprocess.Popen[bytes]) -> int | None:

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from hpnet.bench.formulas import OPS, bus_factor, shape
-from hpnet.bench.gate import Expectation, evaluate
+from hpnet.bench.gate import evaluate
 from hpnet.bench.load import load_result
 from hpnet.bench.model import BenchSpec
 from hpnet.cli.main import main
+from hpnet.result import Expectation
 from tests.conftest import DATA
 from tests.unit.test_schema_doc import documented_paths, emitted_paths
 

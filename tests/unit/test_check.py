@@ -42,8 +42,8 @@ def test_a_cpu_node_is_not_ready_and_says_why(cpu_check: tuple[int, dict[str, An
     code, data, err = cpu_check
     assert code == 1 and data["verdict"] == "NOT READY" and data["exit_code"] == 1
     first = data["problems"][0]
-    assert first["source"] == "hardware:gpu" and first["impact"] == 1
-    assert data["headline"] == first["title"]
+    assert first["code"] == "hardware:gpu" and first["impact"] == 1
+    assert data["headline"] == first["what"]
     [stage] = data["stages"]
     assert stage["name"] == "cpu" and stage["backend"] == "gloo" and stage["nranks"] == 2
     assert stage["judgement"]["measured_gbps"] > 0  # a real gloo benchmark ran
@@ -92,14 +92,14 @@ def test_planted_faults_are_caught_with_the_right_fix_in_order_of_impact(
         "cx-roce-mixed-gids",
     )
     assert report.verdict == "NOT READY"
-    by_source = {p.source: p for p in report.problems}
+    by_source = {p.code: p for p in report.problems}
     disabled = by_source["doctor:vars.ib_disabled"]
     assert disabled.impact == 1 and disabled.fix == "unset NCCL_IB_DISABLE"
     ifname = by_source["doctor:vars.ifname"]
     assert ifname.impact == 2 and "NCCL_SOCKET_IFNAME" in (ifname.fix or "")
     unknown = by_source["doctor:vars.unknown"]
     assert unknown.impact == 3 and "NCCL_IB_HCA" in (unknown.fix or "")
-    order = [p.source for p in report.problems]
+    order = [p.code for p in report.problems]
     assert order.index("doctor:vars.ib_disabled") < order.index("doctor:vars.ifname")
     assert order.index("doctor:vars.ifname") < order.index("doctor:vars.unknown")
     assert report.transport == "roce" and len(report.rdma_ports) == 3
@@ -109,7 +109,7 @@ def test_a_clean_rdma_fixture_has_no_configuration_problem(
     sysfs_tree: Callable[[str], Path],
 ) -> None:
     report = run(sysfs_tree, {}, "cx6-ib-dgx")
-    sources = {p.source for p in report.problems}
+    sources = {p.code for p in report.problems}
     assert not {"doctor:vars.ib_disabled", "doctor:vars.ifname", "doctor:vars.unknown"} & sources
     assert "hardware:rdma" not in sources  # the fixture's ports are active RDMA
     assert report.environment["NCCL_IB_HCA"]  # hpnet env filled the HCA list
@@ -121,14 +121,14 @@ def test_real_gpu_logs_are_verified_against_the_intent() -> None:
     from hpnet.check.execute import stage_from as _stage_from
     from hpnet.check.execute import verify_logs as _verify
     from hpnet.check.judge import NodeFacts, judge
-    from hpnet.ncclog.report import Expectation
+    from hpnet.result import Expectation
 
     logs = DATA / "nccl-logs" / "h200x4-fake-hosts-2x2-net-socket-nccl2.28.9"
     for net, met in (("ib", False), ("socket", True)):
         verify = _verify(str(logs), Expectation(net=net))
         assert verify is not None and [r.met for r in verify.expectations] == [met]
         stage = _stage_from("across 2 fake hosts", "nccl", 4, None, verify, None, error=None)
-        assert stage.transports["inter_node"] == ("NET/Socket",)
+        assert stage.transports.inter_node == ("NET/Socket",)
     stage = _stage_from("across 2 fake hosts", "nccl", 4, None, verify, None, error=None)
     verify_ib = _verify(str(logs), Expectation(net="ib"))
     problems = judge(
@@ -136,7 +136,7 @@ def test_real_gpu_logs_are_verified_against_the_intent() -> None:
                   active_rates_gbit=(200.0,), doctor=(), stages=((stage, verify_ib),))
     )  # fmt: skip
     first = problems[0]
-    assert first.impact == 1 and "did not use the intended network (net=ib)" in first.title
+    assert first.impact == 1 and "did not use the intended network (net=ib)" in first.what
     assert first.fix is not None and "--device=/dev/infiniband" in first.fix  # socket-fallback's
 
 
@@ -210,10 +210,10 @@ def test_the_cluster_view_finds_the_rank_with_a_different_environment(tmp_path: 
     [mismatch] = cluster["env_mismatches"]
     assert mismatch["rank"] == 1 and mismatch["node"] == "node1"
     assert mismatch["differs"] == ["NCCL_IB_HCA=mlx5_9 (others: (unset))"]
-    env = next(p for p in data["problems"] if p["source"] == "cluster:env")
-    assert env["impact"] == 2 and "rank 1 on node1" in env["title"]
+    env = next(p for p in data["problems"] if p["code"] == "cluster:env")
+    assert env["impact"] == 2 and "rank 1 on node1" in env["what"]
     assert data["stages"][0]["name"] == "cluster" and data["stages"][0]["nranks"] == 2
-    assert {p["source"] for p in data["problems"]} >= {"hardware:gpu", "hardware:rdma"}
+    assert {p["code"] for p in data["problems"]} >= {"hardware:gpu", "hardware:rdma"}
     view = DOC.split("## The cluster view", 1)[1].split("\n## The plan", 1)[0]
     documented = documented_paths("## The cluster view" + view)
     emitted = {p for p in emitted_paths({"cluster": cluster}) if p != "cluster"}
@@ -223,7 +223,7 @@ def test_the_cluster_view_finds_the_rank_with_a_different_environment(tmp_path: 
 def test_the_cluster_view_of_agreeing_ranks_has_no_mismatch(tmp_path: Path) -> None:
     data = cluster_run(tmp_path, {})
     assert data["cluster"]["env_mismatches"] == [] and data["cluster"]["slow_nodes"] == []
-    assert "cluster:env" not in {p["source"] for p in data["problems"]}
+    assert "cluster:env" not in {p["code"] for p in data["problems"]}
 
 
 def test_the_cluster_view_names_each_nodes_inter_node_transport() -> None:

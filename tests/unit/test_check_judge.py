@@ -38,7 +38,7 @@ def test_every_doctor_id_in_the_impact_table_is_the_doctors_and_every_check_is_w
 
 def test_every_verify_id_in_the_impact_table_is_a_finding_hpnet_verify_gives() -> None:
     from hpnet.check.execute import verify_logs
-    from hpnet.ncclog.report import Expectation
+    from hpnet.result import Expectation
 
     verify = verify_logs(str(SOCKET_LOGS), Expectation(net="ib"))
     assert verify is not None
@@ -53,7 +53,7 @@ def test_the_node_judge_is_pure_and_orders_by_impact() -> None:
     problems = judge(facts)
     assert problems == judge(facts)
     assert [p.impact for p in problems] == sorted(p.impact for p in problems)
-    by_source = {p.source: p for p in problems}
+    by_source = {p.code: p for p in problems}
     assert by_source["doctor:vars.ib_disabled"].impact == 1
     assert by_source["hardware:gpu"].impact == 1 and by_source["hardware:rdma"].impact == 1
 
@@ -65,7 +65,7 @@ def test_a_failed_stage_is_a_problem_by_its_typed_error_on_every_device() -> Non
                    judgement=None, error="rank 1 exited with 1")  # fmt: skip
     facts = NodeFacts(device="cpu", gpu_source="none", transport="socket", profile="socket",
                       active_rates_gbit=(), doctor=(), stages=((failed, None),))  # fmt: skip
-    [bench] = [p for p in judge(facts) if p.source == "bench:cpu"]
+    [bench] = [p for p in judge(facts) if p.code == "bench:cpu"]
     assert bench.impact == CHECK_IMPACT["bench:failed"] and bench.evidence == (
         "rank 1 exited with 1",
     )
@@ -93,7 +93,8 @@ def _leader_facts(monkeypatch: pytest.MonkeyPatch, inventory: Any, node: str) ->
     import hpnet.detect
     import hpnet.doctor.gather
     from hpnet.check import cluster
-    from hpnet.doctor.model import CheckResult, Report, Status
+    from hpnet.doctor.model import CheckResult, Report
+    from hpnet.result import Status
 
     report = Report(node=node, profile="auto", variables_source="environment", checks=(
         CheckResult(id="vars.ib_disabled", area="vars", status=Status.WARN,
@@ -131,14 +132,14 @@ def test_an_impact_1_doctor_warning_reaches_the_cluster_report(
     inventory = _inventory(sysfs_tree("cx6-ib-dgx"))
     facts = [_leader_facts(monkeypatch, inventory, name) for name in ("node0", "node1")]
     report = _cluster_report(tmp_path, facts)
-    warned = [p for p in report.problems if p.source == "doctor:vars.ib_disabled"]
-    assert [p.title for p in warned] == [
+    warned = [p for p in report.problems if p.code == "doctor:vars.ib_disabled"]
+    assert [p.what for p in warned] == [
         f"{n}: doctor: {IB_DISABLED.summary}" for n in ("node0", "node1")
     ]
     assert all(p.impact == 1 for p in warned)  # as the node view weighs it
     node_view = doctor_problems((IB_DISABLED,))
     assert node_view[0].impact == warned[0].impact and node_view[0].fix == warned[0].fix
-    assert report.verdict == "NOT READY" and report.headline == warned[0].title
+    assert report.verdict == "NOT READY" and report.headline == warned[0].what
 
 
 def test_the_cluster_reads_port_state_as_a_field_as_the_node_view_does(
@@ -154,7 +155,7 @@ def test_the_cluster_reads_port_state_as_a_field_as_the_node_view_does(
     assert all(not PortFact(**p).active for p in facts[0]["ports"])
     report = _cluster_report(tmp_path, facts)
     assert report.transport == "socket"
-    assert "hardware:rdma" in {p.source for p in report.problems}
+    assert "hardware:rdma" in {p.code for p in report.problems}
 
 
 def test_rank_facts_are_typed_from_the_json_the_ranks_share(

@@ -56,7 +56,7 @@ def test_check_never_recommends_what_it_runs_with(
         assert shown == ran, profile  # the report shows what ran
         assert ran["NCCL_IB_TIMEOUT"] == "22"
         for check in report.doctor_checks:
-            text = f"{check['summary']} {check['fix'] or ''}"
+            text = f"{check.summary} {check.fix or ''}"
             for name, value in ran.items():
                 assert f"{name} is not set" not in text, (profile, check)
                 for told in (f"export {name}={shlex.quote(value)}", f"export {name}={value}"):
@@ -69,7 +69,7 @@ def test_the_recorded_roce_tree_no_longer_contradicts_itself(
 ) -> None:
     report, given = _check(sysfs_tree("cx-roce-mixed-gids"), "roce", {"PATH": "/bin"}, monkeypatch)
     assert given[0]["NCCL_IB_GID_INDEX"] == "3" and given[0]["NCCL_IB_HCA"] == "=mlx5_0:1"
-    assert not [c for c in report.doctor_checks if c["id"] == "vars.gid"], report.doctor_checks
+    assert not [c for c in report.doctor_checks if c.id == "vars.gid"], report.doctor_checks
 
 
 def test_check_detects_the_node_once(

@@ -69,7 +69,7 @@ def test_eight_gpus_and_the_options_shape_the_plan() -> None:
     full = plan_check(facts, mode="full")
     assert (
         full.stages[0].sweep.sizes_bytes[0] == 8
-        and full.stages[0].sweep.sizes_bytes[-1] == 512 << 20
+        and full.stages[0].sweep.sizes_bytes[-1] == 1 << 30  # --full: "8 B to 1 GiB"
     )
     plugin = plan_check(PlanFacts(**{**_fields(facts), "net_plugin": True}))
     assert plugin.stages[1].expect_net is None  # a plugin names its own network

@@ -65,7 +65,7 @@ def test_env_shell_output_evaluates(sysfs_tree: Tree, capsys: pytest.CaptureFixt
     script = out + 'printf "%s\\n" "$NCCL_SOCKET_IFNAME" "$NCCL_IB_HCA" "$NCCL_SOCKET_FAMILY"'
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["=ibp12s0", "=mlx5_0:1,mlx5_1:1,mlx5_2:1", "AF_INET"]
-    assert "warn: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no interface that is up" in err
+    assert "warning: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no interface that is up" in err
 
 
 def test_env_mpirun_arguments(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,14 +135,14 @@ def test_env_explain(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     assert "NCCL_IB_GID_INDEX=5    [detected]" in out
     assert "under it: profile 3" in out
-    assert "warn: NCCL_IB_GID_INDEX=3 does not work on this node" in out
+    assert "warning: NCCL_IB_GID_INDEX=3 does not work on this node" in out
 
 
 def test_env_findings_go_to_stderr(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
     root = sysfs_tree("container-no-uverbs")
     code, out, err = run(["env", "--profile", "ib", "--sysfs-root", str(root)], capsys)
     assert code == 0
-    assert "hpnet env: warn: no usable InfiniBand port" in err
+    assert "hpnet env: warning: no usable InfiniBand port" in err
     assert "warn" not in out
 
 

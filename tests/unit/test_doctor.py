@@ -14,13 +14,14 @@ import pytest
 
 from hpnet.cli.main import main
 from hpnet.detect import DetectOptions, NodeInventory, detect, inventory_from_listings
-from hpnet.doctor.model import Facts, Status
+from hpnet.doctor.model import Facts
 from hpnet.doctor.registry import CHECKS
 from hpnet.node.acs import acs_redirect, bridges_between
 from hpnet.node.gpudirect import GpuDirect
 from hpnet.node.limits import Limits
 from hpnet.node.versions import LibraryInfo, Versions
 from hpnet.profiles import get_profile
+from hpnet.result import Status
 from hpnet.runner import RecordedRunner
 from tests.conftest import DATA, listing_text
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from hpnet.detect import NodeInventory
-from hpnet.doctor.model import CheckResult, Status
+from hpnet.doctor.model import CheckResult
 from hpnet.node.netdevs import Address
+from hpnet.result import Status
 from tests.unit.test_doctor import assert_pasteable, check, node
 from tests.unit.test_doctor_review import full
 

@@ -13,7 +13,7 @@ import pytest
 from hpnet.cli.main import main
 from hpnet.detect import NodeInventory
 from hpnet.doctor.gather import parse_env_file
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.doctor.packages import distro_from_os_release, install_fix
 from hpnet.doctor.registry import CHECKS
 from hpnet.errors import ParseError
@@ -22,6 +22,7 @@ from hpnet.node.limits import Limits
 from hpnet.node.versions import LibraryInfo
 from hpnet.profiles import get_profile
 from hpnet.rdma.model import UverbsNode
+from hpnet.result import Status
 from tests.unit.test_doctor import assert_pasteable, check, limits, node, versions
 
 Tree = Callable[[str], Path]

@@ -36,7 +36,7 @@ def values(resolution: Resolution) -> dict[str, str]:
 
 
 def codes(resolution: Resolution) -> list[str]:
-    return [f.code for f in resolution.findings]
+    return [f.id for f in resolution.findings]
 
 
 def test_pai_dlc_erdma_on_an_erdma_node_gives_exactly_the_guide(sysfs_tree: Tree) -> None:
@@ -119,9 +119,9 @@ def test_auto_in_a_container_without_uverbs_falls_back_and_says_why(sysfs_tree: 
 
 def test_ib_profile_in_a_container_without_uverbs_warns(sysfs_tree: Tree) -> None:
     resolution = resolve("ib", node(sysfs_tree, "container-no-uverbs"))
-    (finding,) = [f for f in resolution.findings if f.code == "no-usable-rdma"]
-    assert "mlx5_0, mlx5_1, mlx5_2, mlx5_3 present but not usable here" in finding.message
-    assert "Socket transport" in finding.message
+    (finding,) = [f for f in resolution.findings if f.id == "no-usable-rdma"]
+    assert "mlx5_0, mlx5_1, mlx5_2, mlx5_3 present but not usable here" in finding.title
+    assert "Socket transport" in finding.title
 
 
 def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
@@ -130,8 +130,8 @@ def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
     # mlx4_0 has only RoCE v1 GIDs: it cannot route RoCE v2, so it is left out, and said
     assert values(resolution)["NCCL_IB_HCA"] == "=mlx5_0:1"
     assert values(resolution)["NCCL_IB_GID_INDEX"] == "3"
-    (finding,) = [f for f in resolution.findings if f.code == "no-routable-gid"]
-    assert finding.message.startswith("mlx4_0:1, mlx4_0:2 have no routable RoCE v2")
+    (finding,) = [f for f in resolution.findings if f.id == "no-routable-gid"]
+    assert finding.title.startswith("mlx4_0:1, mlx4_0:2 have no routable RoCE v2")
     # pai-lingjun's "mlx5" picks mlx5_0 only, where 3 is RoCE v2 IPv4: confirmed
     lingjun = resolve("pai-lingjun", inventory)
     assert values(lingjun)["NCCL_IB_GID_INDEX"] == "3"
@@ -139,10 +139,10 @@ def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
     # the user's own "mlx" also takes the v1-only ports: kept (the user wins), and said why
     mixed = resolve("roce", inventory, user={"NCCL_IB_HCA": "mlx"})
     assert values(mixed)["NCCL_IB_HCA"] == "mlx"
-    (hca,) = [f for f in mixed.findings if f.code == "hca-mismatch"]
-    assert "also selects mlx4_0:1, mlx4_0:2, which has no routable RoCE v2" in hca.message
-    (gid,) = [f for f in mixed.findings if f.code == "no-common-gid"]
-    assert "mlx4_0:1->none" in gid.message
+    (hca,) = [f for f in mixed.findings if f.id == "hca-mismatch"]
+    assert "also selects mlx4_0:1, mlx4_0:2, which has no routable RoCE v2" in hca.title
+    (gid,) = [f for f in mixed.findings if f.id == "no-common-gid"]
+    assert "mlx4_0:1->none" in gid.title
     mixed_hca = mixed.get("NCCL_IB_HCA")
     assert mixed_hca is not None and mixed_hca.notes == ()  # no false "confirmed"
     # and a profile prefix that takes them too is replaced, not confirmed
@@ -159,7 +159,7 @@ def test_scnet_gid_index_on_infiniband(sysfs_tree: Tree) -> None:
         gid = resolution.get("NCCL_IB_GID_INDEX")
         assert gid is not None and gid.value == "3"
         assert "NCCL routes them by LID" in gid.notes[0]
-        assert not [f for f in resolution.findings if "GID" in f.message]
+        assert not [f for f in resolution.findings if "GID" in f.title]
 
 
 def test_socket_ifname_prefix_that_matches_nothing(sysfs_tree: Tree) -> None:
@@ -199,7 +199,7 @@ def test_findings_for_typos_invalid_values_and_not_applicable(sysfs_tree: Tree) 
         node(sysfs_tree, "erdma-alibaba"),
         environment={"NCCL_IB_TIMEOUTS": "22", "NCCL_IB_TC": "136", "NCCL_IB_SL": "abc"},
     )
-    messages = {f.code: f.message for f in resolution.findings}
+    messages = {f.id: f.title for f in resolution.findings}
     assert "did you mean NCCL_IB_TIMEOUT?" in messages["unknown-variable"]
     assert "NCCL reads 'abc' as 0" in messages["invalid-value"]
     assert (
@@ -269,6 +269,6 @@ def test_gid_whose_netdev_is_not_in_this_namespace_is_refused(sysfs_tree: Tree) 
     shutil.rmtree(link.resolve())
     link.unlink()
     resolution = resolve("pai-dlc-erdma", node(sysfs_tree, "erdma-alibaba"))
-    (finding,) = [f for f in resolution.findings if f.code == "no-common-gid"]
-    assert "erdma_0:1->none" in finding.message and "erdma_1:1->[1]" in finding.message
-    assert "GID 1 belongs to eth1, which is not in this network namespace" in finding.message
+    (finding,) = [f for f in resolution.findings if f.id == "no-common-gid"]
+    assert "erdma_0:1->none" in finding.title and "erdma_1:1->[1]" in finding.title
+    assert "GID 1 belongs to eth1, which is not in this network namespace" in finding.title

@@ -28,7 +28,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def messages(resolution: object) -> dict[str, str]:
-    return {f.code: f.message for f in resolution.findings}  # type: ignore[attr-defined]
+    return {f.id: f.title for f in resolution.findings}  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------ 1: names that are not NCCL's
@@ -44,9 +44,9 @@ def test_nccl_version_from_an_nvidia_image_is_not_copied(sysfs_tree: Tree) -> No
     assert "NCCL_ASYNC_ERROR_HANDLING" not in values(resolution)
     assert resolution.get("NCCL_VERSION") is None
     assert "unknown-variable" not in codes(resolution)
-    notes = [f for f in resolution.findings if f.code == "not-an-nccl-variable"]
+    notes = [f for f in resolution.findings if f.id == "not-an-nccl-variable"]
     assert {f.severity for f in notes} == {"info"} and len(notes) == 2
-    assert any("NVIDIA's CUDA container images" in f.message for f in notes)
+    assert any("NVIDIA's CUDA container images" in f.title for f in notes)
 
 
 def test_real_variables_from_the_environment_are_not_unknown(sysfs_tree: Tree) -> None:

@@ -307,7 +307,7 @@ COMMANDS = _files("commands") + _files("images")
 @FUZZ
 @given(data=mutated(COMMANDS))
 def test_the_command_output_readers_answer_every_mutated_output(data: bytes) -> None:
-    from hpnet.image.check import cuda_toolkit_version
+    from hpnet.image.facts import cuda_toolkit_version
     from hpnet.node.gpudirect import parse_nvidia_proc_version
     from hpnet.node.gpus import parse_nvidia_smi_xml
     from hpnet.node.versions import parse_torch_probe, parse_torch_version_py

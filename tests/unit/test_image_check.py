@@ -18,12 +18,14 @@ import yaml
 from hpnet.cli.main import main
 from hpnet.detect import DetectOptions, detect
 from hpnet.distros import get_distro
-from hpnet.doctor.model import Report, Status
-from hpnet.image.check import IMAGE_CHECKS, check_image, gather_image_facts
+from hpnet.doctor.model import Report
+from hpnet.image.check import IMAGE_CHECKS, check_image
 from hpnet.image.dockerfile import plan_dockerfile
+from hpnet.image.facts import gather_image_facts
 from hpnet.image.runflags import plan_run_flags
 from hpnet.profiles import get_profile
 from hpnet.render.image import render_run_flags
+from hpnet.result import Status
 from hpnet.runner import RecordedRunner
 from tests.conftest import DATA
 from tests.image_roots import debian_rdma_core, device_image, image_root, os_release
@@ -365,10 +367,10 @@ def test_a_link_to_nothing_is_no_library(tmp_path: Path) -> None:
 def test_a_library_that_does_not_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     """On the live image the libraries are loaded; one whose dependency is missing fails
     (its dlopen error is the evidence). This machine's real libibverbs loads."""
-    from hpnet.image import check as image_check
+    from hpnet.image import facts as image_facts
 
-    assert image_check._load_errors([None]) == {}
-    err = image_check._load_errors(["/nonexistent/libibverbs.so.1"])
+    assert image_facts._load_errors([None]) == {}
+    err = image_facts._load_errors(["/nonexistent/libibverbs.so.1"])
     assert "/nonexistent/libibverbs.so.1" in err
     facts = gather_image_facts(profile="pai-dlc-erdma", stage="build", python_path=[])
     if facts.libibverbs is None:

@@ -329,7 +329,7 @@ def test_env_counts_an_ipv6_only_interface_as_nccl_does(sysfs_tree: Tree) -> Non
         current={"NCCL_SOCKET_IFNAME": ("=eth0", "user")},
         nccl_version="2.23.4",
     )
-    assert [f.code for f in findings] == []
+    assert [f.id for f in findings] == []
     assert [(d.name, d.value, d.confirmation) for d in detected] == [
         ("NCCL_SOCKET_IFNAME", "=eth0", True)
     ]
@@ -344,7 +344,7 @@ def test_env_counts_an_ipv6_only_interface_as_nccl_does(sysfs_tree: Tree) -> Non
         },
         nccl_version="2.23.4",
     )
-    assert [f.code for f in findings] == ["no-socket-interface"]
+    assert [f.id for f in findings] == ["no-socket-interface"]
 
 
 def test_doctor_names_ports_without_a_transport_word(

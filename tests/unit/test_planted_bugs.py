@@ -177,12 +177,12 @@ def test_a_socket_fallback_is_impact_1_and_makes_the_node_not_ready(
     )
 
     assert report.transport == "ib"
-    [fallback] = [p for p in report.problems if p.source == "verify:socket-fallback"]
+    [fallback] = [p for p in report.problems if p.code == "verify:socket-fallback"]
     assert fallback.impact == 1
-    assert "inter-node traffic went over TCP sockets (NET/Socket)" in fallback.title
+    assert "inter-node traffic went over TCP sockets (NET/Socket)" in fallback.what
     assert fallback.fix is not None and "--device=/dev/infiniband" in fallback.fix
-    assert report.problems[0] is fallback and report.headline == fallback.title
-    assert [p.source for p in report.problems if p.impact < 4] == ["verify:socket-fallback"]
+    assert report.problems[0] is fallback and report.headline == fallback.what
+    assert [p.code for p in report.problems if p.impact < 4] == ["verify:socket-fallback"]
     assert report.verdict == "NOT READY" and report.exit_code == 1
 
 

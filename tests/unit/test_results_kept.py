@@ -523,12 +523,13 @@ def test_nproc_is_bounded_by_the_cpus(capsys: pytest.CaptureFixture[str], comman
 
 
 def _check_report(**environment: str) -> Any:
-    from hpnet.check.model import CheckReport, Problem
+    from hpnet.check.model import CheckReport
+    from hpnet.result import Problem, Verdict
 
     return CheckReport(
-        verdict="NOT READY", headline="no RDMA network", node="n", profile="auto",
+        verdict=Verdict.NOT_READY, headline="no RDMA network", node="n", profile="auto",
         transport="socket", gpus=0, gpu_name=None, rdma_ports=(),
-        problems=(Problem(impact=1, title="no RDMA network", source="hardware:rdma",
+        problems=(Problem(impact=1, what="no RDMA network", code="hardware:rdma",
                           evidence=("plugin from https://carol:pa55word@repo.corp/x",)),),
         stages=(), doctor={"PASS": 1}, doctor_checks=(), environment=dict(environment),
     )  # fmt: skip
@@ -540,7 +541,8 @@ def test_check_redacts_secret_values_in_every_output(
     """Text, --json, report.json and report.html: no secret NCCL_* value, also where
     a doctor's message, a problem or a stage's error quotes it."""
     from hpnet.check import run as check_run
-    from hpnet.check.model import Problem, Stage
+    from hpnet.check.model import DoctorFinding, Stage
+    from hpnet.result import Problem, Status
 
     report = _check_report(
         NCCL_SOCKET_IFNAME="=eth0",
@@ -551,13 +553,14 @@ def test_check_redacts_secret_values_in_every_output(
         report,
         problems=(
             *report.problems,
-            Problem(impact=5, title="NCCL_NET_TOKEN=tok-123456 is not NCCL's", source="doctor:x",
+            Problem(impact=5, what="NCCL_NET_TOKEN=tok-123456 is not NCCL's", code="doctor:x",
                     evidence=("NCCL INFO NCCL_NET_TOKEN set by environment to tok-123456",)),
         ),
         stages=(Stage(name="cpu", backend="gloo", nranks=2, bench=None, judgement=None,
                       error="rank 0 exited with 1: token tok-123456 refused"),),
-        doctor_checks=({"id": "env", "status": "WARN", "summary": "NCCL_NET_TOKEN=tok-123456",
-                        "fix": "unset NCCL_NET_TOKEN (was tok-123456)"},),
+        doctor_checks=(DoctorFinding(id="env", status=Status.WARN,
+                                     summary="NCCL_NET_TOKEN=tok-123456",
+                                     fix="unset NCCL_NET_TOKEN (was tok-123456)"),),
     )  # fmt: skip
     monkeypatch.setattr(check_run, "run_check", lambda *_args, **_kwargs: report)
     outputs = []

@@ -30,7 +30,7 @@ from hpnet.node.context import classify_context
 from hpnet.node.limits import read_limits
 from hpnet.node.netdevs import Address
 from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo, Versions
-from hpnet.problem import Problem
+from hpnet.result import Problem
 from hpnet.runner import RecordedRunner
 from tests.conftest import DATA, listing_text
 

@@ -173,7 +173,7 @@ def test_read_versions_on_a_node_with_debian_rdma_core(debian_root: FsRoot) -> N
     from hpnet.node.gpudirect import read_gpudirect
     from hpnet.node.gpus import GpuReport
     from hpnet.node.versions import read_versions
-    from hpnet.problem import Problem
+    from hpnet.result import Problem
     from hpnet.runner import RecordedRunner
 
     problems: list[Problem] = []

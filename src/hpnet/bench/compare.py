@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from hpnet.bench.model import BenchReport, BenchRun, Measurement
+from hpnet.result import Status
 
 __all__ = ["Comparison", "OpComparison", "RowChange", "compare"]
 
-Status = Literal["PASS", "WARN", "FAIL"]
 #: metadata that changes what a benchmark measures
 _COMPARABLE = ("backend", "device", "nranks", "nccl", "nccl_version", "torch", "fake_hosts")
 
@@ -47,7 +47,7 @@ class OpComparison:
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Comparison:
-    status: Status
+    status: Status  # PASS, WARN or FAIL
     verdict: str
     a_source: str
     b_source: str
@@ -148,18 +148,18 @@ def compare(
             warned.append(f"{op}: {len(slow)} smaller size(s) slower by more than {threshold:.0%}")
     notes += [f"{op} is only in B" for op in runs_b if op not in runs_a]
     if not ops:
-        status: Status = "FAIL"
+        status = Status.FAIL
         verdict = "nothing to compare: no op and size measured in both"
     elif failed:
-        status, verdict = "FAIL", "B is slower: " + "; ".join(failed)
+        status, verdict = Status.FAIL, "B is slower: " + "; ".join(failed)
     elif warned:
-        status, verdict = "WARN", "large sizes within tolerance; " + "; ".join(warned)
+        status, verdict = Status.WARN, "large sizes within tolerance; " + "; ".join(warned)
     else:
         changes = ", ".join(
             f"{o.op} {o.large_change:+.1%}" for o in ops if o.large_change is not None
         )
         status, verdict = (
-            "PASS",
+            Status.PASS,
             f"B is within {threshold:.0%} of A or faster at large sizes ({changes})",
         )
     return Comparison(

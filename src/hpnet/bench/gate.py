@@ -14,30 +14,17 @@ readers look at, not the small-message average that "Avg bus bandwidth" mixes in
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
 
 from hpnet.bench.model import BenchReport, BenchRun
+from hpnet.result import Expectation, Status
 
-__all__ = ["Expectation", "GateResult", "evaluate", "from_profile"]
-
-Status = Literal["PASS", "FAIL", "SKIP"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Expectation:
-    busbw_gbps: float
-    #: where the figure comes from, for the report ("--min-busbw 300", "profile ...")
-    source: str
-    op: str | None = None  # None: every op measured
-    min_size: int | None = None  # compare rows at or above; None: the largest size
-    #: hosts the reference ran across; a multi-host figure does not apply inside one host
-    hosts: int | None = None
+__all__ = ["GateResult", "evaluate", "from_profile"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class GateResult:
     op: str
-    status: Status
+    status: Status  # PASS, FAIL or SKIP
     required_gbps: float
     busbw_gbps: float | None  # the best busbw among the compared rows
     size_bytes: int | None  # the row it was measured at
@@ -52,11 +39,10 @@ def _hosts(report: BenchReport) -> int:
     return max(len(meta.get("hosts") or ()), 1)
 
 
-def _judge(run: BenchRun, expectation: Expectation) -> GateResult:
-    need = expectation.busbw_gbps
+def _judge(run: BenchRun, expectation: Expectation, need: float) -> GateResult:
     if not run.rows:
         return GateResult(
-            op=run.op, status="SKIP", required_gbps=need, busbw_gbps=None, size_bytes=None,
+            op=run.op, status=Status.SKIP, required_gbps=need, busbw_gbps=None, size_bytes=None,
             detail="no rows measured",
         )  # fmt: skip
     threshold = expectation.min_size
@@ -66,7 +52,7 @@ def _judge(run: BenchRun, expectation: Expectation) -> GateResult:
     if not rows:
         largest = max(row.size_bytes for row in run.rows)
         return GateResult(
-            op=run.op, status="SKIP", required_gbps=need, busbw_gbps=None, size_bytes=None,
+            op=run.op, status=Status.SKIP, required_gbps=need, busbw_gbps=None, size_bytes=None,
             detail=f"the sweep ends at {largest} B; the expectation is for {threshold} B "
             f"and up ({expectation.source}): raise -e to {threshold}",
         )  # fmt: skip
@@ -83,7 +69,7 @@ def _judge(run: BenchRun, expectation: Expectation) -> GateResult:
     )
     return GateResult(
         op=run.op,
-        status="PASS" if passed else "FAIL",
+        status=Status.PASS if passed else Status.FAIL,
         required_gbps=need,
         busbw_gbps=best,
         size_bytes=size,
@@ -92,13 +78,20 @@ def _judge(run: BenchRun, expectation: Expectation) -> GateResult:
 
 
 def evaluate(report: BenchReport, expectation: Expectation) -> tuple[GateResult, ...]:
-    """One result per run the expectation applies to (a SKIP says why it does not)."""
+    """One result per run the expectation applies to (a SKIP says why it does not).
+
+    The expectation's bandwidth part is judged (its transport part is ``hpnet verify``'s);
+    ValueError if it has none.
+    """
+    need = expectation.busbw_gbps
+    if need is None:
+        raise ValueError(f"the expectation {expectation.describe()!r} sets no bus bandwidth")
     runs = [r for r in report.runs if expectation.op is None or r.op == expectation.op]
     if not runs:
         measured = ", ".join(r.op for r in report.runs) or "nothing"
         return (
             GateResult(
-                op=expectation.op or "-", status="SKIP", required_gbps=expectation.busbw_gbps,
+                op=expectation.op or "-", status=Status.SKIP, required_gbps=need,
                 busbw_gbps=None, size_bytes=None,
                 detail=f"the expectation is for {expectation.op}; this run measured {measured}",
             ),
@@ -107,7 +100,7 @@ def evaluate(report: BenchReport, expectation: Expectation) -> tuple[GateResult,
     if expectation.hosts and expectation.hosts > 1 and hosts < 2:
         return tuple(
             GateResult(
-                op=run.op, status="SKIP", required_gbps=expectation.busbw_gbps,
+                op=run.op, status=Status.SKIP, required_gbps=need,
                 busbw_gbps=None, size_bytes=None,
                 detail=f"the reference was measured across {expectation.hosts} hosts "
                 f"({expectation.source}); this run stays inside one host, so its busbw is "
@@ -115,7 +108,7 @@ def evaluate(report: BenchReport, expectation: Expectation) -> tuple[GateResult,
             )
             for run in runs
         )  # fmt: skip
-    return tuple(_judge(run, expectation) for run in runs)
+    return tuple(_judge(run, expectation, need) for run in runs)
 
 
 def from_profile(name: str, *, tolerance: float) -> Expectation:

@@ -9,21 +9,20 @@ starting`` lines of 2.16+; several runs in one file; Open MPI ``[1,0]<stdout>:``
 srun ``0: `` prefixes; NCCL's own INFO lines anywhere; rows cut off by a failure. The
 JSON of ``-J`` (2.17.3+) is read by :mod:`hpnet.bench.nccl_tests_json`.
 
-Rows are parsed from the right: a row ends in four measurements per placement
-(``time algbw busbw wrong``), so the columns between ``type`` and ``time`` (``redop``,
-``root``, both, or neither) do not need to be known.
+Rows are parsed from the right (:mod:`hpnet.bench.nccl_tests_rows`): a row ends in four
+measurements per placement (``time algbw busbw wrong``), so the columns between ``type``
+and ``time`` (``redop``, ``root``, both, or neither) do not need to be known.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Iterator
 
 from hpnet.bench.formulas import OPS
-from hpnet.bench.model import BenchReport, BenchRun, Measurement, Row, average_busbw
+from hpnet.bench.model import BenchReport, BenchRun, Row, average_busbw
 from hpnet.bench.nccl_tests_infer import infer_nranks, infer_op
-from hpnet.errors import ParseError
+from hpnet.bench.nccl_tests_rows import TYPES, read_float, read_int, read_row
 
 __all__ = ["parse_nccl_tests", "parse_nccl_tests_lines"]
 
@@ -33,27 +32,14 @@ _NRANKS = re.compile(r"#\s+Rank\s+(\d+)\s")
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+\d.eE]+|nan)")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)")
 _NTHREAD = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)(?:.*?graph:\s*(\d+))?")
-_TYPES = frozenset(
-    {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
-     "bfloat16", "bf16", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "char", "int", "uint"}
-)  # fmt: skip
-_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-#: integers: decimal digits (str.isdigit() takes "²" too, which int() refuses); a root
-#: is -1 when the op has none
-_DIGITS = re.compile(r"\d+")
-INTEGER = re.compile(r"-?\d+")
-#: digits of the largest integer read (a size in bytes has 20 at most)
-MAX_DIGITS = 30
-_INFINITIES = (math.inf, -math.inf)
 #: notes of one run about lines that could not be read
 MAX_NOTES = 8
 #: where a row starts inside a table flattened onto one line (a vendor page's copy)
 _ROW_START = re.compile(
-    r"\s(?=\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES, key=len, reverse=True)) + r")\s)"
+    r"\s(?=\d+\s+\d+\s+(?:" + "|".join(sorted(TYPES, key=len, reverse=True)) + r")\s)"
 )
 #: the banner of an ``hpnet bench`` table (hpnet.render.bench)
 _HPNET = re.compile(r"^#\s*hpnet bench:\s*([a-z_]+)\b.*?\b(\d+) ranks?\b")
-_MISSING = ["--"] * 4  # a placement hpnet bench's backend does not have
 
 
 _VALIDATION = re.compile(r"\bvalidation:\s*(\d+)")
@@ -98,126 +84,6 @@ def op_from(text: str) -> str | None:
         return found.group(1)
     if found and found.group(1) in ("gather", "scatter", "hypercube", "alltoallv"):
         return found.group(1)
-    return None
-
-
-def _bad_number(token: str, source: str, number: int) -> ParseError:
-    return ParseError(
-        f"{token[:40]!r} is not a number nccl-tests prints (out of range)",
-        source=source,
-        line_number=number,
-        fix="pass nccl-tests' output as it wrote it",
-        code="bad-result",
-    )
-
-
-def _float(token: str, source: str, number: int, *, nan: bool = False) -> float:
-    """A finite number (nccl-tests prints ``%.2f`` and the like: never ``1e999``);
-    ``nan``: NaN is one too (an average over no rows)."""
-    try:
-        value = float(token)
-    except ValueError:
-        raise ParseError(
-            f"{token[:40]!r} is not a number",
-            source=source,
-            line_number=number,
-            fix="pass nccl-tests' output as it wrote it",
-            code="bad-result",
-        ) from None
-    if math.isinf(value) or (math.isnan(value) and not nan):
-        raise _bad_number(token, source, number)
-    return value
-
-
-def _int(token: str, source: str, number: int) -> int:
-    """An integer of at most :data:`MAX_DIGITS` digits (larger ones are no count or
-    size nccl-tests can print, and Python refuses to read some of them)."""
-    if not INTEGER.fullmatch(token):
-        raise ParseError(
-            f"{token[:40]!r} is not an integer",
-            source=source,
-            line_number=number,
-            fix="pass nccl-tests' output as it wrote it",
-            code="bad-result",
-        )
-    if len(token.lstrip("-")) > MAX_DIGITS:
-        raise _bad_number(token, source, number)
-    return int(token)
-
-
-def _cell(token: str, source: str, number: int) -> float | None:
-    if not _NUMBER.match(token):
-        return None
-    value = float(token)  # the pattern is a float's syntax: only its range can be wrong
-    if value in _INFINITIES:
-        raise _bad_number(token, source, number)
-    return value
-
-
-def _measure(tokens: list[str], milliseconds: bool, source: str, number: int) -> Measurement | None:
-    """``time algbw busbw wrong`` -> a measurement (None if it is not one)."""
-    time, algbw, busbw = (_cell(t, source, number) for t in tokens[:3])
-    if time is None or algbw is None or busbw is None:
-        return None
-    last = tokens[3]
-    wrong: int | None = None
-    error: float | None = None
-    if last != "N/A":
-        value = _cell(last, source, number)
-        if value is None:
-            return None
-        if "e" in last.lower() and "." not in last.split("e")[0].split("E")[0] and value < 1e5:
-            error = value  # nccl-tests < 2.13: the max error, "%5.0le" (2e-07, 1e+00)
-        else:
-            wrong = int(value)
-    return Measurement(
-        time_us=time * 1000 if milliseconds else time,
-        algbw_gbps=algbw,
-        busbw_gbps=busbw,
-        wrong=wrong,
-        error=error,
-    )
-
-
-def _row(line: str, milliseconds: bool, source: str = "<text>", number: int = 0) -> Row | None:
-    body = line.lstrip()
-    if body.startswith("#"):  # a pasted table with "#" on every line
-        body = body[1:].lstrip()
-    tokens = body.split()
-    if len(tokens) < 7 or not _DIGITS.fullmatch(tokens[0]) or not _DIGITS.fullmatch(tokens[1]):
-        return None
-    if tokens[2] not in _TYPES:
-        return None
-    rest = tokens[3:]
-    # from the right: eight measurement tokens (both placements), or four (one)
-    for width in (8, 4):
-        if len(rest) < width:
-            continue
-        head, cells = rest[: len(rest) - width], rest[len(rest) - width :]
-        if len(head) > 2:
-            continue
-        missing = [cells[:4] == _MISSING, width == 8 and cells[4:8] == _MISSING]
-        first = None if missing[0] else _measure(cells[:4], milliseconds, source, number)
-        second = (
-            _measure(cells[4:8], milliseconds, source, number)
-            if width == 8 and not missing[1]
-            else None
-        )
-        if (first is None and not missing[0]) or (width == 8 and second is None and not missing[1]):
-            continue
-        if first is None and second is None:
-            continue
-        redop = next((h for h in head if not INTEGER.fullmatch(h)), "")
-        root = next((_int(h, source, number) for h in head if INTEGER.fullmatch(h)), -1)
-        return Row(
-            size_bytes=_int(tokens[0], source, number),
-            count=_int(tokens[1], source, number),
-            dtype=tokens[2],
-            redop=redop or "none",
-            root=root,
-            out_of_place=first,
-            in_place=second,
-        )
     return None
 
 
@@ -352,60 +218,35 @@ class _Reader:
             self.close()
             run = self.start()
             run.op = banner.group(1)
-            run.nranks = _int(banner.group(2), source, number)
+            run.nranks = read_int(banner.group(2), source, number)
             return
         if "Collective test starting" in content or ("nThread" in content and "nGpus" in content):
-            if run is not None and (run.rows or run.header_seen):
-                self.close()
-                run = None
-            if run is None:
-                run = self.start()
-            op = op_from(content)
-            if op:
-                run.op = op
-            threads = _NTHREAD.search(content)
-            if threads:
-                run.nthreads_gpus = (
-                    _int(threads.group(1), source, number),
-                    _int(threads.group(2), source, number),
-                )
-                if threads.group(3):
-                    run.graph = _int(threads.group(3), source, number)
-            validation = _VALIDATION.search(content)
-            if validation:
-                run.validation = _int(validation.group(1), source, number)
+            self._test_banner(content, source, number)
             return
         header = ("size" in content and "count" in content and "type" in content) or (
             "bytes" in content and " N " in content and "type" in content
         )
         if header and ("time" in content or "busbw" in content):
-            if run is not None and run.rows:
-                self.close()
-                run = None
-            if run is None:
-                run = self.start()
-            run.header_seen = True
-            run.milliseconds = "bytes" in content and " res" in content  # 2017-2018: ms
-            run.wrong_header = "#wrong" in content
+            self._table_header(content)
             return
         ranks = _NRANKS.search(content)
         if ranks and " on " in content:
             if run is None:
                 run = self.start()
-            run.ranks.add(_int(ranks.group(1), source, number))
+            run.ranks.add(read_int(ranks.group(1), source, number))
             run.group_lines = run.group_lines or " Group " in content
             return
         avg = _AVG.search(content)
         if avg and run is not None:
-            run.avg = _float(avg.group(1), source, number, nan=True)
+            run.avg = read_float(avg.group(1), source, number, nan=True)
             self.close()
             self.pending_op = None
             return
         oob = _OOB.search(content)
         if oob and run is not None:
-            run.oob = _int(oob.group(1), source, number)
+            run.oob = read_int(oob.group(1), source, number)
             return
-        row = _row(line, run.milliseconds if run else False, source, number)
+        row = read_row(line, run.milliseconds if run else False, source, number)
         if row is not None:
             if run is None:  # rows without a header (a tail of the output)
                 run = self.start()
@@ -420,6 +261,46 @@ class _Reader:
             if len(run.notes) < MAX_NOTES:
                 run.notes.append(f"the run failed: {failed.group(0)[:120]}")
             return
+        self._other(content, run)
+
+    def _table_header(self, content: str) -> None:
+        """A table's header: a new run, unless the open one has no row yet."""
+        run = self.run
+        if run is not None and run.rows:
+            self.close()
+            run = None
+        if run is None:
+            run = self.start()
+        run.header_seen = True
+        run.milliseconds = "bytes" in content and " res" in content  # 2017-2018: ms
+        run.wrong_header = "#wrong" in content
+
+    def _test_banner(self, content: str, source: str, number: int) -> None:
+        """nccl-tests' banner (``# nThread 1 nGpus 1 ...``): a new run, unless the open
+        one has no row and no table header yet."""
+        run = self.run
+        if run is not None and (run.rows or run.header_seen):
+            self.close()
+            run = None
+        if run is None:
+            run = self.start()
+        op = op_from(content)
+        if op:
+            run.op = op
+        threads = _NTHREAD.search(content)
+        if threads:
+            run.nthreads_gpus = (
+                read_int(threads.group(1), source, number),
+                read_int(threads.group(2), source, number),
+            )
+            if threads.group(3):
+                run.graph = read_int(threads.group(3), source, number)
+        validation = _VALIDATION.search(content)
+        if validation:
+            run.validation = read_int(validation.group(1), source, number)
+
+    def _other(self, content: str, run: _Run | None) -> None:
+        """A line that is no part of a table: the name of the next op, or a row cut off."""
         op = op_from(content)
         if op and (run is None or not run.rows):
             self.pending_op = op

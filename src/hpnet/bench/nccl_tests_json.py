@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from hpnet.bench.model import BenchReport, BenchRun, Measurement, Row, average_busbw
-from hpnet.bench.nccl_tests import INTEGER, MAX_DIGITS, op_from
+from hpnet.bench.nccl_tests import op_from
+from hpnet.bench.nccl_tests_rows import INTEGER, MAX_DIGITS
 from hpnet.errors import ParseError
 
 __all__ = ["parse_json_text", "parse_nccl_tests_json"]

@@ -4,7 +4,7 @@
 
 RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT come from the process
 environment here (``hpnet bench`` sets them for its own local ranks); under a launcher
-``hpnet bench`` calls :func:`run` with what :func:`hpnet.bench.run.launcher_ranks`
+``hpnet bench`` calls :func:`run` with what :func:`hpnet.bench.ranks.launcher_ranks`
 found (torchrun's, Open MPI's, srun's variables). Only ranks import torch (through
 :class:`~hpnet.bench.backends.RankContext`).
 

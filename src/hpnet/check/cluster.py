@@ -44,12 +44,12 @@ from hpnet.check.model import (
     ClusterView,
     EnvMismatch,
     PortFact,
-    Problem,
     RankFacts,
 )
 from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, sweep
 from hpnet.check.run import CheckOptions
 from hpnet.errors import HpnetError, InputError
+from hpnet.result import Problem, Verdict
 
 if TYPE_CHECKING:
     from hpnet.ncclog.report import VerifyReport
@@ -263,9 +263,9 @@ def _agreement(
             problems.append(
                 Problem(
                     impact=CHECK_IMPACT["cluster:env"],
-                    title=f"rank {fact.rank} on {fact.node} got a different NCCL environment "
+                    what=f"rank {fact.rank} on {fact.node} got a different NCCL environment "
                     "from the other ranks",
-                    source="cluster:env",
+                    code="cluster:env",
                     evidence=tuple(differs[:5]),
                     fix="start every rank with the same environment: hpnet launch carries it "
                     "(or set it in the job's spec, not in one node's shell)",
@@ -280,8 +280,8 @@ def _agreement(
             problems.append(
                 Problem(
                     impact=CHECK_IMPACT["cluster:versions"],
-                    title=f"nodes run different {key.replace('_', ' ')}s",
-                    source=f"cluster:{key}",
+                    what=f"nodes run different {key.replace('_', ' ')}s",
+                    code=f"cluster:{key}",
                     evidence=(text,),
                     fix="give every node the same image and driver",
                 )
@@ -302,8 +302,8 @@ def _slow(
             problems.append(
                 Problem(
                     impact=CHECK_IMPACT["cluster:slow-node"],
-                    title=f"{name}: its own all_reduce is slower than the other nodes'",
-                    source="cluster:slow-node",
+                    what=f"{name}: its own all_reduce is slower than the other nodes'",
+                    code="cluster:slow-node",
                     evidence=(f"busbw {value:.2f} GB/s against a median of {median_intra:.2f}",),
                     fix="test that node alone (hpnet check on it): GPUs, NVLink, clocks, other "
                     "jobs",
@@ -319,8 +319,8 @@ def _slow(
             problems.append(
                 Problem(
                     impact=CHECK_IMPACT["cluster:slow-link"],
-                    title=f"the link {hop['from']} -> {hop['to']} is slower than the others",
-                    source="cluster:slow-link",
+                    what=f"the link {hop['from']} -> {hop['to']} is slower than the others",
+                    code="cluster:slow-link",
                     evidence=(f"{hop['gbps']:.2f} GB/s against a median of {median_ring:.2f}",),
                     fix="check both nodes' NICs (rate, errors, the switch port) with hpnet doctor",
                 )
@@ -336,8 +336,8 @@ def _hardware(leaders: Mapping[str, RankFacts], profile: str) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["hardware:gpu"],
-                title=f"{len(without_gpu)} of {len(leaders)} node(s) have no NVIDIA GPU visible",
-                source="hardware:gpu",
+                what=f"{len(without_gpu)} of {len(leaders)} node(s) have no NVIDIA GPU visible",
+                code="hardware:gpu",
                 evidence=(", ".join(without_gpu[:8]),),
                 fix="run the job on GPU nodes (in a container: --gpus all; check "
                 "CUDA_VISIBLE_DEVICES)",
@@ -348,9 +348,9 @@ def _hardware(leaders: Mapping[str, RankFacts], profile: str) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["hardware:rdma"],
-                title=f"{len(without_rdma)} of {len(leaders)} node(s) have no active RDMA port: "
+                what=f"{len(without_rdma)} of {len(leaders)} node(s) have no active RDMA port: "
                 "their traffic goes over TCP sockets, typically 4-10x slower",
-                source="hardware:rdma",
+                code="hardware:rdma",
                 evidence=(", ".join(without_rdma[:8]),),
                 fix="RDMA instance types, and their devices passed into the containers "
                 "(--device=/dev/infiniband/uverbsN --device=/dev/infiniband/rdma_cm)",
@@ -372,7 +372,7 @@ def cluster_problems(
 
 def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckReport:
     from hpnet.bench.run import _report as bench_report  # noqa: PLC0415
-    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
+    from hpnet.result import Expectation  # noqa: PLC0415
 
     cluster = result["cluster"]
     facts = [RankFacts.from_data(f) for f in cluster["facts"]]
@@ -415,13 +415,13 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
     )
     ready = verdict(ordered_problems)
     headline = (
-        ordered_problems[0].title
-        if ready == "NOT READY"
+        ordered_problems[0].what
+        if ready == Verdict.NOT_READY
         else (
             f"{len(nodes)} nodes agree (environment, versions), "
             + (
-                f"inter-node {', '.join(stage.transports.get('inter_node', ()))}, "
-                if stage.transports
+                f"inter-node {', '.join(stage.transports.inter_node)}, "
+                if stage.transports.inter_node or stage.transports.intra_node
                 else ""
             )
             + "no node or link below 80% of the median"

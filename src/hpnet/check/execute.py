@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hpnet.check.expect import judge
-from hpnet.check.model import Stage
+from hpnet.check.model import Stage, StageTransports
 
 if TYPE_CHECKING:
     from hpnet.bench.model import BenchReport
@@ -114,7 +114,7 @@ def execute(
     progress: Progress = lambda _message: None,
 ) -> tuple[StageOutcome, ...]:
     """Every stage of ``plan`` in order, each in its own directory under ``root``."""
-    from hpnet.ncclog.report import Expectation  # noqa: PLC0415
+    from hpnet.result import Expectation  # noqa: PLC0415
 
     outcomes = []
     for stage in plan.stages:
@@ -180,11 +180,11 @@ def stage_from(  # noqa: PLR0917 - the stage's facts, in the order they come
 ) -> Stage:
     """A stage's result: its benchmark, judged against the link, and what its log says."""
     measured, size = best(report)
-    transports: dict[str, tuple[str, ...]] = {}
+    transports = StageTransports()
     network: tuple[str, ...] = ()
     gdr = None
     if verify is not None:
-        transports = dict(verify.transports)
+        transports = StageTransports.from_labels(verify.transports)
         network = verify.network
         gdrs = {h.gdr for h in verify.hosts if h.gdr}
         gdr = ", ".join(sorted(gdrs)) or None

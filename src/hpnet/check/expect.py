@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from typing import Literal
+
+from hpnet.result import Status
 
 __all__ = [
     "Judgement",
@@ -62,7 +63,7 @@ class LinkExpectation:
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Judgement:
-    status: Literal["PASS", "WARN", "FAIL", "SKIP"]
+    status: Status
     measured_gbps: float | None
     size_bytes: int | None
     expectation: LinkExpectation | None
@@ -135,33 +136,37 @@ def judge(
     """PASS at or above half the link's peak, FAIL below a quarter, WARN between.
 
     >>> nvlink = nvlink_expectation({0: (18, 6), 1: (18, 6)})
-    >>> judge(300.0, 256 << 20, nvlink).status, judge(50.0, 256 << 20, nvlink).status
-    ('PASS', 'FAIL')
-    >>> judge(300.0, 256 << 20, pcie_expectation("32.0 GT/s PCIe", 16)).status  # not PCIe
+    >>> [str(judge(gbps, 256 << 20, nvlink).status) for gbps in (300.0, 50.0)]
+    ['PASS', 'FAIL']
+    >>> str(judge(300.0, 256 << 20, pcie_expectation("32.0 GT/s PCIe", 16)).status)  # not PCIe
     'SKIP'
     """
     if measured_gbps is None:
         return Judgement(
-            status="SKIP", measured_gbps=None, size_bytes=None, expectation=expectation,
+            status=Status.SKIP, measured_gbps=None, size_bytes=None, expectation=expectation,
             fraction=None, detail="nothing was measured",
         )  # fmt: skip
     if expectation is None:
         return Judgement(
-            status="SKIP", measured_gbps=measured_gbps, size_bytes=size_bytes,
+            status=Status.SKIP, measured_gbps=measured_gbps, size_bytes=size_bytes,
             expectation=None, fraction=None,
             detail=f"busbw {measured_gbps:.2f} GB/s; the link's peak is not known here",
         )  # fmt: skip
     fraction = measured_gbps / expectation.peak_gbps
     if fraction > IMPOSSIBLE:
         return Judgement(
-            status="SKIP", measured_gbps=measured_gbps, size_bytes=size_bytes, expectation=None,
-            fraction=None,
+            status=Status.SKIP, measured_gbps=measured_gbps, size_bytes=size_bytes,
+            expectation=None, fraction=None,
             detail=f"busbw {measured_gbps:.2f} GB/s is above {expectation.link}'s peak "
             f"({expectation.peak_gbps:g} GB/s): the GPUs talk over a faster link than the one "
             "found (NVLink that NVML did not report?)",
         )  # fmt: skip
-    status: Literal["PASS", "WARN", "FAIL"] = (
-        "PASS" if fraction >= PASS_FRACTION else "FAIL" if fraction < FAIL_FRACTION else "WARN"
+    status = (
+        Status.PASS
+        if fraction >= PASS_FRACTION
+        else Status.FAIL
+        if fraction < FAIL_FRACTION
+        else Status.WARN
     )
     return Judgement(
         status=status,

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from hpnet.check.impact import CHECK_IMPACT, doctor_impact, verify_impact
-from hpnet.check.model import READY_BELOW, DoctorFinding, Problem
+from hpnet.check.model import READY_BELOW, DoctorFinding
 from hpnet.check.plan import RDMA_TRANSPORTS
+from hpnet.result import Problem, Verdict
 
 if TYPE_CHECKING:
     from hpnet.check.model import Stage
@@ -65,8 +66,8 @@ def judge(facts: NodeFacts) -> tuple[Problem, ...]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["hardware:gpu"],
-                title="no NVIDIA GPU visible: NCCL has nothing to run on here",
-                source="hardware:gpu",
+                what="no NVIDIA GPU visible: NCCL has nothing to run on here",
+                code="hardware:gpu",
                 evidence=(
                     f"GPUs: {facts.gpu_source}",
                     f"measured instead: gloo all_reduce on {cpu.nranks if cpu else 2} CPU ranks"
@@ -92,7 +93,7 @@ def judge(facts: NodeFacts) -> tuple[Problem, ...]:
 def _no_rdma(net_stage: Stage | None) -> Problem:
     evidence = ["no RDMA device with an active port (sysfs class/infiniband)"]
     if net_stage is not None and net_stage.judgement and net_stage.judgement.measured_gbps:
-        over = ", ".join(net_stage.transports.get("inter_node", ())) or "NCCL's network"
+        over = ", ".join(net_stage.transports.inter_node) or "NCCL's network"
         measured = net_stage.judgement.measured_gbps
         evidence.append(
             f"measured between 2 fake hosts over {over}: busbw {measured:.2f} GB/s; "
@@ -100,9 +101,9 @@ def _no_rdma(net_stage: Stage | None) -> Problem:
         )
     return Problem(
         impact=CHECK_IMPACT["hardware:rdma"],
-        title="no RDMA network: NCCL traffic between nodes goes over TCP sockets, "
+        what="no RDMA network: NCCL traffic between nodes goes over TCP sockets, "
         "typically 4-10x slower than RDMA",
-        source="hardware:rdma",
+        code="hardware:rdma",
         evidence=tuple(evidence),
         fix=NO_RDMA_FIX,
     )
@@ -115,8 +116,8 @@ def stage_problems(stage: Stage) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["bench:failed"],
-                title=f"the {stage.name} benchmark failed",
-                source=f"bench:{stage.name}",
+                what=f"the {stage.name} benchmark failed",
+                code=f"bench:{stage.name}",
                 evidence=(stage.error[:300],),
                 fix="read the findings below and the rank logs (--logs DIR)",
             )
@@ -131,8 +132,8 @@ def stage_problems(stage: Stage) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["bench:wrong"],
-                title=f"{stage.name}: wrong results at {len(wrong)} size(s)",
-                source=f"bench:{stage.name}",
+                what=f"{stage.name}: wrong results at {len(wrong)} size(s)",
+                code=f"bench:{stage.name}",
                 evidence=(f"sizes: {wrong[:5]}",),
                 fix="a GPU, NVLink or NIC fault, or a bug in this NCCL: rerun, then test "
                 "the GPUs one pair at a time",
@@ -144,8 +145,8 @@ def stage_problems(stage: Stage) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT[f"bandwidth:{judgement.status}"],
-                title=f"{stage.name}: bus bandwidth {far}below what the link gives",
-                source=f"bandwidth:{stage.name}",
+                what=f"{stage.name}: bus bandwidth {far}below what the link gives",
+                code=f"bandwidth:{stage.name}",
                 evidence=(judgement.detail,),
                 fix="check the link (nvidia-smi topo -m, nvidia-smi nvlink -s; for a NIC its "
                 "rate and errors), other jobs on the node, and NCCL_ALGO / NCCL_PROTO left set",
@@ -162,10 +163,13 @@ def verify_problems(stage: Stage, verify: VerifyReport) -> list[Problem]:
             problems.append(
                 Problem(
                     impact=CHECK_IMPACT["verify:intent"],
-                    title=f"{stage.name}: traffic did not use the intended network "
+                    what=f"{stage.name}: traffic did not use the intended network "
                     f"({result.expectation}): {result.detail}",
-                    source=f"verify:{stage.name}",
-                    evidence=tuple(f"{k}: {', '.join(v)}" for k, v in stage.transports.items()),
+                    code=f"verify:{stage.name}",
+                    evidence=(
+                        f"intra_node: {', '.join(stage.transports.intra_node)}",
+                        f"inter_node: {', '.join(stage.transports.inter_node)}",
+                    ),
                     fix=next(
                         (f.fix for f in verify.findings if f.severity == "error"),
                         "run `hpnet doctor` and `hpnet verify` on the rank logs",
@@ -177,8 +181,8 @@ def verify_problems(stage: Stage, verify: VerifyReport) -> list[Problem]:
             problems.append(
                 Problem(
                     impact=verify_impact(finding.id),
-                    title=f"{stage.name}: {finding.title}",
-                    source=f"verify:{finding.id}",
+                    what=f"{stage.name}: {finding.title}",
+                    code=f"verify:{finding.id}",
                     evidence=(finding.cause, *finding.evidence[:3]),
                     fix=finding.fix,
                 )
@@ -193,8 +197,8 @@ def doctor_problems(findings: Iterable[DoctorFinding], *, node: str | None = Non
     return [
         Problem(
             impact=doctor_impact(f.id, f.status),
-            title=f"{where}doctor: {f.summary}",
-            source=f"doctor:{f.id}",
+            what=f"{where}doctor: {f.summary}",
+            code=f"doctor:{f.id}",
             evidence=f.evidence[:3],
             fix=f.fix,
         )
@@ -204,17 +208,19 @@ def doctor_problems(findings: Iterable[DoctorFinding], *, node: str | None = Non
 
 
 def ordered(problems: Sequence[Problem]) -> tuple[Problem, ...]:
-    """Most important first (stable), each (source, title) once."""
+    """Most important first (stable), each (code, what) once."""
     seen: set[tuple[str, str]] = set()
     unique = []
-    for problem in sorted(problems, key=lambda p: p.impact):
-        key = (problem.source, problem.title)
+    for problem in sorted(problems, key=lambda p: p.impact or READY_BELOW + 1):
+        key = (problem.code, problem.what)
         if key not in seen:
             seen.add(key)
             unique.append(problem)
     return tuple(unique)
 
 
-def verdict(problems: Sequence[Problem]) -> Literal["READY", "NOT READY"]:
-    """NOT READY when any problem is of impact 1 to 3."""
-    return "NOT READY" if any(p.impact < READY_BELOW for p in problems) else "READY"
+def verdict(problems: Sequence[Problem]) -> Verdict:
+    """NOT READY when any problem is of impact 1 to 3 (a problem without an impact is
+    not one of ``hpnet check``'s, and counts as a warning)."""
+    worst = min((p.impact or READY_BELOW for p in problems), default=READY_BELOW)
+    return Verdict.NOT_READY if worst < READY_BELOW else Verdict.READY

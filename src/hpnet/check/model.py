@@ -16,7 +16,10 @@ READY means nothing of impact 1 to 3.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hpnet.result import Problem, Status, Verdict
 
 if TYPE_CHECKING:
     from hpnet.bench.model import BenchReport
@@ -29,9 +32,9 @@ __all__ = [
     "DoctorFinding",
     "EnvMismatch",
     "PortFact",
-    "Problem",
     "RankFacts",
     "Stage",
+    "StageTransports",
 ]
 
 SCHEMA_VERSION = 1
@@ -39,12 +42,24 @@ READY_BELOW = 4  # impacts 1-3 make a node not ready
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Problem:
-    impact: int
-    title: str
-    source: str  # "doctor:memlock", "verify:socket-fallback", "bandwidth:intra-node", ...
-    evidence: tuple[str, ...] = ()
-    fix: str | None = None
+class StageTransports:
+    """The transports NCCL's log shows a stage used, as labels (``P2P/CUMEM``,
+    ``NET/Socket``, ``NET/IB/GDRDMA``): inside a host and towards other hosts."""
+
+    intra_node: tuple[str, ...] = ()
+    inter_node: tuple[str, ...] = ()
+
+    @classmethod
+    def from_labels(cls, labels: Mapping[str, Sequence[str]]) -> StageTransports:
+        """From ``hpnet verify``'s ``transports`` (``intra_node`` / ``inter_node`` -> labels).
+
+        >>> StageTransports.from_labels({"inter_node": ["NET/Socket"]}).inter_node
+        ('NET/Socket',)
+        """
+        return cls(
+            intra_node=tuple(labels.get("intra_node", ())),
+            inter_node=tuple(labels.get("inter_node", ())),
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,8 +71,8 @@ class Stage:
     nranks: int
     bench: BenchReport | None
     judgement: Judgement | None
-    #: the transports NCCL's log shows: intra_node / inter_node -> labels
-    transports: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    #: the transports NCCL's log shows (none without a log: gloo, a stage that failed)
+    transports: StageTransports = StageTransports()
     network: tuple[str, ...] = ()  # NCCL's network module(s): IB, Socket, a plugin
     gdr: str | None = None  # GPUDirect RDMA as the log shows it
     verify_status: str | None = None
@@ -68,7 +83,7 @@ class Stage:
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class CheckReport:
-    verdict: Literal["READY", "NOT READY"]
+    verdict: Verdict
     headline: str
     node: str
     profile: str
@@ -79,7 +94,7 @@ class CheckReport:
     problems: tuple[Problem, ...]
     stages: tuple[Stage, ...]
     doctor: dict[str, int]  # PASS/WARN/FAIL/SKIP counts
-    doctor_checks: tuple[dict[str, Any], ...]  # the doctor's WARN and FAIL results
+    doctor_checks: tuple[DoctorFinding, ...]  # the doctor's WARN and FAIL results
     environment: dict[str, str]  # the NCCL environment the check ran with (resolved)
     notes: tuple[str, ...] = ()
     mode: str = "quick"
@@ -88,7 +103,7 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.verdict == "READY" else 1
+        return 0 if self.verdict == Verdict.READY else 1
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -96,7 +111,7 @@ class DoctorFinding:
     """A doctor's WARN or FAIL, as a node's check or a cluster rank's facts carry it."""
 
     id: str  # hpnet.doctor.registry.CHECKS
-    status: str  # WARN, FAIL (PASS and SKIP are no problem)
+    status: Status  # WARN, FAIL (PASS and SKIP are no problem)
     summary: str
     evidence: tuple[str, ...] = ()
     fix: str | None = None
@@ -105,7 +120,7 @@ class DoctorFinding:
     def from_data(cls, data: dict[str, Any]) -> DoctorFinding:
         return cls(
             id=str(data["id"]),
-            status=str(data["status"]),
+            status=Status(str(data["status"])),
             summary=str(data["summary"]),
             evidence=tuple(str(e) for e in data.get("evidence") or ()),
             fix=data.get("fix"),

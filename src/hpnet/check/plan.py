@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from hpnet.check.expect import net_expectation
 
@@ -59,12 +59,15 @@ def sweep(mode: str, device: str) -> Sweep:
 
     >>> sweep("quick", "cpu").sizes_bytes[-1]
     524288
+    >>> full = sweep("full", "cuda").sizes_bytes
+    >>> full[0], full[-2], full[-1]  # 8 B by 4 to 512 MiB, then 1 GiB as --full promises
+    (8, 536870912, 1073741824)
     """
     if device == "cpu":
         return Sweep(sizes_bytes=(1 << 10, 8 << 10, 64 << 10, 512 << 10), iters=10, warmup=2)
     if mode == "full":
-        sizes = tuple(8 << (2 * i) for i in range(15))  # 8 B .. 2 GiB by 4
-        return Sweep(sizes_bytes=tuple(s for s in sizes if s <= 1 << 30), iters=20, warmup=5)
+        sizes = (*(8 << (2 * i) for i in range(14)), 1 << 30)  # 8 B .. 512 MiB by 4, 1 GiB
+        return Sweep(sizes_bytes=sizes, iters=20, warmup=5)
     return Sweep(sizes_bytes=(1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20), iters=20, warmup=5)
 
 
@@ -227,11 +230,10 @@ def plan_data(plan: CheckPlan) -> dict[str, object]:
     """``hpnet check --dry-run --json``: the plan as data (docs/check-schema.md), its
     secret values ``<redacted>``."""
     from hpnet.check.model import SCHEMA_VERSION  # noqa: PLC0415
-    from hpnet.jsonout import to_data  # noqa: PLC0415
+    from hpnet.jsonout import envelope  # noqa: PLC0415
     from hpnet.secrets import redact  # noqa: PLC0415
 
     shown = dataclasses.replace(
         plan, environment={k: redact(k, v) for k, v in plan.environment.items()}
     )
-    data: Any = to_data(shown)
-    return {"schema_version": SCHEMA_VERSION, "dry_run": True, **data}
+    return envelope(shown, schema_version=SCHEMA_VERSION, dry_run=True)

@@ -38,13 +38,14 @@ def redacted(report: CheckReport) -> CheckReport:
     (:func:`hpnet.secrets.redact_text`) or the value of one of those secret variables
     (a doctor's message or a log line may quote it) replaced by ``<redacted>``.
 
-    >>> from hpnet.check.model import CheckReport, Problem
-    >>> shown = redacted(CheckReport(verdict="READY", headline="ok", node="n", profile="auto",
+    >>> from hpnet.check.model import CheckReport
+    >>> from hpnet.result import Problem, Verdict
+    >>> shown = redacted(CheckReport(verdict=Verdict.READY, headline="ok", node="n", profile="auto",
     ...     transport="socket", gpus=0, gpu_name=None, rdma_ports=(), stages=(),
-    ...     problems=(Problem(impact=5, title="NCCL_NET_TOKEN=abcd is set", source="x"),),
+    ...     problems=(Problem(impact=5, what="NCCL_NET_TOKEN=abcd is set", code="x"),),
     ...     doctor={}, doctor_checks=(), environment={"NCCL_NET_TOKEN": "abcd",
     ...     "NCCL_IB_HCA": "mlx5"}))
-    >>> shown.environment, shown.problems[0].title
+    >>> shown.environment, shown.problems[0].what
     ({'NCCL_NET_TOKEN': '<redacted>', 'NCCL_IB_HCA': 'mlx5'}, 'NCCL_NET_TOKEN=<redacted> is set')
     """
     from hpnet.secrets import REDACTED, is_secret, redact, redact_text  # noqa: PLC0415
@@ -97,11 +98,10 @@ def _scrub(value: Any, text: Callable[[str], str]) -> Any:
 
 def report_data(report: CheckReport) -> dict[str, Any]:
     from hpnet.check.model import SCHEMA_VERSION  # noqa: PLC0415
-    from hpnet.jsonout import to_data  # noqa: PLC0415
+    from hpnet.jsonout import envelope  # noqa: PLC0415
 
     report = redacted(report)
-    data: Any = to_data(report)
-    return {"schema_version": SCHEMA_VERSION, **data, "exit_code": report.exit_code}
+    return envelope(report, schema_version=SCHEMA_VERSION, after={"exit_code": report.exit_code})
 
 
 def _e(text: object) -> str:
@@ -181,7 +181,7 @@ def render_html(report: CheckReport) -> str:
                 f"<div class='fix'>fix: <code>{_e(problem.fix)}</code></div>" if problem.fix else ""
             )
             parts.append(
-                f"<li><span class='impact'>{_e(problem.title)}</span><ul>{evidence}</ul>{fix}</li>"
+                f"<li><span class='impact'>{_e(problem.what)}</span><ul>{evidence}</ul>{fix}</li>"
             )
         parts.append("</ol>")
     parts.append("<h2>Transports and bandwidth</h2><table id='transports'><tr><th>stage</th>"
@@ -197,8 +197,8 @@ def render_html(report: CheckReport) -> str:
         )
         parts.append(
             f"<tr><td>{_e(stage.name)}</td><td>{_e(stage.backend)}</td><td>{stage.nranks}</td>"
-            f"<td>{_e(', '.join(stage.transports.get('intra_node', ())) or '-')}</td>"
-            f"<td>{_e(', '.join(stage.transports.get('inter_node', ())) or '-')}</td>"
+            f"<td>{_e(', '.join(stage.transports.intra_node) or '-')}</td>"
+            f"<td>{_e(', '.join(stage.transports.inter_node) or '-')}</td>"
             f"<td>{_e(stage.gdr or '-')}</td><td>{_e(busbw)}</td><td>{_e(versus)}</td></tr>"
         )
     parts.append("</table>")
@@ -212,9 +212,9 @@ def render_html(report: CheckReport) -> str:
                      "<th>fix</th></tr>")  # fmt: skip
         for check in report.doctor_checks:
             parts.append(
-                f"<tr><td>{_e(check['id'])}</td><td>{_e(check['status'])}</td>"
-                f"<td>{_e(check['summary'])}</td>"
-                f"<td><code>{_e(check.get('fix') or '')}</code></td></tr>"
+                f"<tr><td>{_e(check.id)}</td><td>{_e(check.status)}</td>"
+                f"<td>{_e(check.summary)}</td>"
+                f"<td><code>{_e(check.fix or '')}</code></td></tr>"
             )
         parts.append("</table>")
     if report.environment:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from hpnet.check.execute import Launcher, bench_launcher, execute, run_directory, stage_env
 from hpnet.check.expect import LinkExpectation, nvlink_expectation, pcie_expectation
 from hpnet.check.judge import DoctorFinding, NodeFacts, judge, verdict
-from hpnet.check.model import CheckReport, Problem, Stage
+from hpnet.check.model import CheckReport, Stage
 from hpnet.check.plan import (
     CheckPlan,
     PlanFacts,
@@ -28,6 +28,7 @@ from hpnet.check.plan import (
     active_rates,
     plan_check,
 )
+from hpnet.result import Problem, Status, Verdict
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -201,7 +202,7 @@ def run_check(
         active_rates_gbit=prepared.active_rates_gbit,
         doctor=tuple(
             DoctorFinding(
-                id=c.id, status=c.status.value, summary=c.summary, evidence=c.evidence, fix=c.fix
+                id=c.id, status=c.status, summary=c.summary, evidence=c.evidence, fix=c.fix
             )
             for c in prepared.doctor.checks
         ),
@@ -226,16 +227,16 @@ def _report(
     resolved: Mapping[str, str],
     notes: list[str],
 ) -> CheckReport:
-    if verdict(problems) == "NOT READY":
-        headline = problems[0].title
+    if verdict(problems) == Verdict.NOT_READY:
+        headline = problems[0].what
     else:
         parts = []
         for stage in stages:
             if stage.judgement and stage.judgement.measured_gbps is not None:
                 where = ", ".join(
-                    stage.transports.get(
-                        "inter_node" if stage.kind == StageKind.FAKE_HOSTS else "intra_node", ()
-                    )
+                    stage.transports.inter_node
+                    if stage.kind == StageKind.FAKE_HOSTS
+                    else stage.transports.intra_node
                 )
                 j = stage.judgement
                 share = (
@@ -267,9 +268,11 @@ def _report(
         stages=tuple(stages),
         doctor=counts,
         doctor_checks=tuple(
-            {"id": c.id, "status": c.status.value, "summary": c.summary, "fix": c.fix}
+            DoctorFinding(
+                id=c.id, status=c.status, summary=c.summary, evidence=c.evidence, fix=c.fix
+            )
             for c in doctor.checks
-            if c.status.value in ("WARN", "FAIL")
+            if c.status in (Status.WARN, Status.FAIL)
         ),
         environment=dict(resolved),
         notes=tuple(notes),

@@ -24,8 +24,9 @@ from hpnet.errors import UsageError
 __all__ = ["DESCRIPTION", "SUBCOMMANDS", "add_arguments", "check_output", "run"]
 
 if TYPE_CHECKING:
-    from hpnet.bench.gate import Expectation, GateResult
+    from hpnet.bench.gate import GateResult
     from hpnet.bench.model import BenchReport, BenchSpec
+    from hpnet.result import Expectation
 
 DESCRIPTION = """\
 Measure collectives the way nccl-tests does (the same size sweep, bus-bandwidth

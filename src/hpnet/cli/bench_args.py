@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from hpnet.errors import UsageError
 
 if TYPE_CHECKING:
-    from hpnet.bench.gate import Expectation
     from hpnet.bench.model import BenchSpec
+    from hpnet.result import Expectation
 
 __all__ = [
     "ALIASES",
@@ -194,7 +194,8 @@ def bench_spec(ns: argparse.Namespace, device: str) -> BenchSpec:
 
 
 def expectations_of(ns: argparse.Namespace) -> list[Expectation]:
-    from hpnet.bench.gate import Expectation, from_profile  # noqa: PLC0415
+    from hpnet.bench.gate import from_profile  # noqa: PLC0415
+    from hpnet.result import Expectation  # noqa: PLC0415
 
     found = []
     if ns.min_busbw is not None:

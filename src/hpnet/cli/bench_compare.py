@@ -66,9 +66,9 @@ def run(ns: argparse.Namespace) -> int:
 
         write_plot(ns.plot, series_of(a, "A") + series_of(b, "B"), title="hpnet bench compare")
     if ns.json:
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        print(dumps({"schema_version": 1, **_data(result)}))
+        print(dumps(envelope(_data(result), schema_version=1)))
     else:
         from hpnet.render.bench import render_compare  # noqa: PLC0415
 

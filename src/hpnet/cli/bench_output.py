@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hpnet.result import Status
 
 if TYPE_CHECKING:
     from hpnet.bench.gate import GateResult
@@ -41,7 +43,7 @@ def emit(report: BenchReport, *, json: bool, csv: bool, gates: Sequence[GateResu
         print(render_report(report, gates=gates, verdict=f"# {status}: {verdict}"), end="")
 
 
-def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, str]:
+def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status, str]:
     """PASS when every row is right, every expectation met and the sweep complete."""
     problems = []
     if report.incomplete:
@@ -64,9 +66,9 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, s
         if run.out_of_bounds
     ]
     problems += [f"{run.op}: the run failed: {run.failure}" for run in report.runs if run.failure]
-    problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == "FAIL"]
+    problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == Status.FAIL]
     if problems:
-        return "FAIL", "; ".join(problems)
+        return Status.FAIL, "; ".join(problems)
     summary = ", ".join(_run_summary(run) for run in report.runs) or "no rows"
     states = {_checked_of(run) for run in report.runs}
     if states == {True}:
@@ -77,9 +79,9 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[str, s
         checked = "results of some runs checked"
     else:
         checked = "whether results were checked is not shown"
-    met = [g for g in gates if g.status == "PASS"]
+    met = [g for g in gates if g.status == Status.PASS]
     tail = f"; {len(met)} expectation(s) met" if met else ""
-    return "PASS", f"{summary}; {checked}{tail}"
+    return Status.PASS, f"{summary}; {checked}{tail}"
 
 
 def _checked_of(run: BenchRun) -> bool | None:
@@ -114,18 +116,17 @@ def title_of(report: BenchReport) -> str:
 def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:
     """The JSON of docs/bench-schema.md: what --json prints and --save writes."""
     from hpnet.bench.model import SCHEMA_VERSION  # noqa: PLC0415
-    from hpnet.jsonout import dumps, to_data  # noqa: PLC0415
+    from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
     status, verdict = verdict_of(report, gates)
-    data: Any = to_data(report)
     return dumps(
-        {
-            "schema_version": SCHEMA_VERSION,
-            "status": status,
-            "verdict": verdict,
-            **data,
-            "gates": to_data(list(gates)),
-        }
+        envelope(
+            report,
+            schema_version=SCHEMA_VERSION,
+            status=status,
+            verdict=verdict,
+            after={"gates": list(gates)},
+        )
     )
 
 

@@ -116,10 +116,9 @@ def run(ns: argparse.Namespace) -> int:
     report = summarise(spec, data, {**(data.get("metadata") or {}), **meta})
     if ns.json:
         from hpnet.bench.train import SCHEMA_VERSION  # noqa: PLC0415
-        from hpnet.jsonout import dumps, to_data  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        body: Any = to_data(report)
-        print(dumps({"schema_version": SCHEMA_VERSION, **body}))
+        print(dumps(envelope(report, schema_version=SCHEMA_VERSION)))
     else:
         from hpnet.render.bench import render_train  # noqa: PLC0415
 

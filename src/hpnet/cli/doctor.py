@@ -70,10 +70,10 @@ def run(namespace: argparse.Namespace) -> int:
 
     report = redacted(report)  # secrets are never printed (hpnet env, hpnet launch alike)
     if args.json:
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        data = {"schema_version": 1, "verdict": report.verdict, **dataclasses.asdict(report)}
-        print(dumps(data))
+        body = dataclasses.asdict(report)
+        print(dumps(envelope(body, schema_version=1, verdict=report.verdict)))
     else:
         from hpnet.render.doctor import render_report  # noqa: PLC0415
 

@@ -123,7 +123,7 @@ def run(namespace: argparse.Namespace) -> int:
     output = render(shown, args.fmt)
     if args.fmt != "json":
         for finding in shown.findings:
-            print(f"hpnet env: {finding.severity}: {finding.message}", file=sys.stderr)
+            print(f"hpnet env: {finding.severity}: {finding.title}", file=sys.stderr)
     print(output, end="")
     return 0
 

@@ -1,4 +1,4 @@
-"""``hpnet image check``: :func:`hpnet.image.check.gather_image_facts` ->
+"""``hpnet image check``: :func:`hpnet.image.facts.gather_image_facts` ->
 :func:`hpnet.image.check.check_image` -> the doctor's report form; exit 1 on FAIL."""
 
 from __future__ import annotations
@@ -41,21 +41,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(namespace: argparse.Namespace) -> int:
-    from hpnet.image.check import check_image, gather_image_facts  # noqa: PLC0415
+    from hpnet.image.check import check_image  # noqa: PLC0415
+    from hpnet.image.facts import gather_image_facts  # noqa: PLC0415
 
     facts = gather_image_facts(
         root=namespace.root, profile=namespace.profile, stage=namespace.stage
     )
     report = check_image(facts)
     if namespace.json:
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        data = {
-            "schema_version": SCHEMA_VERSION,
-            "verdict": report.verdict,
-            "stage": facts.stage,
-            **dataclasses.asdict(report),
-        }
+        body = dataclasses.asdict(report)
+        data = envelope(
+            body, schema_version=SCHEMA_VERSION, verdict=report.verdict, stage=facts.stage
+        )
         print(dumps(data))
     else:
         from hpnet.render.image import render_check  # noqa: PLC0415

@@ -89,10 +89,10 @@ def run(namespace: argparse.Namespace) -> int:
     if namespace.json:
         import dataclasses  # noqa: PLC0415
 
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        data = {"schema_version": SCHEMA_VERSION, "dockerfile": plan.render()}
-        print(dumps({**data, **dataclasses.asdict(plan)}))
+        body = dataclasses.asdict(plan)
+        print(dumps(envelope(body, schema_version=SCHEMA_VERSION, dockerfile=plan.render())))
         return 0
     text = plan.render()
     if namespace.output:
@@ -111,7 +111,7 @@ def _write(path: str, text: str) -> None:
     except OSError as exc:
         raise InputError(
             f"cannot write the Dockerfile ({exc.strerror})",
-            code="output-unwritable",
+            code="unwritable",
             where=path,
             fix="give a writable path to -o",
         ) from None

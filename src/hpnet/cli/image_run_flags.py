@@ -83,13 +83,10 @@ def run(namespace: argparse.Namespace) -> int:
     if namespace.json:
         import dataclasses  # noqa: PLC0415
 
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        print(
-            dumps(
-                {"schema_version": SCHEMA_VERSION, "argv": flags.argv, **dataclasses.asdict(flags)}
-            )
-        )
+        body = dataclasses.asdict(flags)
+        print(dumps(envelope(body, schema_version=SCHEMA_VERSION, argv=flags.argv)))
         return 0
     from hpnet.render.image import render_run_flags  # noqa: PLC0415
 

@@ -153,10 +153,10 @@ def run(ns: argparse.Namespace) -> int:
 
             write_files(plan)
         if ns.json:
-            from hpnet.jsonout import dumps  # noqa: PLC0415
+            from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
             from hpnet.launch.plan import plan_data  # noqa: PLC0415
 
-            print(dumps({"schema_version": 1, **plan_data(plan)}))
+            print(dumps(envelope(plan_data(plan), schema_version=1)))
         else:
             from hpnet.launch.plan import render_plan  # noqa: PLC0415
 
@@ -173,9 +173,9 @@ def run(ns: argparse.Namespace) -> int:
     if ns.json:
         import dataclasses  # noqa: PLC0415
 
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        print(dumps({"schema_version": 1, **dataclasses.asdict(outcome)}))
+        print(dumps(envelope(dataclasses.asdict(outcome), schema_version=1)))
     if outcome.exit_code:
         import sys  # noqa: PLC0415
 

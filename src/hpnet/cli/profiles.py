@@ -45,18 +45,11 @@ def run(namespace: argparse.Namespace) -> int:
     else:
         profiles = list_profiles()
     if namespace.json:
-        from hpnet.jsonout import dumps, to_data  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
         # docs/profiles-schema.md; the version changes when a key changes meaning
-        if namespace.action == "show":
-            shown = to_data(profiles[0])
-            data: object = {
-                "schema_version": SCHEMA_VERSION,
-                **(shown if isinstance(shown, dict) else {}),
-            }
-        else:
-            data = {"schema_version": SCHEMA_VERSION, "profiles": profiles}
-        print(dumps(data))
+        body = profiles[0] if namespace.action == "show" else {"profiles": profiles}
+        print(dumps(envelope(body, schema_version=SCHEMA_VERSION)))
         return 0
     from hpnet.render.profiles import render_list, render_profile  # noqa: PLC0415
 

@@ -187,9 +187,9 @@ def run(namespace: argparse.Namespace) -> int:
             fix=fix,
         )
     if args.json:
-        from hpnet.jsonout import dumps  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        print(dumps({"schema_version": 1, **dataclasses.asdict(report)}))
+        print(dumps(envelope(dataclasses.asdict(report), schema_version=1)))
     else:
         from hpnet.render.verify import render_verify  # noqa: PLC0415
 

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.rules import VARIABLE_NAME_PATTERN
+from hpnet.result import Status
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.profiles.model import Profile
 
-__all__ = ["CheckResult", "Facts", "Report", "Status", "redacted"]
-
-
-class Status(str, enum.Enum):
-    PASS = "PASS"  # noqa: S105 - a status, not a password
-    WARN = "WARN"
-    FAIL = "FAIL"
-    SKIP = "SKIP"  # the check does not apply here, or its facts are not available
+__all__ = ["CheckResult", "Facts", "Report", "redacted"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -93,6 +86,7 @@ def redacted(report: Report) -> Report:
     name becomes ``NAME=<redacted>``; a credential inside any text (``user:pass@``) is
     redacted where it stands.
 
+    >>> from hpnet.result import Status
     >>> shown = redacted(Report(node="n", profile=None, variables_source="env", checks=(
     ...     CheckResult(id="x", area="a", status=Status.WARN,
     ...                 summary="NCCL_NET_TOKEN=abc and https://u:pw@h/"),)))

@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.catalog import foreign, lookup, suggest, validate
-from hpnet.nccl.fill import Finding, choose_transport, detected_values
+from hpnet.nccl.fill import choose_transport, detected_values
 from hpnet.nccl.rules import is_variable_name, transport_word
+from hpnet.result import Finding, Severity
 from hpnet.secrets import REDACTED, is_secret, looks_secret, redact, redact_text
 
 if TYPE_CHECKING:
@@ -98,6 +99,40 @@ class Resolution:
         return next((v for v in self.variables if v.name == name), None)
 
 
+def _from_environment(
+    environment: Mapping[str, str], named: set[str]
+) -> tuple[dict[str, str], list[Finding]]:
+    """The NCCL variables (and the profile's ``named`` ones) the environment sets, and
+    findings for what looks like one and is not taken: a name no shell can export, or
+    another library's variable that shares NCCL's prefix."""
+    findings: list[Finding] = []
+    taken: dict[str, str] = {}
+    for k, v in environment.items():
+        if not (k.startswith("NCCL_") or k in named):
+            continue
+        if not is_variable_name(k):
+            findings.append(
+                Finding(
+                    severity=Severity.WARNING,
+                    id="bad-variable-name",
+                    title=f"{k!r} in the environment is not a shell variable name: ignored",
+                )
+            )
+        elif (who := foreign(k)) is not None and k not in named:
+            findings.append(
+                Finding(
+                    severity=Severity.INFO,
+                    id="not-an-nccl-variable",
+                    title=f"{k}={redact(k, v)} is in the environment but is not an NCCL "
+                    "setting: "
+                    f"{who}; left as it is, not exported",
+                )
+            )
+        else:
+            taken[k] = v
+    return taken, findings
+
+
 def resolve_env(
     profile: Profile,
     inventory: NodeInventory,
@@ -115,32 +150,7 @@ def resolve_env(
     """
     user = dict(user or {})
     named = {s.name for s in profile.settings}
-    findings: list[Finding] = []
-    taken: dict[str, str] = {}
-    for k, v in (environment or {}).items():
-        if not (k.startswith("NCCL_") or k in named):
-            continue
-        if not is_variable_name(k):
-            findings.append(
-                Finding(
-                    severity="warn",
-                    code="bad-variable-name",
-                    message=f"{k!r} in the environment is not a shell variable name: ignored",
-                )
-            )
-        elif (who := foreign(k)) is not None and k not in named:
-            findings.append(
-                Finding(
-                    severity="info",
-                    code="not-an-nccl-variable",
-                    message=f"{k}={redact(k, v)} is in the environment but is not an NCCL "
-                    "setting: "
-                    f"{who}; left as it is, not exported",
-                )
-            )
-        else:
-            taken[k] = v
-    environment = taken
+    environment, findings = _from_environment(environment or {}, named)
     version = nccl_version or _node_nccl(inventory)
     layers: dict[str, list[Layer]] = {}
 
@@ -282,9 +292,9 @@ def _resolve(
             )
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="environment-disagrees",
-                    message=f"{name}={_shown(name, env_layer.value)} is set in the "
+                    severity=Severity.WARNING,
+                    id="environment-disagrees",
+                    title=f"{name}={_shown(name, env_layer.value)} is set in the "
                     f"environment; the {wanted.origin.value} layer says "
                     f"{_shown(name, wanted.value)!r} ({wanted.reason}); "
                     "use --override-env to replace it",
@@ -299,18 +309,18 @@ def _resolve(
             invalid = judged.message
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="invalid-value",
-                    message=f"{name}={_shown(name, winner.value)}: {judged.message}",
+                    severity=Severity.WARNING,
+                    id="invalid-value",
+                    title=f"{name}={_shown(name, winner.value)}: {judged.message}",
                 )
             )
     if var is None and name.startswith("NCCL_") and foreign(name) is None:
         close = suggest(name)
         findings.append(
             Finding(
-                severity="warn",
-                code="unknown-variable",
-                message=f"{name} is not an NCCL variable, so NCCL ignores it"
+                severity=Severity.WARNING,
+                id="unknown-variable",
+                title=f"{name} is not an NCCL variable, so NCCL ignores it"
                 + (f"; did you mean {close}? If so, rename {name} to {close}" if close else ""),
             )
         )
@@ -336,9 +346,9 @@ def _checks(
         if var.name in profile.not_applicable and var.value is not None:
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="not-applicable",
-                    message=f"{var.name} is set ({var.origin.value}) but the {profile.name} guide "
+                    severity=Severity.WARNING,
+                    id="not-applicable",
+                    title=f"{var.name} is set ({var.origin.value}) but the {profile.name} guide "
                     "says it does not apply there",
                 )
             )
@@ -348,18 +358,18 @@ def _checks(
         if req.nccl_min and have < (version_tuple(req.nccl_min) or ()):
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="nccl-too-old",
-                    message=f"NCCL {version} is older than the {req.nccl_min} "
+                    severity=Severity.WARNING,
+                    id="nccl-too-old",
+                    title=f"NCCL {version} is older than the {req.nccl_min} "
                     f"{profile.name} requires",
                 )
             )
         if req.nccl_max and have[:2] > (version_tuple(req.nccl_max) or ())[:2]:
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="nccl-too-new",
-                    message=f"NCCL {version} is newer than the {req.nccl_max}.x "
+                    severity=Severity.WARNING,
+                    id="nccl-too-new",
+                    title=f"NCCL {version} is newer than the {req.nccl_max}.x "
                     f"{profile.name} supports",
                 )
             )
@@ -383,7 +393,7 @@ def for_display(resolution: Resolution, *, exported: bool) -> Resolution:
     ``--explain``) it stays, its value ``<redacted>`` (a URL keeps all but its password).
     Either way a ``secret-withheld`` finding says why and how the job gets it.
 
-    >>> from hpnet.nccl.fill import Finding
+    >>> from hpnet.result import Finding
     >>> var = ResolvedVar(name="NCCL_NET_TOKEN", value="abc", origin=Origin.USER,
     ...                   reason="set by --set", source="--set",
     ...                   layers=(Layer(origin=Origin.USER, value="abc", reason="set by --set"),))
@@ -393,7 +403,7 @@ def for_display(resolution: Resolution, *, exported: bool) -> Resolution:
     ('<redacted>', ())
     """
     variables: list[ResolvedVar] = []
-    findings = [dataclasses.replace(f, message=redact_text(f.message)) for f in resolution.findings]
+    findings = [dataclasses.replace(f, title=redact_text(f.title)) for f in resolution.findings]
     for var in resolution.variables:
         secret = var.value is not None and is_secret(var.name, var.value)
         if secret:
@@ -423,8 +433,8 @@ def _withheld(var: ResolvedVar, *, exported: bool) -> Finding:
     else:
         how = f"export it yourself where the job runs (`hpnet launch --env {var.name}` forwards it)"
     return Finding(
-        severity="info",
-        code="secret-withheld",
-        message=f"{var.name} looks like a secret ({why}): {shown}, as hpnet launch withholds "
+        severity=Severity.INFO,
+        id="secret-withheld",
+        title=f"{var.name} looks like a secret ({why}): {shown}, as hpnet launch withholds "
         f"it; {how}",
     )

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING
 
 from hpnet.nccl.fill_gid import check_gid
 from hpnet.nccl.fill_ifname import check_ifname
-from hpnet.nccl.fill_model import Current, Detected, Finding
+from hpnet.nccl.fill_model import Current, Detected
 from hpnet.nccl.fill_ports import check_hca, note_unknown_ports, ports_of, unknown_ports
 from hpnet.nccl.rules import Port, gid_family, version_tuple
 from hpnet.rdma.model import PortState
+from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -31,11 +32,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Current",
     "Detected",
-    "Finding",
     "choose_transport",
     "detected_values",
     "unknown_ports",
-    # rules.version_tuple, for image/check.py until it imports it from rules
+    # rules.version_tuple, for image/check.py and image/facts.py until they import it from rules
     "version_tuple",
 ]
 
@@ -144,9 +144,9 @@ def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[
     note_unknown_ports(inventory, findings)
     findings.append(
         Finding(
-            severity="warn",
-            code="no-usable-rdma",
-            message=f"{len(inventory.rdma_devices)} RDMA device(s) but none usable here "
+            severity=Severity.WARNING,
+            id="no-usable-rdma",
+            title=f"{len(inventory.rdma_devices)} RDMA device(s) but none usable here "
             f"({'; '.join(reasons) or 'see hpnet detect'}): NCCL will use its Socket transport, "
             "4-10x slower",
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected, Finding
+from hpnet.nccl.fill_model import Current, Detected
 from hpnet.nccl.gid_select import AUTO_GID_SINCE
 from hpnet.nccl.rules import (
     Port,
@@ -18,6 +18,7 @@ from hpnet.nccl.rules import (
     good_gid_indexes,
     nccl_family,
 )
+from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -63,9 +64,9 @@ def check_gid(
             better = f"; GID {common[0]} works on every selected port" if common else ""
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="auto-gid-unroutable",
-                    message=f"NCCL_IB_GID_INDEX={value} ({origin}) lets NCCL choose, and its "
+                    severity=Severity.WARNING,
+                    id="auto-gid-unroutable",
+                    title=f"NCCL_IB_GID_INDEX={value} ({origin}) lets NCCL choose, and its "
                     f"choice does not route: {'; '.join(auto_bad)}{better}",
                 )
             )
@@ -91,9 +92,9 @@ def check_gid(
             better = f"; GID {common[0]} works on every selected port" if common else ""
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="gid-mismatch",
-                    message=f"NCCL_IB_GID_INDEX={value} ({origin}) does not work on this "
+                    severity=Severity.WARNING,
+                    id="gid-mismatch",
+                    title=f"NCCL_IB_GID_INDEX={value} ({origin}) does not work on this "
                     f"node ({facts}){better}",
                 )
             )
@@ -113,9 +114,9 @@ def check_gid(
             )
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="profile-gid-mismatch",
-                    message=f"NCCL_IB_GID_INDEX={value} does not work on this node "
+                    severity=Severity.WARNING,
+                    id="profile-gid-mismatch",
+                    title=f"NCCL_IB_GID_INDEX={value} does not work on this node "
                     f"({facts}): using {best}",
                 )
             )
@@ -187,9 +188,9 @@ def _no_common_gid(
     )
     auto = version is not None and version >= AUTO_GID_SINCE
     return Finding(
-        severity="warn",
-        code="no-common-gid",
-        message="no one GID index is RoCE v2 and routable on every selected port"
+        severity=Severity.WARNING,
+        id="no-common-gid",
+        title="no one GID index is RoCE v2 and routable on every selected port"
         + (f" {facts}" if facts else "")
         + f" (usable indexes per port: {per_port}); "
         + (

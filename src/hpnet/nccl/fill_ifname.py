@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected, Finding
+from hpnet.nccl.fill_model import Current, Detected
 from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import interface_candidates, interface_rank, socket_family
 from hpnet.node.netdevs import Netdev, NetKind
+from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -35,9 +36,9 @@ def check_ifname(
         value, origin = now
         findings.append(
             Finding(
-                severity="warn",
-                code="ifname-ignored",
-                message=f"NCCL_SOCKET_IFNAME={value!r} ({origin}) is one character or less: "
+                severity=Severity.WARNING,
+                id="ifname-ignored",
+                title=f"NCCL_SOCKET_IFNAME={value!r} ({origin}) is one character or less: "
                 "NCCL ignores it and picks the interface itself",
             )
         )
@@ -48,9 +49,9 @@ def check_ifname(
         up = "up with an address" if addresses_known else "up (addresses are not recorded)"
         findings.append(
             Finding(
-                severity="warn",
-                code="no-socket-interface",
-                message=f"no interface is {up}: NCCL cannot bootstrap "
+                severity=Severity.WARNING,
+                id="no-socket-interface",
+                title=f"no interface is {up}: NCCL cannot bootstrap "
                 "('Bootstrap : no socket interface found')",
             )
         )
@@ -80,9 +81,9 @@ def check_ifname(
         # ncclFindInterfaces for one interface), and lo comes first there
         findings.append(
             Finding(
-                severity="warn",
-                code="ifname-loopback",
-                message=f"NCCL_SOCKET_IFNAME={value} ({origin}) also selects "
+                severity=Severity.WARNING,
+                id="ifname-loopback",
+                title=f"NCCL_SOCKET_IFNAME={value} ({origin}) also selects "
                 f"{', '.join(loopback)}, which NCCL's bootstrap may take first; "
                 f"={matched[0].name} names one interface",
             )
@@ -91,9 +92,9 @@ def check_ifname(
         # ncclOsFindInterfaces takes any running interface the list names, lo included
         findings.append(
             Finding(
-                severity="warn",
-                code="ifname-loopback",
-                message=f"NCCL_SOCKET_IFNAME={value} ({origin}) selects only {', '.join(loopback)}"
+                severity=Severity.WARNING,
+                id="ifname-loopback",
+                title=f"NCCL_SOCKET_IFNAME={value} ({origin}) selects only {', '.join(loopback)}"
                 f": NCCL uses it, but other nodes cannot reach this one there; ={best.name} would",
             )
         )
@@ -107,9 +108,9 @@ def check_ifname(
         if origin != "profile":
             findings.append(
                 Finding(
-                    severity="warn",
-                    code="ifname-mismatch",
-                    message=f"NCCL_SOCKET_IFNAME={value} ({origin}) {problem}; ={best.name} would",
+                    severity=Severity.WARNING,
+                    id="ifname-mismatch",
+                    title=f"NCCL_SOCKET_IFNAME={value} ({origin}) {problem}; ={best.name} would",
                 )
             )
             return
@@ -124,9 +125,9 @@ def check_ifname(
         )
         findings.append(
             Finding(
-                severity="warn",
-                code="profile-ifname-mismatch",
-                message=f"NCCL_SOCKET_IFNAME={value} {problem}: using ={best.name}",
+                severity=Severity.WARNING,
+                id="profile-ifname-mismatch",
+                title=f"NCCL_SOCKET_IFNAME={value} {problem}: using ={best.name}",
             )
         )
         return
@@ -139,9 +140,9 @@ def check_ifname(
         )
         findings.append(
             Finding(
-                severity="info",
-                code="ifname-prefix-ambiguous",
-                message=f"NCCL_SOCKET_IFNAME={value} also matches {', '.join(avoid)}",
+                severity=Severity.INFO,
+                id="ifname-prefix-ambiguous",
+                title=f"NCCL_SOCKET_IFNAME={value} also matches {', '.join(avoid)}",
             )
         )
     detected.append(

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["Current", "Detected", "Finding"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Finding:
-    """Something the resolution wants the user to know. ``severity``: info or warn."""
-
-    severity: str
-    code: str
-    message: str
+__all__ = ["Current", "Detected"]
 
 
 #: ``(value, origin)`` a variable has from the profile, user and environment layers

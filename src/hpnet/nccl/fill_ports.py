@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected, Finding
+from hpnet.nccl.fill_model import Current, Detected
 from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.nccl.rules import (
     Port,
@@ -17,6 +17,7 @@ from hpnet.nccl.rules import (
     usable_ports,
 )
 from hpnet.rdma.model import PortState
+from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
@@ -94,9 +95,9 @@ def note_unknown_ports(inventory: NodeInventory, findings: list[Finding]) -> lis
     if unknown:
         findings.append(
             Finding(
-                severity="warn",
-                code="listing-incomplete",
-                message="the listing does not show what selecting these ports takes, so none "
+                severity=Severity.WARNING,
+                id="listing-incomplete",
+                title="the listing does not show what selecting these ports takes, so none "
                 "of them is selected: " + "; ".join(unknown[:8]),
             )
         )
@@ -134,9 +135,9 @@ def check_hca(
         )
         findings.append(
             Finding(
-                severity="warn",
-                code="no-usable-rdma",
-                message=f"no {kind} port the listing shows usable{why}"
+                severity=Severity.WARNING,
+                id="no-usable-rdma",
+                title=f"no {kind} port the listing shows usable{why}"
                 if unknown
                 else f"no usable {kind} port on this node{why}: NCCL will fall back to "
                 "its Socket transport, 4-10x slower",
@@ -195,9 +196,9 @@ def check_hca(
     if origin != "profile":
         findings.append(
             Finding(
-                severity="warn",
-                code="hca-mismatch",
-                message=f"NCCL_IB_HCA={value} ({origin}) {problem}; the node's usable "
+                severity=Severity.WARNING,
+                id="hca-mismatch",
+                title=f"NCCL_IB_HCA={value} ({origin}) {problem}; the node's usable "
                 f"{kind} ports are {exact}",
             )
         )
@@ -217,9 +218,9 @@ def check_hca(
     )
     findings.append(
         Finding(
-            severity="warn",
-            code="profile-hca-mismatch",
-            message=f"NCCL_IB_HCA={value} {problem}: using {exact}",
+            severity=Severity.WARNING,
+            id="profile-hca-mismatch",
+            title=f"NCCL_IB_HCA={value} {problem}: using {exact}",
         )
     )
     return good
@@ -228,8 +229,8 @@ def check_hca(
 def _unroutable_finding(ports: list[Port], family: str) -> Finding:
     ports = [pair for pair in ports if pair[1].gids]  # the rest: listing-incomplete says
     return Finding(
-        severity="warn",
-        code="no-routable-gid",
-        message=f"{describe(ports)} have no routable RoCE v2 {family_word(family)} GID "
+        severity=Severity.WARNING,
+        id="no-routable-gid",
+        title=f"{describe(ports)} have no routable RoCE v2 {family_word(family)} GID "
         "(only RoCE v1 or link-local entries): left out of NCCL_IB_HCA",
     )

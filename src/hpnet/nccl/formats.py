@@ -98,8 +98,9 @@ def _single_quote(value: str) -> str:
 
 def to_json(resolution: Resolution) -> dict[str, object]:
     """The JSON document of ``--format json``."""
-    return {
-        "schema_version": SCHEMA_VERSION,
+    from hpnet.jsonout import envelope  # noqa: PLC0415
+
+    body = {
         "profile": resolution.profile,
         "transport": resolution.transport,
         "nccl_version": resolution.nccl_version,
@@ -120,10 +121,11 @@ def to_json(resolution: Resolution) -> dict[str, object]:
             for var in resolution.variables
         },
         "findings": [
-            {"severity": f.severity, "code": f.code, "message": f.message}
+            {"severity": f.severity.value, "code": f.id, "message": f.title}
             for f in resolution.findings
         ],
     }
+    return envelope(body, schema_version=SCHEMA_VERSION)
 
 
 def explain(resolution: Resolution) -> str:
@@ -146,5 +148,5 @@ def explain(resolution: Resolution) -> str:
             lines.append(f"    source: {var.source}")
     if resolution.findings:
         lines += ["", "Findings:"]
-        lines += [f"  {f.severity}: {f.message}" for f in resolution.findings]
+        lines += [f"  {f.severity}: {f.title}" for f in resolution.findings]
     return "\n".join(lines) + "\n"

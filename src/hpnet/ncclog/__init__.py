@@ -14,7 +14,9 @@ One package, one pipeline; each module feeds the next:
    (:mod:`~hpnet.ncclog.process`, :mod:`~hpnet.ncclog.model`);
 5. :mod:`~hpnet.ncclog.placement` — where each rank ran: machines, NCCL hosts, communicators;
 6. :mod:`~hpnet.ncclog.findings` — failure signatures (:mod:`~hpnet.ncclog.signatures`),
-   mixed releases (:mod:`~hpnet.ncclog.releases`) and conclusions no single line states;
+   mixed releases (:mod:`~hpnet.ncclog.releases`) and conclusions no single line states
+   (:mod:`~hpnet.ncclog.conclusions`: :mod:`~hpnet.ncclog.network`,
+   :mod:`~hpnet.ncclog.gdr`, :mod:`~hpnet.ncclog.environment`);
 7. :mod:`~hpnet.ncclog.report` — the per-host table (:mod:`~hpnet.ncclog.transports`),
    the verdict (:mod:`~hpnet.ncclog.verdict`), ``--expect``
    (:mod:`~hpnet.ncclog.expectation`).

@@ -14,30 +14,17 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.result import Expectation
+
 if TYPE_CHECKING:  # report.py imports this module: its rows are a type here only
     from hpnet.ncclog.report import ProcessRow
 
 __all__ = [
-    "Expectation",
     "ExpectationResult",
     "check_expectation",
     "net_matches",
     "parse_expectation",
 ]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Expectation:
-    """``--expect net=ib,gdr``: what the inter-node traffic must have used."""
-
-    net: str | None = None
-    gdr: bool | None = None
-
-    def describe(self) -> str:
-        parts = [f"net={self.net}"] if self.net else []
-        if self.gdr is not None:
-            parts.append("gdr" if self.gdr else "no-gdr")
-        return ",".join(parts)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -54,8 +41,8 @@ _NET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.+-]*")
 def parse_expectation(text: str) -> Expectation:
     """``net=ib,gdr`` / ``net=socket`` / ``net=AWS Libfabric,no-gdr``.
 
-    >>> parse_expectation("net=ib,gdr")
-    Expectation(net='ib', gdr=True)
+    >>> parse_expectation("net=ib,gdr").describe()
+    'net=ib,gdr'
     """
     net: str | None = None
     gdr: bool | None = None

@@ -21,13 +21,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from hpnet.ncclog.fold import FOLD_KINDS, evidence_line
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
 from hpnet.ncclog.model import (
-    GdrDecision,
     LogLine,
     NcclLog,
-    Nic,
 )
 from hpnet.ncclog.plugins import plugin_of
 from hpnet.ncclog.process import (
@@ -60,16 +59,25 @@ PROGRESS_KINDS = frozenset(
 HINTS_PER_PROCESS = 6
 
 
-def _line(event: Event, message: str) -> LogLine:
-    """The evidence line of an event: the input line as written (the message when the
-    scanner did not locate it)."""
-    return LogLine(
-        source=event.source,
-        line_number=event.line_number,
-        text=event.raw or event.text,
-        count=event.count,
-        message=message,
-    )
+def _narrow_release(process: ProcessFacts, event: Event) -> None:
+    """Narrow the process's release range by the form of a connection or communicator
+    line (the first :data:`HINTS_PER_PROCESS` of them), keeping the line that narrowed
+    it as the range's witness."""
+    if event.kind in LAZY_HINT_KINDS and process.num_hinted < HINTS_PER_PROCESS:
+        process.num_hinted += 1
+        event.hint = hint_for(event.kind, event.text)
+    if event.hint is None or process.version_conflict:
+        return
+    merged = intersect(process.version_range or (None, None), event.hint)
+    if empty(merged):
+        process.version_conflict = True
+        return
+    if merged != process.version_range and event.line_number:
+        # a line whose form narrowed the release: the witness of the range
+        form = f"form:{format_range(event.hint)}"
+        if form not in process.lines:
+            process.lines[form] = evidence_line(event, event.text)
+    process.version_range = merged
 
 
 def _statement(kind: str, data: tuple[object, ...]) -> str | None:
@@ -144,7 +152,7 @@ class LogFolder:
             self._fold(event)
 
     def _keep(self, kept: dict[str, LogLine], message: str, event: Event) -> None:
-        self.keep_line(kept, _line(event, message))
+        self.keep_line(kept, evidence_line(event, message))
 
     def keep_line(self, kept: dict[str, LogLine], line: LogLine) -> None:
         """Keep a line as evidence once per message, counting repeats (so the answer does
@@ -228,148 +236,40 @@ class LogFolder:
         process.sources[event.source] = None
         if ref[4] is not None and ref[4] >= 0:
             process.devices[ref[4]] = None
-        data = event.data
-        if kind in LAZY_HINT_KINDS and process.num_hinted < HINTS_PER_PROCESS:
-            process.num_hinted += 1
-            event.hint = hint_for(kind, event.text)
-        if event.hint is not None and not process.version_conflict:
-            merged = intersect(process.version_range or (None, None), event.hint)
-            if empty(merged):
-                process.version_conflict = True
-            else:
-                if merged != process.version_range and event.line_number:
-                    # a line whose form narrowed the release: the witness of the range
-                    form = f"form:{format_range(event.hint)}"
-                    if form not in process.lines:
-                        process.lines[form] = _line(event, event.text)
-                process.version_range = merged
-        if kind in PROGRESS_KINDS or (kind == "comm" and data[1] == "COMPLETE"):
+        _narrow_release(process, event)
+        if kind in PROGRESS_KINDS or (kind == "comm" and event.data[1] == "COMPLETE"):
             process.progressed = True
             if process.warned:
                 process.went_on, process.warned = True, False
         if event.line_number:  # located: a statement quoted as evidence
-            key = _statement(kind, data)
+            key = _statement(kind, event.data)
             known = process.lines
             if key is not None and key not in known and len(known) < MAX_STATEMENTS:
-                known[key] = _line(event, event.text)
-        if kind == "connection":
-            process.connections[data] += event.count
-        elif kind in {"version", "bare-version"}:
-            if process.nccl_version is None:
-                process.nccl_version = str(data[0])
-                process.cuda_version = str(data[1]) if data[1] else None
-        elif kind == "cuda-driver":
-            process.cuda_driver = str(data[0])
-        elif kind == "bootstrap":
-            for interface in data:
-                process.bootstrap[str(interface)] = None
-        elif kind == "network":
-            process.networks[str(data[0])] = None
-        elif kind == "net-list":
-            network, nics, oob = data
-            listed = tuple(
-                Nic(index=i, name=name, port=port, link=link, address=address)
-                for i, name, port, link, address in nics  # type: ignore[attr-defined]
-            )
-            process.nic_lists[str(network)] = listed
-            if network == "Socket":
-                process.socket_interfaces = listed
-            else:
-                process.nics = listed
-                if network != "IB":  # a plugin's own list (FastSocket, gIB, ...)
-                    process.net_plugins.setdefault(str(network), None)
-                if oob:
-                    process.bootstrap.setdefault(f"{oob} (OOB)", None)
-        elif kind == "net-iface":
-            name, address = data
-            if all(n.name != name for n in process.socket_interfaces):
-                nic = Nic(
-                    index=len(process.socket_interfaces),
-                    name=str(name),
-                    address=str(address) if address else None,
-                )
-                process.socket_interfaces = (*process.socket_interfaces, nic)
-                process.nic_lists["Socket"] = process.socket_interfaces
-        elif kind == "net-nic":  # 2.3: one device a line
-            network, index, name, port, link = data
-            listed = process.nic_lists.get(str(network), ())
-            if all(n.index != index for n in listed):
-                nic = Nic(
-                    index=int(str(index)),
-                    name=str(name),
-                    port=int(str(port)) if port is not None else None,
-                    link=str(link) if link else None,
-                )
-                process.nic_lists[str(network)] = (*listed, nic)
-                if network != "Socket":
-                    process.nics = process.nic_lists[str(network)]
-        elif kind == "net-module":
-            process.net_modules.setdefault(str(data[0]), None)
-        elif kind == "gin":
-            process.gin[f"{data[0]} {data[1]}"] = None
-        elif kind == "collnet-device":
-            process.collnet[f"{data[0]} on {data[1]}"] = None
-        elif kind in ("ib-no-device", "ib-failed", "plugin"):
-            if kind != "plugin":
-                process.ib_no_device = True
-            elif data:  # "NET/Plugin: Loaded net plugin X"
-                process.net_plugins.setdefault(str(data[0]), None)
-            notes = process.plugin_notes
-            if event.text and event.text not in notes and len(notes) < MAX_NOTES:
-                notes[event.text] = _line(event, event.text)
-        elif kind == "env":
-            process.env[str(data[0])] = str(data[1])
-        elif kind == "gdr":
-            if data not in process.gdr and len(process.gdr) < MAX_NOTES:
-                enabled, distance, level, hca, reason, read = data
-                process.gdr[data] = GdrDecision(
-                    enabled=bool(enabled),
-                    distance=distance,  # type: ignore[arg-type]
-                    level=level,  # type: ignore[arg-type]
-                    hca=hca,  # type: ignore[arg-type]
-                    reason=reason,  # type: ignore[arg-type]
-                    read=read,  # type: ignore[arg-type]
-                    line=_line(event, event.text),
-                )
-        elif kind == "provider":
-            name, fabric, count = data
-            found = int(str(count)) if count is not None else None
-            process.providers[(str(name), str(fabric) if fabric else None, found)] = None
-        elif kind == "channels":
-            process.channels = data  # type: ignore[assignment]
-        elif kind == "nvls-support":
-            process.nvls_support = bool(data[0])
-        elif kind == "nvls":
-            process.nvls = True
-        elif kind == "ring-gdr":
-            process.ring_gdr[int(str(data[0]))] = None
-        elif kind == "comm":
-            self._fold_comm(process, data)
-        elif kind == "trail":
-            code = int(str(data[1]))
-            # ncclInProgress (7) is a non-blocking call's "not yet", no failure
-            if code != 7:
-                if not process.went_on:
-                    process.warned = True
-                process.trail_codes[code] = None
-                trails = process.trails
-                if event.text not in trails and len(trails) < MAX_NOTES:
-                    trails[event.text] = _line(event, event.text)
-        elif kind in ("warn", "notable"):
-            if "libibverbs" in event.text:
-                process.ib_no_device = True
-            where = str(data[0]) if kind == "warn" and data and data[0] else None
-            level = "WARN" if kind == "warn" else "INFO"
-            text = f"{level} {where + ' ' if where else ''}{event.text}"
-            if kind == "warn":
-                if not process.went_on:
-                    process.warned = True
-                if text not in process.warn_fatal:
-                    self._fold_warn(process, event, where, text)
-            if text in process.warnings or len(process.warnings) < MAX_WARNINGS_PER_PROCESS:
-                self._keep(process.warnings, text, event)
-            else:
-                self.num_dropped += event.count
+                known[key] = evidence_line(event, event.text)
+        if kind in ("warn", "notable"):
+            self._fold_warning(process, event)
+            return
+        fold = FOLD_KINDS.get(kind)
+        if fold is not None:
+            fold(process, event)
+
+    def _fold_warning(self, process: ProcessFacts, event: Event) -> None:
+        """A WARN, or an INFO line worth quoting, kept under the per-process cap."""
+        kind, data = event.kind, event.data
+        if "libibverbs" in event.text:
+            process.ib_no_device = True
+        where = str(data[0]) if kind == "warn" and data and data[0] else None
+        level = "WARN" if kind == "warn" else "INFO"
+        text = f"{level} {where + ' ' if where else ''}{event.text}"
+        if kind == "warn":
+            if not process.went_on:
+                process.warned = True
+            if text not in process.warn_fatal:
+                self._fold_warn(process, event, where, text)
+        if text in process.warnings or len(process.warnings) < MAX_WARNINGS_PER_PROCESS:
+            self._keep(process.warnings, text, event)
+        else:
+            self.num_dropped += event.count
 
     @staticmethod
     def _fold_warn(process: ProcessFacts, event: Event, where: str | None, said: str) -> None:
@@ -392,31 +292,8 @@ class LogFolder:
         if merged != process.version_range and event.line_number:
             form = f"form:{format_range(releases)}"
             if form not in process.lines:
-                process.lines[form] = _line(event, event.text)
+                process.lines[form] = evidence_line(event, event.text)
         process.version_range = merged
-
-    @staticmethod
-    def _fold_comm(process: ProcessFacts, data: tuple[object, ...]) -> None:
-        what, state, raw = data
-        fields: dict[str, str] = dict(raw) if isinstance(raw, dict) else {}
-        comm = str(fields.get("comm", "?"))
-        record = process.membership(comm, fields)
-        if "nRanks" in fields:
-            fields = dict(fields, nranks=fields["nRanks"])
-        if "commHash" in fields and "commId" not in fields:
-            fields = dict(fields, commId=fields["commHash"])
-        for name in (
-            "rank", "nranks", "cudaDev", "nvmlDev", "busId", "commId", "nNodes", "localRanks",
-            "parent", "color", "MNNVL",
-        ):  # fmt: skip
-            if name in fields and record.get(name) is None:
-                record[name] = fields[name]
-        if what == "Init" and state == "COMPLETE":
-            record["completed"] = True
-        elif what in ("Abort", "Destroy"):
-            record["aborted"] = record.get("aborted") or what == "Abort"
-            record["closed"] = True
-            process.close(comm)
 
     def result(self) -> NcclLog:
         for source, num_cut in self._num_cut.items():

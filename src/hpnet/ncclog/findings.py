@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
+from hpnet.result import Finding, Severity
 
 __all__ = [
-    "Finding",
     "comm_states",
     "match_signatures",
     "quotes",
@@ -51,28 +51,6 @@ RESULT_NAMES = {
     5: "ncclInvalidUsage",
     6: "ncclRemoteError",
 }
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Finding:
-    """A known failure signature, or a conclusion drawn from the log's structure."""
-
-    id: str
-    severity: str  # "error", "warning" or "info"
-    title: str
-    cause: str
-    fix: str
-    #: lines of the input that show it, each ``file:line: the line as written``
-    evidence: tuple[str, ...] = ()
-    #: what hpnet concludes from the lines, in words (never a quote)
-    conclusions: tuple[str, ...] = ()
-    count: int = 1  # lines (or processes) that show it
-    processes: tuple[str, ...] = ()
-    #: a generic consequence (abort, timeout, "unhandled system error") of a cause
-    #: that other findings name: listed after them
-    consequence: bool = False
-    #: the log shows NCCL or the job failing here (not a choice that costs speed)
-    fatal: bool = False
 
 
 def quotes(lines: Iterable[LogLine | None], limit: int = MAX_EVIDENCE) -> tuple[str, ...]:
@@ -122,6 +100,46 @@ def _failing(process: ProcessLog | None, log: NcclLog) -> bool:
     return bool(log.signals)
 
 
+def _judged(
+    signature: Signature, process: ProcessLog | None, failure: bool, log: NcclLog
+) -> tuple[str, bool]:
+    """(severity, fatal) of a line ``signature`` matched: an error signature on an INFO
+    line is a warning (NCCL went on); on a failure line it is fatal, unless NCCL falls
+    back after it and the process shows no failure."""
+    severity = signature.severity
+    if severity != "error":
+        return severity, False
+    if not failure:
+        return "warning", False  # an INFO line: NCCL went on
+    if not signature.survivable:
+        return severity, True
+    if process is None:
+        return severity, False
+    # NCCL falls back after it: a failure where the process shows one
+    fatal = _failing(process, log)
+    return ("error" if fatal else "warning"), fatal
+
+
+def _unknown_failed(process: ProcessLog | None, line: LogLine, log: NcclLog) -> bool:
+    """Is a failure line no signature knows a failure? NCCL's source decides first: a
+    WARN whose call returns an error is a failure, one the code goes on after is not;
+    else the log's failing path decides."""
+    bare = process is None and line.message.startswith("WARN ")
+    if process is not None:
+        source = process.warn_fatal.get(line.message)
+    elif bare:  # pasted alone: its format decides, else whether anything failed
+        source = load_table().warn(None, line.message[5:])[0]
+    else:
+        source = None
+    if process is not None:
+        on_failing_path = _failing(process, log)
+    elif bare:
+        on_failing_path = bool(log.signals) or any(_failing(p, log) for p in log.processes)
+    else:
+        on_failing_path = True  # a framework's failure line
+    return source == "fatal" or (source != "nonfatal" and on_failing_path)
+
+
 def match_signatures(log: NcclLog) -> list[Finding]:
     """Every kept WARN / failure / framework line against :data:`SIGNATURES`.
 
@@ -158,16 +176,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         if signatures is None:  # the same text from many processes: matched once
             signatures = matching[message] = _signatures_of(message)
         for signature in signatures:
-            severity, fatal = signature.severity, False
-            if severity == "error":
-                if not failure:
-                    severity = "warning"  # an INFO line: NCCL went on
-                elif not signature.survivable:
-                    fatal = True
-                elif process is not None:
-                    # NCCL falls back after it: a failure where the process shows one
-                    fatal = _failing(process, log)
-                    severity = "error" if fatal else "warning"
+            severity, fatal = _judged(signature, process, failure, log)
             entry = found.setdefault(signature.id, _Matched(signature))
             entry.lines.append(line)
             if process is not None:
@@ -178,29 +187,14 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             entry.fatal = entry.fatal or fatal
         if signatures or not failure:
             continue
-        # NCCL's source decides first: a WARN whose call returns an error is a failure,
-        # one the code goes on after is not; else the log's failing path decides
-        bare = process is None and line.message.startswith("WARN ")
-        if process is not None:
-            source = process.warn_fatal.get(line.message)
-        elif bare:  # pasted alone: its format decides, else whether anything failed
-            source = load_table().warn(None, line.message[5:])[0]
-        else:
-            source = None
-        if process is not None:
-            on_failing_path = _failing(process, log)
-        elif bare:
-            on_failing_path = bool(log.signals) or any(_failing(p, log) for p in log.processes)
-        else:
-            on_failing_path = True  # a framework's failure line
-        if source == "fatal" or (source != "nonfatal" and on_failing_path):
+        if _unknown_failed(process, line, log):
             failed.append((process, line))
         else:
             survived.append((process, line))
     findings = [
         Finding(
             id=m.signature.id,
-            severity=m.severity,
+            severity=Severity(m.severity),
             title=m.signature.title,
             cause=m.signature.cause,
             fix=m.signature.fix,
@@ -217,7 +211,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         findings.append(
             Finding(
                 id="nccl-failure",
-                severity="error",
+                severity=Severity.ERROR,
                 title="NCCL reported a failure hpnet has no signature for",
                 cause="NCCL warned on the path of a call that failed (the error went up "
                 "through 'file.cc:N -> code' lines, or the framework reports a failure): "
@@ -234,7 +228,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         findings.append(
             Finding(
                 id="other-warnings",
-                severity="warning",
+                severity=Severity.WARNING,
                 title="NCCL warned, and nothing in the log shows a failure after it",
                 cause="NCCL printed a WARN hpnet has no signature for, with no error passed "
                 "up after it ('file.cc:N -> code') and no framework error: something was "
@@ -250,7 +244,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         findings.append(
             Finding(
                 id="retries-exhausted",
-                severity="error",
+                severity=Severity.ERROR,
                 title="NCCL retried a call to its last attempt, and it still failed",
                 cause="a connection (or an RDMA queue-pair transition) failed on every retry "
                 "NCCL allows (NCCL_SOCKET_RETRY_CNT, NCCL_IB_MQP_RETRY_CNT): after the last one "
@@ -267,7 +261,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         findings.append(
             Finding(
                 id="retried-calls",
-                severity="info",
+                severity=Severity.INFO,
                 title="NCCL retried calls that failed, or ignored their failure",
                 cause="a connection or an RDMA queue-pair transition failed and NCCL tried "
                 "again (NCCL_IB_MQP_RETRY_*, NCCL_SOCKET_RETRY_*), or a CUDA call whose "
@@ -358,7 +352,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     return [
         Finding(
             id="error-trail",
-            severity="error",
+            severity=Severity.ERROR,
             title=f"a call inside NCCL failed and the error went up to the caller ({names})",
             cause="NCCL prints 'file.cc:line -> N' at every function the error passes on "
             "its way up (include/checks.h); the first WARN of the same process says what "
@@ -399,7 +393,7 @@ def comm_states(
             Finding(
                 id="init-incomplete",
                 # without an error the log cannot tell a hang from a cut excerpt
-                severity="warning" if errors and not connected else "info",
+                severity=Severity.WARNING if errors and not connected else Severity.INFO,
                 title=f"{len(started)} communicator(s) started but never logged Init COMPLETE",
                 cause="initialisation failed or hung (see the WARN lines), or the log was cut "
                 "before it finished"
@@ -419,7 +413,7 @@ def comm_states(
         findings.append(
             Finding(
                 id="comm-aborted",
-                severity="warning" if errors else "info",
+                severity=Severity.WARNING if errors else Severity.INFO,
                 title=f"{len(aborted)} communicator(s) were aborted",
                 cause="a rank hit an error or a timeout and the framework aborted the "
                 "communicator (ncclCommAbort); some frameworks also abort at shutdown",

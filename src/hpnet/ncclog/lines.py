@@ -358,36 +358,7 @@ class Classifier:
     def __call__(self, line: bytes, source: str) -> Event | None:
         at = line.find(b"NCCL INFO ")
         if at >= 0:
-            raw = line[at + 10 :]
-            reading = self._messages.get(raw)
-            if reading is None:
-                message = _first_line(raw.decode("utf-8", "replace").rstrip("\r"))
-                kind, data, text = read_message(message, None, source)
-                if kind == "notable":
-                    text = message
-                if kind in LAZY_HINT_KINDS:  # frequent: the folder asks for a few
-                    text, hint = message, None
-                else:
-                    hint = hint_for(kind, message) if kind != "other" else None
-                reading = (kind, data, text, hint)
-                if len(self._messages) >= MAX_CACHED:
-                    self._messages.clear()  # a new phase of the log: its own messages
-                self._messages[raw] = reading
-            kind, data, text, hint = reading
-            if kind in IDEMPOTENT:
-                if line in self._emitted:
-                    return None
-                self._emit(line)
-            prefix = line[:at]
-            if kind == "other":
-                # the process exists even if all it said is irrelevant: say so once
-                if (prefix, source) in self._prefixes:
-                    return None
-                kind = "seen"
-            process, _ = self.process(prefix, source)
-            event = Event(kind, process, data, text, source)
-            event.hint = hint
-            return event
+            return self._info(line, at, source)
         at = line.find(b"NCCL WARN ")
         if at >= 0:
             process, where = self.process(line[:at], source)
@@ -397,6 +368,50 @@ class Classifier:
             event = Event("warn", process, (where,), message, source)
             event.hint = hint_for("warn", message)
             return event
+        return self._not_info(line, source)
+
+    def _reading(
+        self, raw: bytes, source: str
+    ) -> tuple[str, tuple[object, ...], str, VersionRange | None]:
+        """What the message ``raw`` says, read once while it stays in the cache."""
+        reading = self._messages.get(raw)
+        if reading is not None:
+            return reading
+        message = _first_line(raw.decode("utf-8", "replace").rstrip("\r"))
+        kind, data, text = read_message(message, None, source)
+        if kind == "notable":
+            text = message
+        if kind in LAZY_HINT_KINDS:  # frequent: the folder asks for a few
+            text, hint = message, None
+        else:
+            hint = hint_for(kind, message) if kind != "other" else None
+        reading = (kind, data, text, hint)
+        if len(self._messages) >= MAX_CACHED:
+            self._messages.clear()  # a new phase of the log: its own messages
+        self._messages[raw] = reading
+        return reading
+
+    def _info(self, line: bytes, at: int, source: str) -> Event | None:
+        """A line with ``NCCL INFO `` at ``at``."""
+        kind, data, text, hint = self._reading(line[at + 10 :], source)
+        if kind in IDEMPOTENT:
+            if line in self._emitted:
+                return None
+            self._emit(line)
+        prefix = line[:at]
+        if kind == "other":
+            # the process exists even if all it said is irrelevant: say so once
+            if (prefix, source) in self._prefixes:
+                return None
+            kind = "seen"
+        process, _ = self.process(prefix, source)
+        event = Event(kind, process, data, text, source)
+        event.hint = hint
+        return event
+
+    def _not_info(self, line: bytes, source: str) -> Event | None:
+        """A line with neither ``NCCL INFO`` nor ``NCCL WARN``: a bare version banner,
+        nccl-tests' rank placement, a signal, or a bare line (:meth:`_bare`)."""
         text = line.decode("utf-8", "replace").rstrip("\r")
         at = text.find("NCCL version ")
         if at >= 0 and (

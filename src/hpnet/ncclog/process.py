@@ -130,6 +130,36 @@ class ProcessFacts:
         """
         for name in ("sources", "devices", "bootstrap", "networks", "ring_gdr"):
             getattr(self, name).update(getattr(later, name))
+        self._merge_evidence(later, shift)
+        self.warn_fatal.update(later.warn_fatal)
+        for name in ("net_plugins", "net_modules", "gin", "collnet", "providers", "trail_codes"):
+            getattr(self, name).update(getattr(later, name))
+        self.channels = self.channels or later.channels
+        if later.nvls_support is not None:
+            self.nvls_support = later.nvls_support
+        # a warning in an earlier range is survived by progress in a later one
+        self.went_on = self.went_on or later.went_on or (self.warned and later.progressed)
+        self.warned = (self.warned and not later.progressed) or later.warned
+        self.progressed = self.progressed or later.progressed
+        self._merge_versions(later)
+        self.nics = _union(self.nics, later.nics)
+        for network, listed in later.nic_lists.items():
+            self.nic_lists[network] = _union(self.nic_lists.get(network, ()), listed)
+        self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
+        self.ib_no_device = self.ib_no_device or later.ib_no_device
+        self.nvls = self.nvls or later.nvls
+        self.env.update(later.env)
+        self.dropped_memberships += later.dropped_memberships
+        self._merge_memberships(later)
+        self.connections.update(later.connections)
+        for text, line in later.warnings.items():
+            if text in self.warnings or len(self.warnings) < MAX_WARNINGS_PER_PROCESS:
+                folder.keep_line(self.warnings, shift(line))
+            else:
+                folder.num_dropped += line.count
+
+    def _merge_evidence(self, later: ProcessFacts, shift: Callable[[LogLine], LogLine]) -> None:
+        """The later range's quoted lines, under the caps, with their numbers shifted."""
         for name in ("plugin_notes", "trails"):
             mine = getattr(self, name)
             for note, line in getattr(later, name).items():
@@ -141,16 +171,9 @@ class ProcessFacts:
         for statement, line in later.lines.items():
             if statement not in self.lines and len(self.lines) < MAX_STATEMENTS:
                 self.lines[statement] = shift(line)
-        self.warn_fatal.update(later.warn_fatal)
-        for name in ("net_plugins", "net_modules", "gin", "collnet", "providers", "trail_codes"):
-            getattr(self, name).update(getattr(later, name))
-        self.channels = self.channels or later.channels
-        if later.nvls_support is not None:
-            self.nvls_support = later.nvls_support
-        # a warning in an earlier range is survived by progress in a later one
-        self.went_on = self.went_on or later.went_on or (self.warned and later.progressed)
-        self.warned = (self.warned and not later.progressed) or later.warned
-        self.progressed = self.progressed or later.progressed
+
+    def _merge_versions(self, later: ProcessFacts) -> None:
+        """First version wins; the release ranges intersect (or conflict)."""
         if self.nccl_version is None:
             self.nccl_version, self.cuda_version = later.nccl_version, later.cuda_version
         self.cuda_driver = later.cuda_driver or self.cuda_driver
@@ -163,14 +186,9 @@ class ProcessFacts:
             else:
                 self.version_range = merged
         self.num_hinted += later.num_hinted
-        self.nics = _union(self.nics, later.nics)
-        for network, listed in later.nic_lists.items():
-            self.nic_lists[network] = _union(self.nic_lists.get(network, ()), listed)
-        self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
-        self.ib_no_device = self.ib_no_device or later.ib_no_device
-        self.nvls = self.nvls or later.nvls
-        self.env.update(later.env)
-        self.dropped_memberships += later.dropped_memberships
+
+    def _merge_memberships(self, later: ProcessFacts) -> None:
+        """A later communicator record continues the open one it belongs to."""
         for record in later.memberships:
             comm = str(record["comm"])
             open_record = self.open.get(comm)
@@ -184,12 +202,6 @@ class ProcessFacts:
                     open_record[key] = value
             if open_record["closed"]:
                 self.close(comm)
-        self.connections.update(later.connections)
-        for text, line in later.warnings.items():
-            if text in self.warnings or len(self.warnings) < MAX_WARNINGS_PER_PROCESS:
-                folder.keep_line(self.warnings, shift(line))
-            else:
-                folder.num_dropped += line.count
 
     def freeze(self) -> ProcessLog:
         return ProcessLog(

@@ -46,6 +46,26 @@ PARALLEL_MIN_BYTES = 96 << 20
 Progress = Callable[[int, int], None]
 
 
+def _open_input(
+    source: LogInput,
+    name: str,
+    *,
+    idle_timeout_seconds: float | None,
+    waiting: Callable[[str], None] | None,
+) -> tuple[BinaryIO, StreamReader | None]:
+    """The input's bytes as a binary file (the caller closes it unless it is standard
+    input's), and the stream reader behind it when it is a stream."""
+    if source.path == "-" and not has_fd(sys.stdin):
+        # a stand-in without a descriptor (an embedding program's)
+        return sys.stdin.buffer, None
+    if source.stream:
+        reader = StreamReader(
+            source, name, idle_timeout_seconds=idle_timeout_seconds, waiting=waiting
+        )
+        return io.BufferedReader(reader), reader
+    return open(source.path, "rb"), None  # the caller closes it
+
+
 def _stream_chunks(
     source: LogInput,
     notes: list[str],
@@ -60,17 +80,9 @@ def _stream_chunks(
     read before is analysed. A stream that sends nothing for ``idle_timeout_seconds``
     ends there too (with a note), or is an input error if it sent nothing at all.
     """
-    reader: StreamReader | None = None
-    raw: BinaryIO
-    if source.path == "-" and not has_fd(sys.stdin):
-        raw = sys.stdin.buffer  # a stand-in without a descriptor (an embedding program's)
-    elif source.stream:
-        reader = StreamReader(
-            source, name, idle_timeout_seconds=idle_timeout_seconds, waiting=waiting
-        )
-        raw = io.BufferedReader(reader)
-    else:
-        raw = open(source.path, "rb")  # noqa: SIM115 - closed below
+    raw, reader = _open_input(
+        source, name, idle_timeout_seconds=idle_timeout_seconds, waiting=waiting
+    )
     try:
         try:
             head = raw.read(2)

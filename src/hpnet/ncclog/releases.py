@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hpnet.ncclog.findings import MAX_EVIDENCE, Finding, quotes
+from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.model import LogLine, NcclLog
 from hpnet.ncclog.versions import contains
+from hpnet.result import Finding, Severity
 
 __all__ = ["mixed_versions"]
 
@@ -73,7 +74,7 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
         return None
     return Finding(
         id="mixed-nccl-versions",
-        severity="error",
+        severity=Severity.ERROR,
         title="ranks run different NCCL versions",
         cause="the hosts' images or library paths differ; NCCL's protocols are only "
         "guaranteed between identical releases (mismatches hang or fail at init)",

@@ -20,32 +20,29 @@ not known either.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from hpnet.ncclog.choice import Choice, choice_of, summarize
-from hpnet.ncclog.conclusions import (
-    env_findings,
-    gdr_findings,
-    network_findings,
-    placement_findings,
-)
+from hpnet.ncclog.conclusions import placement_findings
+from hpnet.ncclog.environment import env_findings
 from hpnet.ncclog.expectation import (
-    Expectation,
     ExpectationResult,
     check_expectation,
     net_matches,
     parse_expectation,
 )
 from hpnet.ncclog.findings import (
-    Finding,
     comm_states,
     match_signatures,
     quotes,
     trail_findings,
 )
+from hpnet.ncclog.gdr import gdr_findings
 from hpnet.ncclog.model import Connection, NcclLog, ProcessLog, TransportKind
+from hpnet.ncclog.network import network_findings
 from hpnet.ncclog.placement import (
     INTRA_KINDS,
+    Comm,
     Placement,
     by_host,
     crowded_hosts,
@@ -62,12 +59,11 @@ from hpnet.ncclog.transports import (
     uniq,
 )
 from hpnet.ncclog.verdict import verdict_of
+from hpnet.result import Expectation, Finding
 
 __all__ = [
     "CommSummary",
-    "Expectation",
     "ExpectationResult",
-    "Finding",
     "HostRow",
     "ProcessRow",
     "VerifyReport",
@@ -172,6 +168,38 @@ class VerifyReport:
 # ---------------------------------------------------------------- the report
 
 
+def _crossing(
+    place: Placement,
+    crowded: Mapping[str, str],
+    process: ProcessLog,
+    connection: Connection,
+    comms: Sequence[Comm],
+) -> tuple[bool, str | None, str]:
+    """Whether a connection of ``process`` goes between NCCL hosts, and what to note of
+    it: ``fake-hosts``, ``indistinct``, ``net-inside-node`` or None, and the sentence.
+
+    A transport that says nothing of hosts (P2P, SHM, NVLS) stays inside one; a network
+    connection is inter-node unless the log places the peer on this NCCL host."""
+    kind = connection.transport.kind
+    if not by_host(connection):
+        return kind not in INTRA_KINDS, None, ""
+    machines = place.machines
+    peer = place.peer(process, connection, comms)
+    if peer is None or machines[peer.key] != machines[process.key]:
+        return True, None, ""
+    said = (
+        f"rank {connection.src} -> {connection.dst} via "
+        f"{connection.transport.raw}: both on {machines[process.key]} "
+        f"(process {process.key})"
+    )
+    host = place.nccl_host(process)
+    if place.nccl_host(peer) != host:
+        return True, ("fake-hosts" if kind is TransportKind.NET else None), said
+    if host in crowded:
+        return True, "indistinct", f"{said}: {crowded[host]}"
+    return False, ("net-inside-node" if kind is TransportKind.NET else None), said
+
+
 def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyReport:
     """Judge everything :func:`hpnet.ncclog.facts.parse_nccl_log` found."""
     processes = log.processes
@@ -189,30 +217,14 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         intra: list[Connection] = []
         inter: list[Connection] = []
         for connection in process.connections:
-            kind = connection.transport.kind
             comms = place.comms_of(process, connection)
-            if by_host(connection):
-                # inter-node unless the log places the peer on this NCCL host
-                is_inter = True
-                peer = place.peer(process, connection, comms)
-                if peer is not None and machines[peer.key] == machines[process.key]:
-                    said = (
-                        f"rank {connection.src} -> {connection.dst} via "
-                        f"{connection.transport.raw}: both on {machines[process.key]} "
-                        f"(process {process.key})"
-                    )
-                    host = place.nccl_host(process)
-                    if place.nccl_host(peer) != host:
-                        if kind is TransportKind.NET:
-                            split_by_hostid.append((process, said))
-                    elif host in crowded:
-                        indistinct.append((process, f"{said}: {crowded[host]}"))
-                    else:
-                        is_inter = False
-                        if kind is TransportKind.NET:
-                            same_host_net.append((process, said))
-            else:
-                is_inter = kind not in INTRA_KINDS
+            is_inter, noted, said = _crossing(place, crowded, process, connection, comms)
+            if noted == "fake-hosts":
+                split_by_hostid.append((process, said))
+            elif noted == "indistinct":
+                indistinct.append((process, said))
+            elif noted == "net-inside-node":
+                same_host_net.append((process, said))
             (inter if is_inter else intra).append(connection)
             for comm in comms:
                 comm.connections.append((process, connection, is_inter))

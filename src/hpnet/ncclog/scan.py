@@ -125,8 +125,6 @@ def scan_block(
     text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
     if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
         text = _RING_NUMBER.sub(b"INFO Ring :", text)
-    #: lines of ``text`` may differ from the input's: noise blanked, channel numbers erased
-    edited = text is not data
     lines = text.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -136,7 +134,7 @@ def scan_block(
     classify = classifier if classifier is not None else Classifier()
     events = result.events
     nccl = 0
-    raw_lines: list[bytes] | None = None
+    originals = _InputLines(data, start_line, edited=text is not data)
     #: (process, transport) whose first connection line is quoted: the rest are not located
     quoted = classify.quoted
     for whole, count in counts.items():
@@ -179,34 +177,54 @@ def scan_block(
                 number = locate(whole)
                 event.line_number = number
                 if number:
-                    if not (edited and _EDITED.search(whole)):
-                        raw = whole  # the line as the input has it
-                    else:  # channel numbers erased: the input's own line
-                        if raw_lines is None:
-                            raw_lines = data.split(b"\n")
-                        raw = raw_lines[number - start_line]
-                    event.raw = _quote(raw, part)
+                    event.raw = originals.quote(whole, number, part)
             events.append(event)
     if b"Last error:" in text:
-        # PyTorch prints NCCL's last error on the line after "Last error:", without
-        # any prefix ("Bootstrap : no socket interface found")
-        quoted_errors = set()
-        for found in _LAST_ERROR.finditer(text):
-            message = found.group(1).decode("utf-8", "replace").strip()
-            if message:
-                event = Event("signal", None, (), f"Last error: {message}", source)
-                event.line_number = start_line + text.count(b"\n", 0, found.start(1))
-                event.raw = message
-                events.append(event)
-                quoted_errors.add(event.line_number)
-        # the same line read as a WARN pasted alone: the signal says it
-        events[:] = [
-            e
-            for e in events
-            if not (e.kind == "warn" and e.data == (None,) and e.line_number in quoted_errors)
-        ]
+        _last_errors(text, source, start_line, events)
     result.num_nccl_lines = nccl
     return result
+
+
+def _last_errors(text: bytes, source: str, start_line: int, events: list[Event]) -> None:
+    """PyTorch prints NCCL's last error on the line after "Last error:", without any
+    prefix ("Bootstrap : no socket interface found"): a signal, which replaces the
+    same line read as a WARN pasted alone."""
+    quoted_errors = set()
+    for found in _LAST_ERROR.finditer(text):
+        message = found.group(1).decode("utf-8", "replace").strip()
+        if message:
+            event = Event("signal", None, (), f"Last error: {message}", source)
+            event.line_number = start_line + text.count(b"\n", 0, found.start(1))
+            event.raw = message
+            events.append(event)
+            quoted_errors.add(event.line_number)
+    # the same line read as a WARN pasted alone: the signal says it
+    events[:] = [
+        e
+        for e in events
+        if not (e.kind == "warn" and e.data == (None,) and e.line_number in quoted_errors)
+    ]
+
+
+class _InputLines:
+    """The input's own lines of a block, for quoting: the block's text may differ from
+    them (noise blanked, channel numbers erased); split only when a quote needs it."""
+
+    __slots__ = ("_data", "_edited", "_lines", "_start_line")
+
+    def __init__(self, data: bytes, start_line: int, *, edited: bool) -> None:
+        self._data = data
+        self._start_line = start_line
+        self._edited = edited
+        self._lines: list[bytes] | None = None
+
+    def quote(self, whole: bytes, number: int, part: bytes) -> str:
+        """How the event read from ``part`` of line ``number`` (``whole``) is quoted."""
+        if not (self._edited and _EDITED.search(whole)):
+            return _quote(whole, part)  # the line as the input has it
+        if self._lines is None:  # channel numbers erased: the input's own line
+            self._lines = self._data.split(b"\n")
+        return _quote(self._lines[number - self._start_line], part)
 
 
 def _quote(raw: bytes, part: bytes) -> str:

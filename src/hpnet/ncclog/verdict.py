@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpnet.ncclog.expectation import ExpectationResult
-from hpnet.ncclog.findings import Finding
 from hpnet.ncclog.transports import combine_gdr, natural_sorted, range_text, uniq
+from hpnet.result import Finding
 
 if TYPE_CHECKING:  # report.py imports this module: its rows are a type here only
     from hpnet.ncclog.report import ProcessRow
@@ -30,26 +30,10 @@ def _processes(covered: int, count: int) -> str:
     return f"{covered} of {count} processes"
 
 
-def verdict_of(
-    rows: Sequence[ProcessRow],
-    findings: Sequence[Finding],
-    results: Sequence[ExpectationResult],
-    inter: Sequence[str],
-    intra: Sequence[str],
-    *,
-    chose: str | None = None,
-) -> tuple[str, str]:
-    errors = [f for f in findings if f.severity == "error"]
-    failed = [r for r in results if not r.met]
-    if not rows:
-        if errors:
-            return "FAIL", f"{errors[0].title} (no NCCL process lines to prove the transport)"
-        if findings:  # NCCL's messages pasted without their process prefix
-            return "UNKNOWN", (
-                f"{findings[0].title} (no NCCL process lines: which network and transports "
-                "were used cannot be told)"
-            )
-        return "UNKNOWN", "no NCCL debug lines found: was NCCL_DEBUG=INFO set for this run?"
+def _traffic(
+    rows: Sequence[ProcessRow], inter: Sequence[str], intra: Sequence[str], chose: str | None
+) -> str:
+    """What carried traffic between hosts and inside them, on how many processes."""
     count = len(rows)
     if inter:
         inter_rows = [r for r in rows if r.inter_node]
@@ -84,6 +68,30 @@ def verdict_of(
             f"NCCL started on {_processes(count, count)}, but no line says which network it "
             "chose and no connection line proves which transport carried traffic"
         )
+    return sentence
+
+
+def verdict_of(
+    rows: Sequence[ProcessRow],
+    findings: Sequence[Finding],
+    results: Sequence[ExpectationResult],
+    inter: Sequence[str],
+    intra: Sequence[str],
+    *,
+    chose: str | None = None,
+) -> tuple[str, str]:
+    errors = [f for f in findings if f.severity == "error"]
+    failed = [r for r in results if not r.met]
+    if not rows:
+        if errors:
+            return "FAIL", f"{errors[0].title} (no NCCL process lines to prove the transport)"
+        if findings:  # NCCL's messages pasted without their process prefix
+            return "UNKNOWN", (
+                f"{findings[0].title} (no NCCL process lines: which network and transports "
+                "were used cannot be told)"
+            )
+        return "UNKNOWN", "no NCCL debug lines found: was NCCL_DEBUG=INFO set for this run?"
+    sentence = _traffic(rows, inter, intra, chose)
     if errors:
         # fatal first (findings are sorted so): NCCL returned an error, the job stopped;
         # else NCCL went on, at a cost

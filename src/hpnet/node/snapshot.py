@@ -48,13 +48,31 @@ _PCI_CLASSES = ("0x02", "0x03", "0x0604")
 
 def capture(root: Path) -> str:
     """A snapshot of what hpnet reads under ``root`` (read-only, never raises)."""
-    out: dict[str, str] = {}
-    pending: list[str] = []
+    walk = _Capture(root)
+    walk.visit_class("sys/class/infiniband")
+    walk.visit_class("sys/class/infiniband_verbs")
+    walk.visit_class("sys/class/net")
+    walk.visit_class("sys/bus/pci/devices", _kept_pci_devices(root))
+    walk.follow_pending()
+    walk.modules_and_device_nodes()
+    return _render(walk.out, root)
 
-    def rel(path: str) -> str:
-        return os.path.relpath(path, root)
 
-    def visit_dir(directory: str, depth: int) -> None:
+class _Capture:
+    """What a capture has read: path (relative to the root) -> value; a directory ends
+    in ``/`` with an empty value, a link's value is `` -> target``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.out: dict[str, str] = {}
+        #: link targets whose driver and PCI chain are still to be read
+        self.pending: list[str] = []
+
+    def rel(self, path: str) -> str:
+        return os.path.relpath(path, self.root)
+
+    def visit_dir(self, directory: str, depth: int) -> None:
+        out, rel = self.out, self.rel
         try:
             names = sorted(os.listdir(directory), key=natural_key)
         except OSError:
@@ -65,30 +83,32 @@ def capture(root: Path) -> str:
             if os.path.islink(full):
                 if name in _LINKS or directory.endswith("brif"):
                     out[rel(full)] = " -> " + os.readlink(full)
-                    pending.append(os.path.realpath(full))
+                    self.pending.append(os.path.realpath(full))
             elif os.path.isdir(full) and _in_table(directory):
                 out[rel(full)] = "\0unreadable"  # how materialize stores `PATH ?`
             elif os.path.isdir(full):
                 if (name in _DIRS or name.isdigit()) and depth < 6:
-                    visit_dir(full, depth + 1)
+                    self.visit_dir(full, depth + 1)
             elif name in _FILES or _in_table(directory) or directory.endswith("bonding"):
                 out[rel(full)] = _read(full)
 
-    def visit_class(cls: str, keep: Iterable[str] | None = None) -> None:
-        base = root / cls
+    def visit_class(self, cls: str, keep: Iterable[str] | None = None) -> None:
+        base = self.root / cls
         for name in sorted(os.listdir(base), key=natural_key) if base.is_dir() else []:
             full = str(base / name)
             if keep is not None and name not in keep:
                 continue
             if os.path.islink(full):
-                out[rel(full)] = " -> " + os.readlink(full)
+                self.out[self.rel(full)] = " -> " + os.readlink(full)
                 real = os.path.realpath(full)
-                visit_dir(real, 0)
-                _add_pci_chain(real)
+                self.visit_dir(real, 0)
+                self.add_pci_chain(real)
             elif os.path.isfile(full):
-                out[rel(full)] = _read(full)
+                self.out[self.rel(full)] = _read(full)
 
-    def _add_pci_chain(real: str) -> None:
+    def add_pci_chain(self, real: str) -> None:
+        """The PCI devices above ``real``: their ids, NUMA node and driver."""
+        out, rel = self.out, self.rel
         parts = Path(real).parts
         for i, part in enumerate(parts):
             if BDF_RE.match(part):
@@ -101,31 +121,42 @@ def capture(root: Path) -> str:
                 if os.path.islink(driver):
                     out[rel(driver)] = " -> " + os.readlink(driver)
 
-    visit_class("sys/class/infiniband")
-    visit_class("sys/class/infiniband_verbs")
-    visit_class("sys/class/net")
+    def follow_pending(self) -> None:
+        while self.pending:
+            target = self.pending.pop()
+            driver = os.path.join(target, "driver")
+            if os.path.islink(driver):  # e.g. a netdev's virtio parent -> virtio_net
+                self.out[self.rel(driver)] = " -> " + os.readlink(driver)
+            self.add_pci_chain(target)
+
+    def modules_and_device_nodes(self) -> None:
+        """The kernel modules hpnet asks about (and their versions), /dev/infiniband."""
+        out, rel, root = self.out, self.rel, self.root
+        for module in _MODULES:
+            mod = root / "sys/module" / module
+            if mod.is_dir():
+                out.setdefault(rel(str(mod)) + "/", "")
+                if (mod / "version").is_file():
+                    out[rel(str(mod / "version"))] = _read(str(mod / "version"))
+        dev_ib = root / "dev/infiniband"
+        for name in sorted(os.listdir(dev_ib), key=natural_key) if dev_ib.is_dir() else []:
+            out[rel(str(dev_ib / name))] = ""
+
+
+def _kept_pci_devices(root: Path) -> list[str]:
+    """The PCI devices of the classes hpnet reads (network, display, bridges)."""
     pci = root / "sys/bus/pci/devices"
     keep = []
     for name in sorted(os.listdir(pci), key=natural_key) if pci.is_dir() else []:
         cls = _read(str(pci / name / "class"))
         if cls.startswith(_PCI_CLASSES):
             keep.append(name)
-    visit_class("sys/bus/pci/devices", keep)
-    while pending:
-        target = pending.pop()
-        driver = os.path.join(target, "driver")
-        if os.path.islink(driver):  # e.g. a netdev's virtio parent -> virtio_net
-            out[rel(driver)] = " -> " + os.readlink(driver)
-        _add_pci_chain(target)
-    for module in _MODULES:
-        mod = root / "sys/module" / module
-        if mod.is_dir():
-            out.setdefault(rel(str(mod)) + "/", "")
-            if (mod / "version").is_file():
-                out[rel(str(mod / "version"))] = _read(str(mod / "version"))
-    dev_ib = root / "dev/infiniband"
-    for name in sorted(os.listdir(dev_ib), key=natural_key) if dev_ib.is_dir() else []:
-        out[rel(str(dev_ib / name))] = ""
+    return keep
+
+
+def _render(out: dict[str, str], root: Path) -> str:
+    """The snapshot's text (tests/data/sysfs/FORMAT.md): an empty directory only where
+    nothing under it was kept."""
     lines = [HEADER, f"# captured from {root} by hpnet.node.snapshot"]
     for path in sorted(out, key=natural_key):
         value = out[path]

@@ -18,7 +18,7 @@ from pathlib import Path
 from hpnet.node.gpudirect import GpuDirect
 from hpnet.node.gpus import GpuReport
 from hpnet.node.sysfs import FsRoot
-from hpnet.problem import Problem
+from hpnet.result import Problem
 from hpnet.runner import Runner
 
 __all__ = [

@@ -9,7 +9,7 @@ Layout (kernel ``Documentation/ABI/stable/sysfs-class-infiniband``)::
     sys/class/infiniband/<dev>/ports/<N>/gid_attrs/{types,ndevs}/<I>
     sys/class/infiniband_verbs/uverbs<K>/ibdev  -> names the device behind /dev/infiniband/uverbs<K>
 
-Missing attributes give a partial device and a :class:`~hpnet.problem.Problem`,
+Missing attributes give a partial device and a :class:`~hpnet.result.Problem`,
 never an exception.
 """
 
@@ -19,10 +19,10 @@ import re
 from typing import TypeVar
 
 from hpnet.node.sysfs import BDF_RE, FsRoot, pci_chain
-from hpnet.problem import Problem
 from hpnet.rdma.gid import make_gid
 from hpnet.rdma.model import Gid, GidKind, PhysState, PortState, RdmaDevice, RdmaPort, UverbsNode
 from hpnet.rdma.providers import provider_for
+from hpnet.result import Problem
 
 __all__ = ["parse_rate_gbps", "parse_state", "read_rdma_devices"]
 

@@ -26,8 +26,8 @@ def _size(size: int | None) -> str:
 
 
 def _transport(stage: Stage) -> str:
-    inter = ", ".join(stage.transports.get("inter_node", ()))
-    intra = ", ".join(stage.transports.get("intra_node", ()))
+    inter = ", ".join(stage.transports.inter_node)
+    intra = ", ".join(stage.transports.intra_node)
     if inter and intra:
         return f"{inter} (intra: {intra})"
     return inter or intra or ("-" if stage.backend != "gloo" else "gloo (TCP)")
@@ -76,7 +76,7 @@ def render_check(report: CheckReport) -> str:
     if report.problems:
         lines += ["", "What to fix, most important first"]
         for number, problem in enumerate(report.problems[:MAX_PROBLEMS], 1):
-            lines.append(f"  {number}. {problem.title}")
+            lines.append(f"  {number}. {problem.what}")
             lines += [f"       {e}" for e in problem.evidence if e]
             if problem.fix:
                 first, *rest = problem.fix.splitlines()

@@ -6,7 +6,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from hpnet.profiles.model import Profile
+from hpnet.profiles.model import PackageSet, Profile
 from hpnet.render.table import format_pairs, format_table
 
 __all__ = ["render_list", "render_profile", "shell_word"]
@@ -39,16 +39,8 @@ def render_list(profiles: Sequence[Profile]) -> str:
     )
 
 
-def render_profile(profile: Profile) -> str:
-    lines = [f"{profile.name} — {profile.title}", f"  {profile.summary}", ""]
-    if profile.settings:
-        lines.append("Variables")
-        rows = [[s.name, s.value, s.why] for s in profile.settings]
-        lines.append(format_table(["name", "value", "why (the guide's words)"], rows))
-    if profile.not_applicable:
-        lines.append("  not applicable here: " + ", ".join(profile.not_applicable))
-    if profile.detect:
-        lines.append("  checked against the node: " + ", ".join(profile.detect))
+def _requirements(profile: Profile) -> list[tuple[str, object]]:
+    """The image requirements of a profile: CUDA, NCCL, Python, verbs providers, notes."""
     req = profile.requirements
     pairs: list[tuple[str, object]] = []
     if req.cuda_min:
@@ -64,22 +56,41 @@ def render_profile(profile: Profile) -> str:
     if profile.providers:
         pairs.append(("verbs providers", ", ".join(profile.providers)))
     pairs += [("note", note) for note in req.notes]
+    return pairs
+
+
+def _package_detail(package: PackageSet) -> list[tuple[str, object]]:
+    """How one distribution's packages are installed."""
+    detail: list[tuple[str, object]] = [("install", " ".join(package.packages))]
+    if package.install_flags:
+        detail.append(("install flags", " ".join(package.install_flags)))
+    if package.remove_first:
+        detail.append(("remove first", " ".join(package.remove_first)))
+    if package.repository:
+        detail.append(("repository", package.repository))
+    if package.installer:
+        detail.append(("installer", package.installer))
+    if package.plugin_package:
+        detail.append(("NCCL plugin", package.plugin_package))
+    return detail
+
+
+def render_profile(profile: Profile) -> str:
+    lines = [f"{profile.name} — {profile.title}", f"  {profile.summary}", ""]
+    if profile.settings:
+        lines.append("Variables")
+        rows = [[s.name, s.value, s.why] for s in profile.settings]
+        lines.append(format_table(["name", "value", "why (the guide's words)"], rows))
+    if profile.not_applicable:
+        lines.append("  not applicable here: " + ", ".join(profile.not_applicable))
+    if profile.detect:
+        lines.append("  checked against the node: " + ", ".join(profile.detect))
+    pairs = _requirements(profile)
     if pairs:
         lines += ["", "Image requirements", format_pairs(pairs)]
     for package in profile.packages:
         lines += ["", f"Packages ({', '.join(package.distros)}, {package.manager})"]
-        detail: list[tuple[str, object]] = [("install", " ".join(package.packages))]
-        if package.install_flags:
-            detail.append(("install flags", " ".join(package.install_flags)))
-        if package.remove_first:
-            detail.append(("remove first", " ".join(package.remove_first)))
-        if package.repository:
-            detail.append(("repository", package.repository))
-        if package.installer:
-            detail.append(("installer", package.installer))
-        if package.plugin_package:
-            detail.append(("NCCL plugin", package.plugin_package))
-        lines.append(format_pairs(detail))
+        lines.append(format_pairs(_package_detail(package)))
     if profile.container_flags:
         lines += ["", "Container flags", "  " + " ".join(profile.container_flags)]
     if profile.launch:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import (
     TRANSPORT_WORDS,
@@ -15,6 +15,7 @@ from hpnet.nccl.rules import (
     usable_ports,
 )
 from hpnet.rdma.model import RdmaDevice, RdmaPort
+from hpnet.result import Status
 
 __all__ = [
     "VARIABLES_AREA",

@@ -15,7 +15,7 @@ from hpnet.doctor.checks._util import (
     unset,
     usable,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import validate
 from hpnet.nccl.gid_select import AUTO_GID_SINCE
 from hpnet.nccl.lists import exact_list
@@ -30,6 +30,7 @@ from hpnet.nccl.rules import (
     port_kind,
     version_tuple,
 )
+from hpnet.result import Status
 
 __all__ = ["check_gid"]
 

@@ -9,8 +9,9 @@ from hpnet.doctor.checks._util import (
     result,
     usable,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.node.topology import PcieRelation
+from hpnet.result import Status
 
 __all__ = ["check_acs", "check_gpudirect", "check_locality"]
 

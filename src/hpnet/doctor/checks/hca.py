@@ -17,13 +17,14 @@ from hpnet.doctor.checks._util import (
     usable,
     why_unusable,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import nccl_int, validate
 from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.nccl.rules import (
     port_kind,
     transport_word,
 )
+from hpnet.result import Status
 
 __all__ = ["check_hca", "check_ib_disabled", "check_transport"]
 

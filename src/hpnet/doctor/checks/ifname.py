@@ -10,7 +10,7 @@ from hpnet.doctor.checks._util import (
     result,
     unset,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import validate
 from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import (
@@ -18,6 +18,7 @@ from hpnet.nccl.rules import (
     socket_family,
 )
 from hpnet.node.netdevs import NetKind
+from hpnet.result import Status
 
 __all__ = ["check_ifname"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hpnet.doctor.checks._util import (
     result,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
+from hpnet.result import Status
 
 __all__ = ["check_memlock", "check_nofile", "check_shm"]
 

@@ -9,10 +9,11 @@ from hpnet.doctor.checks._util import (
     selected_ports,
     skip_no_rdma,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.doctor.packages import install_fix
 from hpnet.nccl.fill import unknown_ports
 from hpnet.nccl.rules import version_tuple
+from hpnet.result import Status
 
 __all__ = [
     "check_cuda_version",

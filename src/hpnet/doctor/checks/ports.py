@@ -12,9 +12,10 @@ from hpnet.doctor.checks._util import (
     skip_no_rdma,
     usable,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.fill import unknown_ports
 from hpnet.rdma.model import PortState
+from hpnet.result import Status
 
 __all__ = ["check_mixed_ports", "check_port_state"]
 

@@ -22,9 +22,10 @@ from hpnet.doctor.checks._util import (
     unset,
     valid_name,
 )
-from hpnet.doctor.model import CheckResult, Facts, Status
+from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import foreign, lookup, nccl_int, suggest, validate
 from hpnet.nccl.model import Kind
+from hpnet.result import Status
 
 __all__ = [
     "check_debug",

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from hpnet.errors import ParseError
-from hpnet.problem import Problem
 from hpnet.rdma.model import Gid, RdmaDevice
+from hpnet.result import Problem
 
 __all__ = [
     "FIX",

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable
 
 from hpnet.errors import ParseError
-from hpnet.problem import Problem
 from hpnet.rdma.gid import make_gid
 from hpnet.rdma.listings._common import (
     FIX,
@@ -28,6 +27,7 @@ from hpnet.rdma.listings._common import (
 )
 from hpnet.rdma.model import PhysState, PortState, RdmaDevice, RdmaPort
 from hpnet.rdma.providers import provider_for
+from hpnet.result import Problem
 
 __all__ = ["UNNAMED", "parse_ibv_devices", "parse_ibv_devinfo"]
 
@@ -88,29 +88,43 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
         pair = key_value(line)
         if pair is None:
             continue  # continuation lines of -v flag lists, prompts, "...." elisions
-        key, value = pair
-        if key == "hca_id":
-            if not value:
-                raise _malformed(source, number, line, "an hca_id without a device name")
-            drafts.append(DeviceDraft(name=value, line_number=number))
-        elif key == "port":
-            if not drafts:
-                drafts.append(_unnamed(number, source, problems))
-            if not value.isdigit():
-                raise _malformed(source, number, line, "a port number that is not a number")
-            drafts[-1].ports.append(PortDraft(number=int(value), line_number=number))
-        else:
-            if not drafts:
-                if key not in _PORT_KEYS:
-                    continue  # prompts and text before the listing
-                drafts.append(_unnamed(number, source, problems))
-                drafts[-1].ports.append(PortDraft(number=1, line_number=number))
-            target = drafts[-1].ports[-1].fields if drafts[-1].ports else drafts[-1].fields
-            target.setdefault(key, value)
+        _key_value(drafts, pair, line, source=source, number=number, problems=problems)
     if not drafts and not saw_no_devices:
         raise unrecognised("ibv_devinfo", "no 'hca_id:' line", source)
     devices = tuple(_device(draft, source, problems) for draft in drafts)
     return devices, tuple(problems)
+
+
+def _key_value(
+    drafts: list[DeviceDraft],
+    pair: tuple[str, str],
+    line: str,
+    *,
+    source: str,
+    number: int,
+    problems: list[Problem],
+) -> None:
+    """A ``key: value`` line: a device (``hca_id``), a port, or a field of the last one."""
+    key, value = pair
+    if key == "hca_id":
+        if not value:
+            raise _malformed(source, number, line, "an hca_id without a device name")
+        drafts.append(DeviceDraft(name=value, line_number=number))
+        return
+    if key == "port":
+        if not drafts:
+            drafts.append(_unnamed(number, source, problems))
+        if not value.isdigit():
+            raise _malformed(source, number, line, "a port number that is not a number")
+        drafts[-1].ports.append(PortDraft(number=int(value), line_number=number))
+        return
+    if not drafts:
+        if key not in _PORT_KEYS:
+            return  # prompts and text before the listing
+        drafts.append(_unnamed(number, source, problems))
+        drafts[-1].ports.append(PortDraft(number=1, line_number=number))
+    target = drafts[-1].ports[-1].fields if drafts[-1].ports else drafts[-1].fields
+    target.setdefault(key, value)
 
 
 #: keys of a port section: a listing that starts with one was cut above its hca_id line

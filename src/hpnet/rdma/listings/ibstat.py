@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterable
 
 from hpnet.errors import ParseError
-from hpnet.problem import Problem
 from hpnet.rdma.listings._common import (
     FIX,
     DeviceDraft,
@@ -24,6 +23,7 @@ from hpnet.rdma.listings._common import (
 )
 from hpnet.rdma.model import PhysState, PortState, RdmaDevice, RdmaPort
 from hpnet.rdma.providers import provider_for
+from hpnet.result import Problem
 
 __all__ = ["parse_ibstat"]
 

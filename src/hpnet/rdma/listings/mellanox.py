@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hpnet.problem import Problem
 from hpnet.rdma.gid import make_gid
 from hpnet.rdma.listings._common import Parsed, numbered_lines, unrecognised
 from hpnet.rdma.model import Gid, PortState, RdmaDevice, RdmaPort
 from hpnet.rdma.providers import provider_for
+from hpnet.result import Problem
 
 __all__ = ["parse_ibdev2netdev", "parse_show_gids"]
 

@@ -1,0 +1,320 @@
+"""Conclusions about the network between hosts: inter-node traffic over TCP sockets (as
+configured, or a fallback, and why), a node that would send it there, NCCL_IB_HCA that
+selects nothing or more than it names, NCCL_SOCKET_IFNAME prefixes, and socket lists or
+bootstrap interfaces that hold host-local bridges. Pure functions over the parsed log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hpnet.ncclog.choice import Choice
+from hpnet.ncclog.conclusions import env_of, switched_on, transport_line
+from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
+from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
+from hpnet.result import Finding, Severity
+
+if TYPE_CHECKING:
+    from hpnet.ncclog.report import ProcessRow
+
+__all__ = ["LOCAL_INTERFACES", "network_findings"]
+
+#: interfaces that exist on one host only: a socket transport over them cannot reach
+#: another node (NCCL skips docker* and lo by default, virbr* since 2.28)
+LOCAL_INTERFACES = ("docker", "virbr", "br-", "veth", "cni", "flannel", "lo")
+
+
+def network_findings(
+    log: NcclLog,
+    rows: Sequence[ProcessRow],
+    choices: Mapping[str, Choice | None],
+    *,
+    socket_expected: bool,
+) -> list[Finding]:
+    """Inter-node traffic over TCP, a node that would send it there, NCCL_IB_HCA that
+    selects nothing or more than it names, and interfaces that exist on one host."""
+    by_key = {p.key: p for p in log.processes}
+    findings = _sockets(log, rows, by_key, choices, socket_expected)
+    findings += _hca_matched_nothing(log)
+    findings += _hca_prefix(log)
+    findings += _ifname_prefix(log)
+    findings += _local_interfaces(log, choices)
+    return findings
+
+
+def _sockets(
+    log: NcclLog,
+    rows: Sequence[ProcessRow],
+    by_key: Mapping[str, ProcessLog],
+    choices: Mapping[str, Choice | None],
+    socket_expected: bool,
+) -> list[Finding]:
+    socket_rows = [r for r in rows if any(t.startswith("NET/Socket") for t in r.inter_node)]
+    socket_processes = [by_key[r.process] for r in socket_rows if r.process in by_key]
+    no_device = [p for p in log.processes if p.ib_no_device]
+    if socket_rows:
+        forced = sorted(
+            {
+                f"{name}={value}"
+                for p in socket_processes
+                for name, value in p.env
+                if (name == "NCCL_IB_DISABLE" and switched_on(value))
+                or (name == "NCCL_NET" and value.lower() == "socket")
+            }
+        )
+        traffic = quotes(transport_line(p, "NET/Socket") for p in socket_processes)
+        if forced or socket_expected:
+            env_lines = [
+                p.line(f"env:{item.split('=', 1)[0]}") for p in socket_processes for item in forced
+            ]
+            return [
+                Finding(
+                    id="sockets-chosen",
+                    severity=Severity.INFO if socket_expected else Severity.WARNING,
+                    title="inter-node traffic went over TCP sockets, as configured",
+                    cause=f"{forced[0]} in the environment"
+                    if forced
+                    else "the expectation asks for sockets",
+                    fix="unset NCCL_IB_DISABLE / NCCL_NET to use RDMA where the nodes have it",
+                    evidence=quotes([*env_lines, *[None]], 2) + traffic[:4],
+                    conclusions=(
+                        f"{len(socket_rows)} process(es) sent to peers on other hosts over "
+                        "NET/Socket",
+                    ),
+                    count=len(socket_rows),
+                    processes=tuple(r.process for r in socket_rows),
+                )
+            ]
+        reasons = []
+        witnesses: list[LogLine | None] = []
+        if no_device:
+            reasons.append("NET/IB found no usable device")
+            witnesses += [p.line("ib-no-device") for p in no_device[:2]]
+        if any("libibverbs" in n.text for p in log.processes for n in p.plugin_notes):
+            reasons.append("libibverbs could not be loaded")
+        hca = sorted(
+            {env_of(p)["NCCL_IB_HCA"] for p in log.processes if "NCCL_IB_HCA" in env_of(p)}
+        )
+        if hca and no_device:
+            reasons.append(f"NCCL_IB_HCA={hca[0]} may match no device")
+        return [
+            Finding(
+                id="socket-fallback",
+                severity=Severity.ERROR,
+                title="inter-node traffic went over TCP sockets (NET/Socket), typically 4-10x "
+                "slower than RDMA",
+                cause=(
+                    "; ".join(reasons)
+                    if reasons
+                    else "NCCL did not use an RDMA network (no IB device or plugin was usable)"
+                )
+                + ": NCCL falls back to sockets without a warning (no RDMA NIC in the machine or "
+                "container, missing verbs provider, /dev/infiniband not passed in, ports down)",
+                fix="run `hpnet doctor` on the nodes; pass the RDMA devices to the container "
+                "(--device=/dev/infiniband/uverbsN --device=/dev/infiniband/rdma_cm), install "
+                "rdma-core's libibverbs and provider; if TCP is intended, set NCCL_IB_DISABLE=1",
+                evidence=quotes(witnesses, 2) + traffic[:4],
+                conclusions=(
+                    f"{len(socket_rows)} process(es) sent to peers on other hosts over NET/Socket",
+                ),
+                count=len(socket_rows),
+                processes=tuple(r.process for r in socket_rows),
+            )
+        ]
+    # no inter-node connection proves anything: what NCCL chose says where it would go
+    fallback = [
+        p
+        for p in no_device
+        if not switched_on(env_of(p).get("NCCL_IB_DISABLE"))
+        and (choices.get(p.key) is None or choices[p.key].network == "Socket")  # type: ignore[union-attr]
+    ]
+    if fallback and not socket_expected:
+        return [
+            Finding(
+                id="no-rdma-device",
+                severity=Severity.WARNING,
+                title="NCCL found no usable RDMA device: a multi-node job from here would "
+                "use TCP sockets",
+                cause="no RDMA NIC is usable in this machine or container (none present, the "
+                "verbs library or provider missing, /dev/infiniband not passed in, or "
+                "NCCL_IB_HCA matching none)",
+                fix="on a machine with RDMA NICs: `hpnet doctor` says what is missing (devices "
+                "in the container, provider library, port state); on a single node, nothing to do",
+                evidence=quotes(
+                    [p.line("ib-no-device") for p in fallback[:2]]
+                    + [p.line("network:Socket") for p in fallback[:2]]
+                ),
+                count=len(fallback),
+                processes=tuple(p.key for p in fallback),
+            )
+        ]
+    return []
+
+
+def _hca_matched_nothing(log: NcclLog) -> list[Finding]:
+    """NCCL_IB_HCA set, and NET/IB found no device. NCCL prints no warning of its own
+    for a list that selects nothing: "NCCL_IB_HCA set to X" (or "set by environment
+    to X") is followed by "NET/IB : No device found." (net_ib.cc / ibvwrap init in
+    every release from 2.3 to 2.30), and traffic falls back to sockets."""
+    hit = [
+        p
+        for p in log.processes
+        if p.ib_no_device
+        and "NCCL_IB_HCA" in env_of(p)
+        and not any("libibverbs" in n.text for n in p.plugin_notes)
+    ]
+    if not hit:
+        return []
+    values = sorted({env_of(p)["NCCL_IB_HCA"] for p in hit})
+    return [
+        Finding(
+            id="ib-hca-matched-nothing",
+            severity=Severity.ERROR,
+            title=f"NCCL_IB_HCA={values[0]} selected no RDMA device: NCCL found none to use",
+            cause="the names or ports in NCCL_IB_HCA do not exist on this machine or in this "
+            "container (udev may have renamed mlx5_N to rocepXsY or ibpXsY; the devices may "
+            "not be passed in), so NET/IB has no device and NCCL uses sockets",
+            fix="list the devices here (`hpnet detect`) and set NCCL_IB_HCA from them "
+            "(`hpnet env`), or unset it to let NCCL take every active port",
+            evidence=quotes(
+                line
+                for p in hit[:3]
+                for line in (p.line("env:NCCL_IB_HCA"), p.line("ib-no-device"))
+            ),
+            count=len(hit),
+            processes=tuple(p.key for p in hit),
+        )
+    ]
+
+
+def _hca_prefix(log: NcclLog) -> list[Finding]:
+    """NCCL_IB_HCA entries are prefixes: ``mlx5_1`` also takes ``mlx5_10``."""
+    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
+
+    for process in log.processes:
+        value = env_of(process).get("NCCL_IB_HCA")
+        if not value or not process.nics:
+            continue
+        try:
+            spec = parse_list(value)
+        except ValueError:
+            continue
+        if spec.exact or spec.exclude:
+            continue
+        names = {e.name for e in spec.entries}
+        extra = [n.name for n in process.nics if n.name not in names and spec.matches(n.name)]
+        if extra:
+            return [
+                Finding(
+                    id="ib-hca-prefix",
+                    severity=Severity.WARNING,
+                    title="NCCL_IB_HCA selected devices it does not name (a prefix match)",
+                    cause="each NCCL_IB_HCA entry is a prefix unless the list starts with '=': "
+                    "mlx5_1 also selects mlx5_10..mlx5_19",
+                    fix="write the list with a leading '=' (NCCL_IB_HCA==mlx5_0,mlx5_1,...) or "
+                    "let `hpnet env` write it",
+                    evidence=quotes([process.line("env:NCCL_IB_HCA"), process.line("nics:IB")]),
+                    conclusions=(
+                        f"NCCL_IB_HCA={value} also selected {', '.join(extra)} "
+                        f"(process {process.key})",
+                    ),
+                )
+            ]
+    return []
+
+
+def _ifname_prefix(log: NcclLog) -> list[Finding]:
+    """NCCL_SOCKET_IFNAME entries are prefixes too: say what ``eth`` picked."""
+    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
+
+    picked: dict[str, set[str]] = {}
+    witnesses: list[LogLine | None] = []
+    for process in log.processes:
+        value = env_of(process).get("NCCL_SOCKET_IFNAME")
+        if not value:
+            continue
+        try:
+            spec = parse_list(value)
+        except ValueError:
+            continue
+        if spec.exact or spec.exclude:
+            continue
+        names = {e.name for e in spec.entries}
+        used = {b.split(":", 1)[0] for b in process.bootstrap} | {
+            n.name for n in process.socket_interfaces
+        }
+        extra = {u for u in used if u and u not in names}
+        if extra:
+            if value not in picked:
+                witnesses += [
+                    process.line("env:NCCL_SOCKET_IFNAME"),
+                    process.line("bootstrap"),
+                    process.line("nics:Socket"),
+                ]
+            picked.setdefault(value, set()).update(extra)
+    if not picked:
+        return []
+    return [
+        Finding(
+            id="socket-ifname-prefix",
+            severity=Severity.INFO,
+            title="NCCL_SOCKET_IFNAME is a prefix: it picked interfaces it does not name",
+            cause="without a leading '=' each entry matches every interface that starts with "
+            "it (eth also takes eth1, eth0.100); different nodes can pick different networks",
+            fix="name the interface exactly: NCCL_SOCKET_IFNAME==<name> (`hpnet env` does)",
+            evidence=quotes(witnesses),
+            conclusions=tuple(
+                f"NCCL_SOCKET_IFNAME={value} picked {', '.join(sorted(extra))}"
+                for value, extra in picked.items()
+            ),
+        )
+    ]
+
+
+def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list[Finding]:
+    """A socket list or bootstrap interface that holds host-local bridges or loopback
+    (docker0, virbr0, docker's br-<id>, lo): connections to other nodes through them fail
+    or hang. An error of consequence when the socket transport carries the traffic
+    (NCCL chose it, or NCCL_IB found no device); for the bootstrap interface, always."""
+    hits: list[tuple[ProcessLog, list[str], bool]] = []
+    for process in log.processes:
+        local = [n.name for n in process.socket_interfaces if n.name.startswith(LOCAL_INTERFACES)]
+        boot = [
+            b.split(":", 1)[0]
+            for b in process.bootstrap
+            if b.split(":", 1)[0].startswith(LOCAL_INTERFACES) and "(OOB)" not in b
+        ]
+        choice = choices.get(process.key)
+        sockets = (choice is not None and choice.network == "Socket") or (
+            choice is None and process.ib_no_device
+        )
+        if boot or (local and sockets):
+            hits.append((process, sorted(set(local + boot)), bool(boot)))
+    if not hits:
+        return []
+    return [
+        Finding(
+            id="socket-local-interfaces",
+            severity=Severity.WARNING,
+            title="NCCL uses network interfaces that exist on one host only",
+            cause="NCCL_SOCKET_IFNAME is unset or too broad, so bridges (docker0, virbr0, "
+            "docker's br-*) or loopback are in NCCL's socket list or carry its bootstrap: "
+            "connections to other nodes through them fail or hang (NCCL skips docker* and lo "
+            "by default, virbr* only since 2.28)",
+            fix="set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes "
+            "(`hpnet env` picks one), e.g. NCCL_SOCKET_IFNAME==eth0",
+            evidence=quotes(
+                line
+                for p, _, boot in hits[:3]
+                for line in ((p.line("bootstrap"),) if boot else ()) + (p.line("nics:Socket"),)
+            ),
+            conclusions=tuple(
+                f"process {p.key}: {', '.join(names)} in "
+                + ("its bootstrap interface" if boot else "NCCL's socket interfaces")
+                for p, names, boot in hits[:MAX_EVIDENCE]
+            ),
+            count=len(hits),
+            processes=tuple(p.key for p, _, _ in hits),
+        )
+    ]
