@@ -28,6 +28,9 @@ class ErrorCode:
 
 #: code -> its meaning, in alphabetical order
 ERROR_CODES: dict[str, ErrorCode] = {
+    "bad-baseline": ErrorCode(
+        "a baseline for `hpnet isolate` is not the --json output of an earlier run"
+    ),
     "bad-command": ErrorCode(
         "a word of the command to launch holds a NUL byte or is not UTF-8 text"
     ),
@@ -39,6 +42,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "a variable to forward to the ranks (--env) is not a name, not set, or not a safe value"
     ),
     "bad-expect": ErrorCode("`hpnet verify --expect` is not a known expectation"),
+    "bad-groups": ErrorCode("`hpnet isolate --groups` has a line that is not NODE GROUP"),
     "bad-host": ErrorCode("a host name (--hosts, a hostfile) is not a host name or address"),
     "bad-image": ErrorCode("`hpnet image dockerfile --base` is not an image reference"),
     "bad-job-name": ErrorCode("a job name cannot be a Slurm or Kubernetes job name"),
@@ -81,6 +85,15 @@ ERROR_CODES: dict[str, ErrorCode] = {
     ),
     "interrupted": ErrorCode("stopped by Ctrl-C, after every rank was ended", exit_status="130"),
     "invalid-value": ErrorCode("a value set for an NCCL variable is one NCCL would misread"),
+    "isolate-input-too-large": ErrorCode(
+        "a file `hpnet isolate` reads (--baseline, --groups) is larger than such a file can be"
+    ),
+    "isolate-no-round": ErrorCode("`hpnet isolate` recorded results with no round pending"),
+    "isolate-nodes": ErrorCode("`hpnet isolate` needs at least two distinct nodes"),
+    "isolate-rails": ErrorCode("`hpnet isolate` was given fewer than one rail"),
+    "isolate-unknown-test": ErrorCode(
+        "`hpnet isolate` got a result for a test its round did not plan"
+    ),
     "job-failed": ErrorCode("`hpnet launch`: a node of the job failed", exit_status="the job's"),
     "listing-binary": ErrorCode("a saved listing is a binary file"),
     "listing-incomplete": ErrorCode(

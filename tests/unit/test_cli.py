@@ -30,6 +30,7 @@ def test_command_table_is_pinned() -> None:
         "doctor",
         "env",
         "image",
+        "isolate",
         "launch",
         "profiles",
         "verify",

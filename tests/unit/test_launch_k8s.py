@@ -62,8 +62,10 @@ def test_manifest_is_valid_and_golden(kind: str) -> None:
         assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
         assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
         assert template["spec"]["hostNetwork"] is True
-        env = {e["name"]: e["value"] for e in container["env"]}
+        env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
         assert env["NCCL_IB_HCA"] == "mlx5" and "HF_TOKEN" not in env
+        # the node's name for hpnet isolate --drain (a pod's host name is the pod's)
+        assert env["NODE_NAME"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
 
 
 def test_pytorchjob_details() -> None:

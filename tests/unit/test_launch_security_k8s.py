@@ -85,7 +85,7 @@ def test_manifest_values_round_trip_through_yaml_and_the_kubelet(world: World, k
     manifest = yaml.safe_load((world.tmp / "out" / f"hpnet.{kind}.yaml").read_text())
     expanded = lambda name: f"<{name}>"  # noqa: E731 - any reference left would show
     for container in containers(manifest):
-        values = {e["name"]: e["value"] for e in container["env"]}
+        values = {e["name"]: e["value"] for e in container["env"] if "value" in e}
         got = [values[f"V{i}"] for i in range(len(TRICKY))]
         # YAML gives the kubelet each value with its "$" doubled, then the kubelet's
         # expansion gives the pod the value

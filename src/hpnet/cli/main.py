@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.image",
         "Dockerfiles, docker run flags and pod settings for a profile; check an image",
     ),
+    "isolate": (
+        "hpnet.cli.isolate",
+        "in one job: find the node, NIC or link that makes the cluster slow, and why",
+    ),
     "launch": (
         "hpnet.cli.launch",
         "start a job on torchrun, mpirun, Slurm or Kubernetes with the environment on every rank",

@@ -69,6 +69,11 @@ def _env_entries(env: Mapping[str, str], secret_name: str) -> list[dict[str, Any
             entries.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
         else:
             entries.append({"name": name, "value": kubelet_escape(value)})
+    if "NODE_NAME" not in env:
+        # the node the pod runs on (inside a pod the host name is the pod's): what
+        # hpnet isolate names for kubectl cordon / taint (hpnet.isolate.drain)
+        field = {"fieldRef": {"fieldPath": "spec.nodeName"}}
+        entries.append({"name": "NODE_NAME", "valueFrom": field})
     return entries
 
 

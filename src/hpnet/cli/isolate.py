@@ -1,0 +1,221 @@
+"""``hpnet isolate``: find the one bad node, NIC or link of a cluster, in one job."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+DESCRIPTION = """\
+Run as every rank of one job (hpnet launch, torchrun, srun, mpirun, a Kubeflow
+PyTorchJob / MPIJob) and find the node, rail (GPU and NIC) or link that makes the
+cluster slow, in at most four rounds inside the job:
+
+  0 drift     every node's versions, NICs, GID indexes, MTU, limits and the NCCL
+              environment its ranks received; a node unlike the majority is named
+  1 pairs     every node paired with another, all pairs at once, an all_reduce each;
+              robust z-scores against the cluster (and --baseline)
+  2 re-pair   each node of a slow pair with a node proven good: which side is bad
+  3 rails     GPU i of the bad node with GPU i of a good one: which NIC/port
+
+Each rank's NCCL log (NCCL_DEBUG=INFO) is read per round: a rank that fell back to
+sockets, ran without GPUDirect RDMA or used another NIC than its peers is a
+configuration fault with its fix, not a bad node.
+
+  hpnet launch --hosts n1,...,n64 --nproc-per-node 8 -- hpnet isolate
+  srun -N 64 --ntasks-per-node 8 hpnet isolate --report out/ --drain
+  hpnet isolate --baseline last-week.json --json > today.json
+
+--drain takes each node found bad out of the scheduler (Slurm: scontrol update
+State=DRAIN; Kubernetes: kubectl cordon and a NoSchedule taint, with NODE_NAME set by
+the manifest hpnet launch --engine k8s writes); without it the commands are printed.
+
+Exit 0: no outlier; 1: outliers named (drift alone does not fail); 2: bad usage or
+input. --json: docs/isolate-schema.md.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
+    parser.add_argument(
+        "--bytes", metavar="SIZE", help="per all_reduce (default: 64M on GPUs, 1M on CPUs)"
+    )
+    parser.add_argument("--iters", type=int, default=20, metavar="N", help="timed per test")
+    parser.add_argument(
+        "--baseline", metavar="FILE", help="an earlier run's --json: also catch a slow cluster"
+    )
+    parser.add_argument(
+        "--groups",
+        metavar="FILE",
+        help="lines 'NODE GROUP' (rack or leaf switch): a fault shared by a group is named once",
+    )
+    parser.add_argument("--logs", metavar="DIR", help="keep the job's files in DIR")
+    parser.add_argument("--report", metavar="DIR", help="write report.html and report.json")
+    parser.add_argument(
+        "--drain", action="store_true", help="take the nodes found bad out of the scheduler"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the pairing's seed (default 0)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+MAX_FILE_BYTES = 64 << 20
+
+
+def _read(path: str, flag: str, what: str) -> str:
+    from hpnet.inputfile import FileRole, read_regular_file  # noqa: PLC0415
+
+    role = FileRole(
+        what=what, code="unreadable", too_large_code="isolate-input-too-large", fix=f"{flag} {what}"
+    )
+    return read_regular_file(path, role, max_bytes=MAX_FILE_BYTES).decode("utf-8", "replace")
+
+
+def _groups(path: str) -> dict[str, str]:
+    from hpnet.errors import InputError  # noqa: PLC0415
+
+    groups: dict[str, str] = {}
+    text = _read(path, "--groups", "a file of 'NODE GROUP' lines")
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 2:
+            raise InputError(
+                f"line {number} is not 'NODE GROUP': {line[:80]!r}",
+                code="bad-groups",
+                where=f"--groups {path}:{number}",
+                fix="one node and its group (rack, leaf switch) per line",
+            )
+        groups[words[0]] = words[1]
+    return groups
+
+
+def _options(ns: argparse.Namespace) -> Any:
+    from hpnet.bench.formulas import parse_size  # noqa: PLC0415
+    from hpnet.errors import UsageError  # noqa: PLC0415
+    from hpnet.inputfile import parse_json  # noqa: PLC0415
+    from hpnet.isolate.model import Baseline  # noqa: PLC0415
+    from hpnet.isolate.run import IsolateOptions  # noqa: PLC0415
+
+    if not 1 <= ns.iters <= 1000:
+        raise UsageError(
+            f"--iters {ns.iters}", code="usage", where="--iters", fix="--iters 1 to 1000"
+        )
+    size = parse_size(ns.bytes) if ns.bytes else None
+    if size is not None and not 4 <= size <= 1 << 32:
+        raise UsageError(
+            f"--bytes {ns.bytes}", code="usage", where="--bytes", fix="--bytes 4 to 4G"
+        )
+    baseline: dict[str, Any] | None = None
+    if ns.baseline:
+        fix = "--baseline the --json output of an earlier hpnet isolate"
+        text = _read(ns.baseline, "--baseline", "an earlier run's --json")
+        data = parse_json(text, source=ns.baseline, fix=fix)
+        Baseline.from_json(data)  # a bad baseline is refused before the job runs
+        assert isinstance(data, dict)  # noqa: S101 - from_json refuses anything else
+        baseline = data
+    return IsolateOptions(
+        device=ns.device,
+        bytes=size,
+        iters=ns.iters,
+        baseline=baseline,
+        groups=_groups(ns.groups) if ns.groups else None,
+        keep_dir=ns.logs,
+        seed=ns.seed,
+    )
+
+
+def result_data(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON of a run: the job's shape, the verdict's fields at the top (so that it
+    reads back as a --baseline), each outlier with its scheduler commands."""
+    from hpnet.isolate.drain import drain_commands, shown  # noqa: PLC0415
+    from hpnet.jsonout import envelope  # noqa: PLC0415
+
+    verdict = dict(result["verdict"])
+    schedulers = result.get("scheduler", {})
+    outliers = []
+    for outlier in verdict.pop("outliers"):
+        commands: list[str] = []
+        node = outlier.get("node")
+        if node and outlier["kind"] in ("node", "rail") and node in schedulers:
+            scheduler, name = schedulers[node]
+            reason = f"{outlier['fault']} fault" + (
+                f" on rail {outlier['rail']}" if outlier.get("rail") is not None else ""
+            )
+            commands = [shown(c) for c in drain_commands(scheduler, name, reason, outlier["fault"])]
+        outliers.append({**outlier, "drain": commands})
+    body = {
+        "nodes": result["nodes"],
+        "rails": result["rails"],
+        "backend": result["backend"],
+        "bytes": result["bytes"],
+        "iters": result["iters"],
+        "outliers": outliers,
+        **verdict,
+        "files": result.get("files"),
+    }
+    return envelope(body, schema_version=1)
+
+
+def _drain(data: Mapping[str, Any]) -> int:
+    """Run each outlier's commands; the number that failed."""
+    import shlex  # noqa: PLC0415
+
+    from hpnet.runner import SubprocessRunner  # noqa: PLC0415
+
+    runner = SubprocessRunner()
+    failed = 0
+    for outlier in data["outliers"]:
+        for command in outlier["drain"]:
+            done = runner(shlex.split(command), timeout_seconds=60)
+            state = (
+                "done" if done.ok else f"FAILED ({done.returncode}: {done.stderr.strip()[:200]})"
+            )
+            print(f"hpnet isolate: {command}: {state}", file=sys.stderr)
+            failed += 0 if done.ok else 1
+    return failed
+
+
+def run(ns: argparse.Namespace) -> int:
+    from hpnet.bench.run import launcher_ranks  # noqa: PLC0415
+    from hpnet.cli.bench import _check_torch, check_output  # noqa: PLC0415
+    from hpnet.errors import UsageError  # noqa: PLC0415
+    from hpnet.isolate.run import run_isolate  # noqa: PLC0415
+
+    options = _options(ns)
+    if ns.report:
+        check_output(ns.report, flag="--report", directory=True)
+    if ns.logs:
+        check_output(ns.logs, flag="--logs", directory=True)
+    ranks = launcher_ranks(os.environ)
+    if ranks is None:
+        raise UsageError(
+            "hpnet isolate runs as every rank of one job: no launcher's rank variables here",
+            code="usage",
+            where="hpnet isolate",
+            fix="hpnet launch --hosts n1,n2,... --nproc-per-node 8 -- hpnet isolate "
+            "(or torchrun / srun / mpirun)",
+        )
+    _check_torch()
+    result = run_isolate(options, os.environ, ranks)
+    if result is None:  # not rank 0: rank 0 reports for the job
+        return 0
+    data = result_data(result)
+    if ns.json:
+        from hpnet.jsonout import dumps  # noqa: PLC0415
+
+        print(dumps(data))
+    else:
+        from hpnet.render.isolate import render_isolate  # noqa: PLC0415
+
+        print(render_isolate(data), end="")
+    if ns.report:
+        from hpnet.isolate.report import write_report  # noqa: PLC0415
+
+        sys.stdout.flush()
+        write_report(ns.report, data)
+    if ns.drain and _drain(data):
+        return 2
+    return 1 if data["outliers"] else 0

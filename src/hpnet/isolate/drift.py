@@ -1,0 +1,100 @@
+"""Round 0, "drift": facts that differ between nodes, pure.
+
+Every node reports a flat mapping of facts (``"versions.nccl": "2.21.5"``). For each
+key, a node whose value differs from the strict majority of the nodes reporting the key
+is named; a key with no strict majority is a split and nobody is blamed. Keys that
+differ by nature (hostnames, addresses, GUIDs) are ignored by glob pattern.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+
+from hpnet.isolate.model import Drift, DriftKind
+
+__all__ = ["PER_NODE_KEYS", "drift"]
+
+#: facts that are per node by nature, as glob patterns over keys
+PER_NODE_KEYS: tuple[str, ...] = (
+    "hostname",
+    "host.*",
+    "*.hostname",
+    "*.addr",
+    "*.addrs",
+    "*.address",
+    "*.addresses",
+    "*.ip",
+    "*.ipv4",
+    "*.ipv6",
+    "*.mac",
+    "*.guid",
+    "*guid",
+    "*.gid",
+    "*.gids",
+    "*.gid.*",
+    "*.serial",
+    "*.uuid",
+    "*.lid",
+    "rank",
+    "*.rank",
+)
+
+
+def drift(
+    facts: Mapping[str, Mapping[str, str]], *, per_node_keys: Iterable[str] = PER_NODE_KEYS
+) -> tuple[Drift, ...]:
+    """Facts on which nodes disagree, by key then node.
+
+    >>> facts = {n: {"versions.nccl": "2.21.5", "hostname": n} for n in ("a", "b", "c")}
+    >>> facts["c"] = {"versions.nccl": "2.18.1", "hostname": "c"}
+    >>> [(d.node, d.value, d.majority_value, d.majority_count) for d in drift(facts)]
+    [('c', '2.18.1', '2.21.5', 2)]
+    """
+    patterns = tuple(per_node_keys)
+    by_key: dict[str, dict[str, str]] = defaultdict(dict)
+    for node, values in facts.items():
+        for key, value in values.items():
+            by_key[key][node] = value
+    for key in [k for k in by_key if any(fnmatch.fnmatchcase(k, p) for p in patterns)]:
+        del by_key[key]
+    out: list[Drift] = []
+    for key in sorted(by_key):
+        out.extend(_key_drift(key, by_key[key]))
+    return tuple(out)
+
+
+def _key_drift(key: str, values: Mapping[str, str]) -> list[Drift]:
+    counts = Counter(values.values())
+    if len(counts) < 2:
+        return []
+    n = len(values)
+    (top, top_count), *_ = counts.most_common(1)
+    if 2 * top_count <= n:
+        ordered = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return [
+            Drift(
+                kind=DriftKind.SPLIT,
+                key=key,
+                node=None,
+                value=None,
+                majority_value=None,
+                majority_count=top_count,
+                num_nodes=n,
+                counts=ordered,
+            )
+        ]
+    return [
+        Drift(
+            kind=DriftKind.DIFFERS,
+            key=key,
+            node=node,
+            value=value,
+            majority_value=top,
+            majority_count=top_count,
+            num_nodes=n,
+        )
+        for node, value in sorted(values.items())
+        if value != top
+    ]

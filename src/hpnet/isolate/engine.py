@@ -1,0 +1,356 @@
+"""The isolation engine: which tests to run next, and what their results prove. Pure.
+
+An executor drives it (the real one runs collectives in torch.distributed subgroups,
+:mod:`hpnet.isolate.simulate` stands in for it in tests)::
+
+    iso = Isolation(nodes, rails=8, groups=racks)
+    iso.drift(facts)                      # round 0: no collective
+    while (rnd := iso.next_round()) is not None:
+        iso.record(execute(rnd.tests))    # every test of a round at once
+    verdict = iso.verdict()
+
+Rounds: 1 "pairs" (every node in one test), 2 "re-pair" (each node of a slow pair, and
+the leftover of an odd N, with a node proven good), 3 "rails" (per-rail tests of each
+bad node with a good partner, and of each bad link). At most 4 rounds with drift.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from hpnet.errors import InputError
+from hpnet.isolate import findings
+from hpnet.isolate.drift import PER_NODE_KEYS
+from hpnet.isolate.drift import drift as drift_of
+from hpnet.isolate.model import (
+    Baseline,
+    ConfigIssue,
+    Drift,
+    IsolateVerdict,
+    Measurement,
+    PairResult,
+    Round,
+    RoundSummary,
+    Test,
+)
+from hpnet.isolate.pairing import cross_pairs, partners
+from hpnet.isolate.scoring import Reference, Score, Thresholds, judge, judge_rails
+from hpnet.isolate.scoring import reference as reference_of
+
+__all__ = ["Isolation"]
+
+_PURPOSE = {
+    1: "every node in one whole-node test with another, all pairs at once",
+    2: "each node of a slow pair (and the odd one out) with a node proven good in round 1",
+    3: "each bad node rail by rail with a good partner, and each bad link rail by rail",
+}
+_NAME = {1: "pairs", 2: "re-pair", 3: "rails"}
+
+
+class Isolation:
+    """Finds the bad node, rail, link or group of a cluster, round by round.
+
+    >>> iso = Isolation(["n0", "n1", "n2", "n3"], rails=8)
+    >>> [(t.a, t.b) for t in iso.next_round().tests]
+    [('n2', 'n1'), ('n0', 'n3')]
+    """
+
+    def __init__(
+        self,
+        nodes: Sequence[str],
+        rails: int,
+        *,
+        groups: Mapping[str, str] | None = None,
+        baseline: Baseline | None = None,
+        seed: int = 0,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        if len(set(nodes)) != len(nodes) or len(nodes) < 2:
+            raise InputError(
+                f"isolate needs at least 2 distinct nodes, got {len(nodes)}",
+                code="isolate-nodes",
+                fix="run one rank per GPU on at least two nodes",
+            )
+        if rails < 1:
+            raise InputError(f"rails is {rails}", code="isolate-rails", fix="pass rails >= 1")
+        self.nodes = tuple(nodes)
+        self.rails = rails
+        self.groups = dict(groups or {})
+        self.baseline = baseline
+        self.seed = seed
+        self.t = thresholds or Thresholds()
+        self._facts: Mapping[str, Mapping[str, str]] = {}
+        self._drift: tuple[Drift, ...] | None = None
+        self._pending: Round | None = None
+        self._next = 1
+        self._done = False
+        self._results: list[Measurement] = []
+        self._summaries: list[RoundSummary] = []
+        self.ref: Reference | None = None
+        self._refs: tuple[Reference, ...] = ()
+        self.cluster_slow = False
+        self._suspect_pairs: list[tuple[str, str]] = []
+        self._leftover: str | None = None
+        self.good: list[str] = []
+        self.issues: dict[str, list[ConfigIssue]] = defaultdict(list)
+        self.notes: dict[str, list[str]] = defaultdict(list)
+        self.bad: list[str] = []
+        self.links: list[tuple[str, str]] = []
+        self._control: tuple[str, str] | None = None
+        self.unresolved: list[tuple[str, str]] = []
+        self.rail_scores: dict[tuple[str, str | None], dict[int, Score]] = {}
+
+    # -- round 0 -------------------------------------------------------------------------
+    def drift(
+        self,
+        facts: Mapping[str, Mapping[str, str]],
+        *,
+        per_node_keys: Iterable[str] = PER_NODE_KEYS,
+    ) -> tuple[Drift, ...]:
+        """Round 0: facts that differ between nodes (see :func:`hpnet.isolate.drift.drift`)."""
+        self._facts = facts
+        self._drift = drift_of(facts, per_node_keys=per_node_keys)
+        for d in self._drift:
+            if d.node is not None:
+                self.notes[d.node].append(
+                    f"drift: {d.key}={d.value} where {d.majority_count} of {d.num_nodes} "
+                    f"nodes have {d.majority_value}"
+                )
+        return self._drift
+
+    def drifts_of(self, node: str) -> tuple[Drift, ...]:
+        """Round 0's drift that names ``node``."""
+        return tuple(d for d in self._drift or () if d.node == node)
+
+    def nic(self, node: str, rail: int | None) -> str | None:
+        """The NIC of ``node``'s rail as its facts name it (``rail.3.nic``)."""
+        return None if rail is None else self._facts.get(node, {}).get(f"rail.{rail}.nic")
+
+    # -- rounds --------------------------------------------------------------------------
+    def next_round(self) -> Round | None:
+        """The next round to run, the same one until it is recorded; None when done."""
+        while self._pending is None and not self._done:
+            if self._next > 3:
+                self._done = True
+                break
+            tests = self._plan(self._next)
+            if tests:
+                n = self._next
+                self._pending = Round(number=n, name=_NAME[n], purpose=_PURPOSE[n], tests=tests)
+            else:
+                self._next += 1
+        return self._pending
+
+    def record(self, measurements: Sequence[Measurement]) -> None:
+        """The results of the pending round's tests; a test without one counts as failed."""
+        rnd = self._pending
+        if rnd is None:
+            raise InputError("no round is pending", code="isolate-no-round", fix="next_round()")
+        by_test = {m.test: m for m in measurements}
+        planned = set(rnd.tests)
+        unknown = [m.test for m in measurements if m.test not in planned]
+        if unknown:
+            raise InputError(
+                f"a measurement of a test round {rnd.number} did not plan: {unknown[0]}",
+                code="isolate-unknown-test",
+                fix="record the measurements of next_round()'s tests",
+            )
+        ms = [
+            by_test.get(t) or Measurement(test=t, samples_gbps=(), error="no result")
+            for t in rnd.tests
+        ]
+        self._results.extend(ms)
+        for m in ms:
+            for issue in m.issues:
+                if issue not in self.issues[issue.node]:
+                    self.issues[issue.node].append(issue)
+        found = {1: self._record_pairs, 2: self._record_repair, 3: self._record_rails}[rnd.number](
+            ms
+        )
+        self._summaries.append(
+            RoundSummary(
+                number=rnd.number,
+                name=rnd.name,
+                purpose=rnd.purpose,
+                num_tests=len(ms),
+                num_errors=sum(m.error is not None for m in ms),
+                findings=tuple(found),
+            )
+        )
+        self._pending = None
+        self._next = rnd.number + 1
+
+    def _plan(self, number: int) -> tuple[Test, ...]:
+        if number == 1:
+            pairs, self._leftover = cross_pairs(self.nodes, self.groups, self.seed)
+            return tuple(Test(round=1, a=a, b=b) for a, b in pairs)
+        if number == 2:
+            return self._plan_repair()
+        return self._plan_rails()
+
+    def _plan_repair(self) -> tuple[Test, ...]:
+        # one side of every pair before the other sides: when good nodes are short, a
+        # side found slow again still explains its pair
+        sides = [a for a, _ in self._suspect_pairs] + [b for _, b in self._suspect_pairs]
+        wanting = [n for n in sides if n not in self.issues]
+        if self._leftover is not None:
+            wanting.insert(0, self._leftover)
+        chosen = partners(wanting, self.good, self.groups, self.seed + 2)
+        for node in wanting:
+            if node not in chosen:
+                self.notes[node].append("round 2: no good node was left to re-pair it with")
+        return tuple(Test(round=2, a=n, b=chosen[n]) for n in wanting if n in chosen)
+
+    def _plan_rails(self) -> tuple[Test, ...]:
+        tests: list[Test] = []
+        chosen: dict[str, str] = {}
+        if self.rails > 1:  # one rail is the whole node: nothing to split
+            chosen = partners(self.bad, self.good, self.groups, self.seed + 3)
+            tests += [Test(round=3, a=n, b=p, rail=r) for n, p in chosen.items() for r in self._r()]
+        if self.links:
+            # a link is re-tested, and two good nodes give the healthy figure per rail
+            # that tells a slow link from a dip of round 1 that does not come back
+            spare = [n for n in self.good if n not in set(chosen.values())]
+            self._control = (spare[0], spare[1]) if len(spare) >= 2 else None
+            pairs = [*self.links, *([self._control] if self._control else [])]
+            tests += [Test(round=3, a=a, b=b, rail=r) for a, b in pairs for r in self._r()]
+        return tuple(tests)
+
+    def _r(self) -> range:
+        return range(self.rails)
+
+    # -- what each round proves ----------------------------------------------------------
+    def _record_pairs(self, ms: Sequence[Measurement]) -> list[str]:
+        medians = [m.median_gbps for m in ms if m.error is None and m.median_gbps is not None]
+        self.ref = reference_of(medians, floor=self.t.scale_floor, label="cluster")
+        found = findings.cluster_line(self.ref, len(ms))
+        if self.ref is not None and self.baseline is not None:
+            before = self.baseline.cluster_median_gbps
+            self.cluster_slow = self.ref.median_gbps < (1 - self.t.baseline_margin) * before
+            base = self._baseline_ref(self.baseline)
+            self._refs = (self.ref,) if self.cluster_slow else (self.ref, base)
+        elif self.ref is not None:
+            self._refs = (self.ref,)
+        for m in ms:
+            score = self._judge(m)
+            if score.ok:
+                self.good += [m.test.a, m.test.b]
+                continue
+            self._suspect_pairs.append((m.test.a, m.test.b))
+            line = f"round 1: {m.test.a} + {m.test.b}: {score.reason}"
+            for node in (m.test.a, m.test.b):
+                self.notes[node].append(line)
+            found.append(line)
+        self.good = [n for n in self.good if n not in self.issues]
+        return found
+
+    def _baseline_ref(self, baseline: Baseline) -> Reference:
+        values = list(baseline.pairs_gbps.values())
+        ref = reference_of(values, floor=self.t.scale_floor, label="baseline")
+        if ref is None or len(values) < 3:
+            median = baseline.cluster_median_gbps
+            ref = Reference(
+                median_gbps=median,
+                scale_gbps=self.t.scale_floor * median,
+                num_tests=len(values),
+                label="baseline",
+            )
+        return ref
+
+    def _judge(self, m: Measurement) -> Score:
+        base = None if self.cluster_slow else self.baseline
+        return judge(m, self._refs, self.t, baseline=base)
+
+    def _record_repair(self, ms: Sequence[Measurement]) -> list[str]:
+        found: list[str] = []
+        slow: dict[str, bool] = {}
+        for m in ms:
+            score = self._judge(m)
+            node, partner = m.test.a, m.test.b
+            word = "fine" if score.ok else "slow again"
+            line = f"round 2: {node} + {partner} (good in round 1): {score.reason}: {word}"
+            self.notes[node].append(line)
+            slow[node] = not score.ok
+            if not score.ok:
+                found.append(line)
+        self.bad = [n for n, s in slow.items() if s and n not in self.issues]
+        for a, b in self._suspect_pairs:
+            if a in self.issues or b in self.issues:
+                continue
+            if a not in slow or b not in slow:
+                if not (slow.get(a) or slow.get(b)):
+                    self.unresolved.append((a, b))
+            elif not slow[a] and not slow[b]:
+                self.links.append((a, b))
+                found.append(f"{a} and {b} are fine with others: the path between them")
+        found += [f"bad: {n}" for n in self.bad]
+        return found
+
+    def _record_rails(self, ms: Sequence[Measurement]) -> list[str]:
+        by_pair: dict[tuple[str, str | None], list[Measurement]] = defaultdict(list)
+        between = {frozenset(p) for p in [*self.links, *([self._control] if self._control else [])]}
+        for m in ms:
+            pair = frozenset((m.test.a, m.test.b)) in between
+            by_pair[(m.test.a, m.test.b if pair else None)].append(m)
+        found: list[str] = []
+        for key, group in by_pair.items():
+            scores = judge_rails(group, self.t)
+            self.rail_scores[key] = scores
+            found += [f"{key[0]} rail {r}: {s.reason}" for r, s in scores.items() if not s.ok]
+        return found + self._confirm_links()
+
+    def _confirm_links(self) -> list[str]:
+        """Links whose rails stand out, or are all slow against the control pair's."""
+        control = self.rail_scores.get(self._control or ("", ""), {})
+        healthy = [s.median_gbps for s in control.values() if s.ok and s.median_gbps]
+        ref = reference_of(healthy, floor=self.t.scale_floor, label="control pair")
+        kept, found = [], []
+        for a, b in self.links:
+            scores = self.rail_scores.get((a, b), {})
+            values = [s.median_gbps for s in scores.values() if s.median_gbps is not None]
+            if ref is None or not all(s.ok for s in scores.values()) or not values:
+                kept.append((a, b))
+                continue
+            m = statistics.median(values)
+            z = ref.z(m)
+            line = f"round 3: {a} + {b} rail by rail {m:.1f} GB/s, z {z:.1f} vs {ref.label}"
+            if z < self.t.z_threshold or m < self.t.min_fraction * ref.median_gbps:
+                kept.append((a, b))
+                self.notes[a].append(line + f" median {ref.median_gbps:.1f} GB/s: slow again")
+            else:
+                found.append(f"{line}: the slow pair of round 1 did not come back")
+        self.links = kept
+        return found
+
+    # -- the verdict ---------------------------------------------------------------------
+    def verdict(self) -> IsolateVerdict:
+        """What the rounds recorded so far prove."""
+        summaries = list(self._summaries)
+        if self._drift is not None:
+            summaries.insert(0, findings.drift_summary(self._drift))
+        return IsolateVerdict(
+            outliers=findings.outliers(self),
+            drift=self._drift or (),
+            rounds=tuple(summaries),
+            pairs=tuple(
+                PairResult(
+                    round=m.test.round,
+                    a=m.test.a,
+                    b=m.test.b,
+                    rail=m.test.rail,
+                    median_gbps=m.median_gbps,
+                    min_gbps=m.min_gbps,
+                    error=m.error,
+                )
+                for m in self._results
+            ),
+            cluster_median_gbps=self.ref.median_gbps if self.ref else None,
+            baseline_median_gbps=self.baseline.cluster_median_gbps if self.baseline else None,
+            collectives=len(self._results),
+        )
+
+    @property
+    def suspect_pairs(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._suspect_pairs)

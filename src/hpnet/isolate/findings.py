@@ -1,0 +1,294 @@
+"""From what the rounds proved to outliers with evidence and fixes, pure.
+
+Configuration faults (a test's NCCL log shows them) come first and a node with one is
+never also blamed as hardware for the same slowness. Hardware: a bad node with one
+rail well below its others names that rail's NIC; all rails alike names the node; when
+most nodes of one group (rack, leaf switch) are bad as a whole, the group is named once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hpnet.isolate.model import (
+    ConfigIssue,
+    Drift,
+    DriftKind,
+    Fault,
+    Outlier,
+    OutlierKind,
+    RoundSummary,
+)
+
+if TYPE_CHECKING:
+    from hpnet.isolate.engine import Isolation
+    from hpnet.isolate.scoring import Reference, Score
+
+__all__ = ["cluster_line", "drift_summary", "outliers"]
+
+MAX_EVIDENCE_LINES = 6  # log lines quoted per configuration issue
+
+NODE_FIX = (
+    "drain {node}; run `hpnet doctor` and `hpnet check` on it (NICs, PCIe, GPUs, "
+    "GPUDirect), then return it"
+)
+RAIL_FIX = (
+    "check {nic} on {node}: port rate and error counters (`ibstat`, `ethtool -S`, "
+    "`mlxlink`), cable and transceiver; drain the node until it is fixed"
+)
+FLAP_FIX = (
+    "the link of {nic} on {node} flaps: check the cable, transceiver and switch port "
+    "(link-down counters, `mlxlink`); drain the node until it is fixed"
+)
+LINK_FIX = (
+    "both nodes are fine with others: check the path between {a} and {b} (switch "
+    "ports, cables, routing / ECMP on {rail})"
+)
+GROUP_FIX = (
+    "most of {group} is slow against other groups: check its switch and uplinks "
+    "(port errors, speed, oversubscription, congestion control)"
+)
+CLUSTER_FIX = (
+    "the whole fabric is slower than in the baseline: look for what changed cluster-wide "
+    "(switch firmware or congestion-control settings, NCCL version or environment, drift)"
+)
+
+
+def cluster_line(ref: Reference | None, num_tests: int) -> list[str]:
+    if ref is None:
+        return [f"all {num_tests} tests failed"]
+    return [
+        f"cluster median {ref.median_gbps:.1f} GB/s over {ref.num_tests} pairs, "
+        f"robust scale {ref.scale_gbps:.2f} GB/s"
+    ]
+
+
+def drift_summary(drift: Sequence[Drift]) -> RoundSummary:
+    differs = sum(d.kind is DriftKind.DIFFERS for d in drift)
+    splits = len(drift) - differs
+    return RoundSummary(
+        number=0,
+        name="drift",
+        purpose="every node's facts (versions, NICs, environment, limits) against the majority",
+        num_tests=0,
+        num_errors=0,
+        findings=(f"{differs} node facts differ from the majority, {splits} keys split",),
+    )
+
+
+def outliers(iso: Isolation) -> tuple[Outlier, ...]:
+    out: list[Outlier] = []
+    if iso.cluster_slow and iso.ref is not None and iso.baseline is not None:
+        out.append(_cluster(iso.ref, iso.baseline.cluster_median_gbps, iso.t.baseline_margin))
+    hardware = [o for n in iso.bad for o in _node_outliers(iso, n)]
+    out += _grouped(iso, hardware)
+    out += [_link(iso, a, b) for a, b in iso.links]
+    out += [_unresolved(iso, a, b) for a, b in iso.unresolved]
+    for node in sorted(iso.issues):
+        out += _config(iso, node, iso.issues[node])
+    return tuple(out)
+
+
+def _cluster(ref: Reference, before: float, margin: float) -> Outlier:
+    drop = 100 * (1 - ref.median_gbps / before)
+    return Outlier(
+        kind=OutlierKind.CLUSTER,
+        fault=Fault.HARDWARE,
+        evidence=(
+            f"cluster median {ref.median_gbps:.1f} GB/s over {ref.num_tests} pairs is "
+            f"{drop:.0f}% below the baseline's {before:.1f} GB/s (margin {100 * margin:.0f}%)",
+        ),
+        fix=CLUSTER_FIX,
+    )
+
+
+#: drifted facts that are settings (not the state of a port or a GPU): a slow node
+#: whose setting differs from the job's majority is a configuration fault, its fix
+#: the majority's value
+_SETTING_PREFIXES = ("env.", "limits.", "versions.")
+_SETTING_SUFFIXES = (".gid-index", ".mtu")
+
+
+def _is_setting(key: str) -> bool:
+    return key.startswith(_SETTING_PREFIXES) or key.endswith(_SETTING_SUFFIXES)
+
+
+def _setting_fix(node: str, drifted: Sequence[Drift]) -> str:
+    wanted = []
+    for d in drifted:
+        name = d.key.removeprefix("env.")
+        wanted.append(f"{name}={d.majority_value} (it has {d.value})")
+    return (
+        f"on {node}: " + "; ".join(wanted) + " as on the other nodes, then rerun "
+        "(hpnet env there shows where each NCCL value comes from)"
+    )
+
+
+def _node_outliers(iso: Isolation, node: str) -> list[Outlier]:
+    drifted = [d for d in iso.drifts_of(node) if d.kind is DriftKind.DIFFERS and _is_setting(d.key)]
+    if drifted:
+        return [
+            Outlier(
+                kind=OutlierKind.NODE,
+                fault=Fault.CONFIGURATION,
+                node=node,
+                group=iso.groups.get(node),
+                evidence=tuple(iso.notes[node]),
+                fix=_setting_fix(node, drifted),
+                code="drift",
+            )
+        ]
+    notes = tuple(iso.notes[node])
+    scores = iso.rail_scores.get((node, None), {})
+    named = sorted(r for r, s in scores.items() if not s.ok)
+    if not scores or not named or len(named) == len(scores):
+        lines = notes + _rails_line(scores, flapped=any("unstable" in n for n in notes))
+        return [
+            Outlier(
+                kind=OutlierKind.NODE,
+                fault=Fault.HARDWARE,
+                node=node,
+                group=iso.groups.get(node),
+                evidence=lines,
+                fix=NODE_FIX.format(node=node),
+            )
+        ]
+    return [_rail(iso, node, r, scores[r], notes) for r in named]
+
+
+def _rails_line(scores: dict[int, Score], *, flapped: bool) -> tuple[str, ...]:
+    if not scores:
+        return ()
+    values = ", ".join(
+        f"{r}: {s.median_gbps:.1f}" if s.median_gbps is not None else f"{r}: failed"
+        for r, s in sorted(scores.items())
+    )
+    if flapped and all(s.ok for s in scores.values()):
+        # an intermittent fault may stay quiet through one short test per rail
+        return (f"round 3: no rail dropped this time (GB/s {values}): the node, rail unknown",)
+    return (f"round 3: rails alike (GB/s {values}): the node as a whole",)
+
+
+def _rail(iso: Isolation, node: str, rail: int, score: Score, notes: tuple[str, ...]) -> Outlier:
+    nic = iso.nic(node, rail)
+    name = nic or f"the NIC of rail {rail}"
+    fix = FLAP_FIX if score.status.value == "unstable" else RAIL_FIX
+    return Outlier(
+        kind=OutlierKind.RAIL,
+        fault=Fault.HARDWARE,
+        node=node,
+        rail=rail,
+        nic=nic,
+        group=iso.groups.get(node),
+        evidence=(*notes, f"round 3: rail {rail} ({name}): {score.reason}"),
+        fix=fix.format(nic=name, node=node),
+    )
+
+
+def _grouped(iso: Isolation, hardware: list[Outlier]) -> list[Outlier]:
+    """Node outliers folded into one per group where most of a group is bad."""
+    sizes: dict[str, int] = defaultdict(int)
+    for n in iso.nodes:
+        if n in iso.groups:
+            sizes[iso.groups[n]] += 1
+    bad: dict[str, list[str]] = defaultdict(list)
+    for o in hardware:
+        if o.kind is OutlierKind.NODE and o.group is not None and o.node is not None:
+            bad[o.group].append(o.node)
+    named = {
+        g
+        for g, nodes in bad.items()
+        if len(nodes) >= max(iso.t.group_min_nodes, math.ceil(iso.t.group_fraction * sizes[g]))
+    }
+    out = [o for o in hardware if not (o.kind is OutlierKind.NODE and o.group in named)]
+    for g in sorted(named):
+        nodes = sorted(bad[g])
+        shown = ", ".join(nodes[:8]) + (", ..." if len(nodes) > 8 else "")
+        evidence = (
+            f"{len(nodes)} of the {sizes[g]} nodes of {g} are slow with partners in other "
+            f"groups, all rails alike: {shown}",
+            *iso.notes[nodes[0]],
+        )
+        out.append(
+            Outlier(
+                kind=OutlierKind.GROUP,
+                fault=Fault.HARDWARE,
+                group=g,
+                evidence=evidence,
+                fix=GROUP_FIX.format(group=g),
+            )
+        )
+    return out
+
+
+def _link(iso: Isolation, a: str, b: str) -> Outlier:
+    scores = iso.rail_scores.get((a, b), {})
+    named = sorted(r for r, s in scores.items() if not s.ok)
+    rail = named[0] if len(named) == 1 else None
+    lines = [*iso.notes[a], *iso.notes[b]]
+    lines += [f"round 3: rail {r} between {a} and {b}: {scores[r].reason}" for r in named]
+    where = f"rail {rail}" if rail is not None else "every rail"
+    return Outlier(
+        kind=OutlierKind.LINK,
+        fault=Fault.HARDWARE,
+        node=a,
+        peer=b,
+        rail=rail,
+        nic=iso.nic(a, rail),
+        evidence=tuple(dict.fromkeys(lines)),
+        fix=LINK_FIX.format(a=a, b=b, rail=where),
+    )
+
+
+def _unresolved(iso: Isolation, a: str, b: str) -> Outlier:
+    lines = dict.fromkeys([*iso.notes[a], *iso.notes[b]])
+    return Outlier(
+        kind=OutlierKind.LINK,
+        fault=Fault.HARDWARE,
+        node=a,
+        peer=b,
+        evidence=(*lines, "no node proven good was left to tell the node from the link"),
+        fix=f"re-run with more nodes, or test {a} and {b} each with a known-good node",
+    )
+
+
+def _config(iso: Isolation, node: str, issues: list[ConfigIssue]) -> list[Outlier]:
+    """One outlier per issue code: on one rail (or a few) it names the rail; on every
+    rail of the node, or on the node as a whole, it names the node."""
+    by_code: dict[str, list[ConfigIssue]] = defaultdict(list)
+    for issue in issues:
+        by_code[issue.code].append(issue)
+    out = []
+    for code in sorted(by_code):
+        same = by_code[code]
+        rails = {i.rail for i in same}
+        whole = None in rails or len(rails) == iso.rails
+        groups = (
+            [same]
+            if whole
+            else [
+                [i for i in same if i.rail == r] for r in sorted(r for r in rails if r is not None)
+            ]
+        )
+        out += [_config_outlier(iso, node, g, whole=whole) for g in groups]
+    return out
+
+
+def _config_outlier(iso: Isolation, node: str, same: list[ConfigIssue], *, whole: bool) -> Outlier:
+    rail = None if whole else same[0].rail
+    lines = list(dict.fromkeys(line for i in same for line in i.evidence))
+    rounds = [n for n in iso.notes[node] if n.startswith("round")]
+    return Outlier(
+        kind=OutlierKind.NODE if whole else OutlierKind.RAIL,
+        fault=Fault.CONFIGURATION,
+        node=node,
+        rail=rail,
+        nic=iso.nic(node, rail),
+        group=iso.groups.get(node),
+        evidence=(same[0].what, *lines[:MAX_EVIDENCE_LINES], *rounds),
+        fix=same[0].fix,
+        code=same[0].code,
+    )

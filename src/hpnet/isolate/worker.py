@@ -1,0 +1,271 @@
+"""One rank of ``hpnet isolate``: the rounds, inside one job.
+
+    python -m hpnet.isolate.worker SPEC.json OUTDIR
+
+Started by :mod:`hpnet.isolate.run` in every rank of a launcher's job, with the rank's
+variables, ``NCCL_DEBUG=INFO`` and ``NCCL_DEBUG_FILE=OUTDIR/nccl.rank<R>.log``. Imports
+torch. Every rank sends its node's facts to rank 0, which holds the decision
+(:class:`hpnet.isolate.engine.Isolation`); then, round after round, rank 0 broadcasts
+the round's tests, each rank that is in a test forms the test's group
+(``torch.distributed.new_group`` with local synchronisation: only the members take
+part, so a round of 512 pairs costs each rank one group) and times ``iters``
+all_reduces of ``bytes`` on it, cuts what NCCL logged during the round into
+``OUTDIR/round<N>/rank<R>.log`` and reads it (:mod:`hpnet.isolate.observe`); rank 0
+gathers the samples and the observations and records the round. Rank 0 writes
+``OUTDIR/result.json``.
+
+A test's sample *i* is the slowest member's time of all_reduce *i* (each member's clock
+starts after the same all_reduce completes on its GPU); its bus bandwidth is
+``bytes * 2(n-1)/n / time`` (nccl-tests' all_reduce factor, src/all_reduce.cu).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hpnet.bench.backends import RankContext
+from hpnet.isolate.engine import Isolation
+from hpnet.isolate.model import Baseline, Measurement, Round, Test
+from hpnet.isolate.observe import Observation, config_issues, observe_log
+from hpnet.isolate.scoring import SHARED_CPU
+
+__all__ = ["main"]
+
+WARMUP = 2
+#: how long one sample lasts, about (see _timed)
+SAMPLE_SECONDS = 0.02
+MAX_REPEAT = 64
+GROUP_TIMEOUT = datetime.timedelta(minutes=5)
+
+
+class Job:
+    """This rank's place in the job: which node and rail each rank is."""
+
+    def __init__(self, every: list[dict[str, Any]]) -> None:
+        self.nodes: list[str] = []
+        self.facts: dict[str, dict[str, str]] = {}
+        #: node -> (scheduler, its name for the node), where a rank knew it
+        self.scheduler: dict[str, list[str]] = {}
+        local: dict[str, list[tuple[int, int]]] = {}
+        for rank, mine in enumerate(every):
+            node = mine["node"]
+            if node not in local:
+                self.nodes.append(node)
+                local[node] = []
+            local[node].append((int(mine["rail"]), rank))
+            if node not in self.facts:
+                self.facts[node] = mine["facts"]
+            if mine.get("scheduler"):
+                self.scheduler.setdefault(node, list(mine["scheduler"]))
+        # a node's rails are its ranks in local-rank order (fake hosts on one machine
+        # have local ranks 2, 3 for their rails 0, 1)
+        self.rank_of: dict[tuple[str, int], int] = {}
+        self.rail_of: dict[int, int] = {}
+        for node, ranks in local.items():
+            for rail, (_, rank) in enumerate(sorted(ranks)):
+                self.rank_of[(node, rail)] = rank
+                self.rail_of[rank] = rail
+        #: the rails every node has (rails 0 .. rails-1)
+        self.rails = min(len(ranks) for ranks in local.values())
+
+    def members(self, test: Test) -> list[int]:
+        rails = range(self.rails) if test.rail is None else (test.rail,)
+        return sorted(self.rank_of[(node, r)] for node in (test.a, test.b) for r in rails)
+
+
+def _round_of(ctx: RankContext, current: Round | None) -> Round | None:
+    """Rank 0's round on every rank (None: the rounds are over)."""
+    from hpnet.jsonout import to_data  # noqa: PLC0415
+
+    data = json.dumps(to_data(current)).encode() if ctx.rank == 0 else None
+    header = None if data is None else len(data).to_bytes(8, "big")
+    length = int.from_bytes(ctx.broadcast_bytes(header, 8), "big")
+    raw = json.loads(ctx.broadcast_bytes(data, length).decode())
+    if raw is None:
+        return None
+    tests = tuple(Test(**t) for t in raw["tests"])
+    return Round(number=raw["number"], name=raw["name"], purpose=raw["purpose"], tests=tests)
+
+
+def _timed(ctx: RankContext, members: list[int], size: int, iters: int) -> list[float]:
+    """Seconds per all_reduce of ``size`` bytes among ``members``, ``iters`` samples.
+
+    A sample is the mean of ``repeat`` back-to-back all_reduces, ``repeat`` chosen by
+    the members together (the largest any of them needs) so that a sample lasts about
+    :data:`SAMPLE_SECONDS`: one scheduler hiccup on a busy host then cannot halve a
+    sample and pass for a flapping link, while a link that drops for a moment still
+    drags a sample down."""
+    torch, dist = ctx.torch, ctx.dist
+    backend = "nccl" if ctx.cuda else "gloo"
+    group = dist.new_group(
+        members, backend=backend, timeout=GROUP_TIMEOUT, use_local_synchronization=True
+    )
+    buf = torch.ones(max(size // 4, 1), dtype=torch.float32, device=ctx.device)
+    for _ in range(WARMUP):
+        dist.all_reduce(buf, group=group)
+    ctx.sync()
+    start = time.perf_counter()
+    dist.all_reduce(buf, group=group)
+    ctx.sync()
+    once = max(time.perf_counter() - start, 1e-6)
+    wanted = torch.tensor(
+        [min(MAX_REPEAT, max(1, round(SAMPLE_SECONDS / once)))], device=ctx.device
+    )
+    dist.all_reduce(wanted, op=dist.ReduceOp.MAX, group=group)
+    repeat = int(wanted.item())
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            dist.all_reduce(buf, group=group)
+        ctx.sync()
+        times.append((time.perf_counter() - start) / repeat)
+    return times
+
+
+def _cut_log(log: str, offset: int, target: str) -> int:
+    """Copy what NCCL wrote to ``log`` since ``offset`` into ``target``; the new offset."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        with open(log, "rb") as source:
+            source.seek(offset)
+            data = source.read()
+    except OSError:
+        data = b""
+    with open(target, "wb") as handle:
+        handle.write(data)
+    return offset + len(data)
+
+
+def _measurements(
+    job: Job, current: Round, results: list[dict[str, Any]], size: int
+) -> list[Measurement]:
+    observations = [Observation(**r["observation"]) for r in results if r.get("observation")]
+    issues = config_issues(observations)
+    found = []
+    for test in current.tests:
+        members = job.members(test)
+        n = len(members)
+        errors = [results[r]["error"] for r in members if results[r]["error"]]
+        rows = [results[r]["times"] for r in members]
+        samples: tuple[float, ...] = ()
+        if not errors and all(rows):
+            slowest = [max(column) for column in zip(*rows, strict=False)]
+            samples = tuple(size * 2 * (n - 1) / n / t / 1e9 for t in slowest if t > 0)
+        nodes = {test.a, test.b}
+        rails = None if test.rail is None else {test.rail}
+        mine = tuple(i for i in issues if i.node in nodes and (rails is None or i.rail in rails))
+        found.append(
+            Measurement(
+                test=test, samples_gbps=samples, error=errors[0] if errors else None, issues=mine
+            )
+        )
+    return found
+
+
+def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any] | None:
+    """Every rank's part; rank 0 returns the result."""
+    mine = {key: spec[key] for key in ("node", "rail", "facts", "scheduler")}
+    every = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(mine).encode())]
+    job = Job(every)
+    isolation = drift = None
+    if ctx.rank == 0:
+        baseline = Baseline.from_json(spec["baseline"]) if spec.get("baseline") else None
+        isolation = Isolation(
+            job.nodes,
+            job.rails,
+            groups=spec.get("groups"),
+            baseline=baseline,
+            seed=spec["seed"],
+            thresholds=None if ctx.cuda else SHARED_CPU,
+        )
+        drift = isolation.drift(job.facts, per_node_keys=spec["per_node_keys"])
+    log = os.environ.get("NCCL_DEBUG_FILE", "")
+    offset = 0
+    size, iters = int(spec["bytes"]), int(spec["iters"])
+    where = (spec["node"], job.rail_of[ctx.rank])
+    while True:
+        current = _round_of(ctx, isolation.next_round() if isolation else None)
+        if current is None:
+            break
+        test = next((t for t in current.tests if ctx.rank in job.members(t)), None)
+        result: dict[str, Any] = {"times": [], "error": None, "observation": None}
+        if test is not None:
+            try:
+                result["times"] = _timed(ctx, job.members(test), size, iters)
+            except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
+                result["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            ctx.barrier()
+            path = os.path.join(out, f"round{current.number}", f"rank{ctx.rank}.log")
+            offset = _cut_log(log, offset, path) if log else offset
+            seen = observe_log(path, rank=ctx.rank, node=where[0], rail=where[1])
+            result["observation"] = {
+                k: list(v) if isinstance(v, tuple) else v
+                for k, v in _observation_fields(seen).items()
+            }
+        else:
+            ctx.barrier()
+        gathered = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(result).encode())]
+        if isolation is not None:
+            isolation.record(_measurements(job, current, gathered, size))
+        if ctx.rank == 0:
+            print(
+                f"hpnet isolate: round {current.number} ({current.name}): "
+                f"{len(current.tests)} tests done",
+                file=sys.stderr,
+                flush=True,
+            )
+    if isolation is None:
+        return None
+    from hpnet.jsonout import to_data  # noqa: PLC0415
+
+    return {
+        "nodes": job.nodes,
+        "rails": job.rails,
+        "bytes": size,
+        "iters": iters,
+        "backend": "nccl" if ctx.cuda else "gloo",
+        "scheduler": job.scheduler,
+        "drift": to_data(drift),
+        "verdict": to_data(isolation.verdict()),
+    }
+
+
+def _observation_fields(seen: Observation) -> dict[str, Any]:
+    import dataclasses  # noqa: PLC0415
+
+    return {f.name: getattr(seen, f.name) for f in dataclasses.fields(seen)}
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[1]) as handle:
+        spec = json.load(handle)
+    out = argv[2]
+    ranks = {k: os.environ[k] for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    ranks["LOCAL_RANK"] = os.environ.get("LOCAL_RANK", "0")
+    # the job's own group is gloo on GPUs too: the tests' NCCL groups are then made
+    # fresh by their members alone (a split of a world NCCL communicator would need
+    # every rank)
+    ctx = RankContext(
+        {"device": spec["device"], "backend": "gloo", "dtype": "float",
+         "redop": "sum", "root": 0},
+        ranks,
+    )  # fmt: skip
+    result = rounds(ctx, spec, out)
+    if result is not None:
+        tmp = os.path.join(out, "result.json.tmp")
+        with open(tmp, "w") as handle:
+            json.dump(result, handle)
+        os.replace(tmp, os.path.join(out, "result.json"))
+    ctx.dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

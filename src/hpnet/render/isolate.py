@@ -1,0 +1,90 @@
+"""``hpnet isolate``'s verdict as text: each outlier with its evidence first, then the
+fix and the scheduler's command; the drift found before any measurement; the rounds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hpnet.render.text import escaped
+
+__all__ = ["render_isolate"]
+
+
+def _where(outlier: Mapping[str, Any]) -> str:
+    kind = outlier["kind"]
+    if kind == "cluster":
+        return "the whole cluster"
+    if kind == "group":
+        return f"group {outlier.get('group')}"
+    if kind == "link":
+        return f"the link {outlier.get('node')} <-> {outlier.get('peer')}"
+    text = f"node {outlier.get('node')}"
+    if kind == "rail":
+        text += f" rail {outlier.get('rail')}"
+        if outlier.get("nic"):
+            text += f" ({outlier['nic']})"
+    return text
+
+
+def _outliers(outliers: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
+    for number, outlier in enumerate(outliers, 1):
+        code = f", {outlier['code']}" if outlier.get("code") else ""
+        lines.append(f"{number}. {_where(outlier)}: {outlier['fault']} fault{code}")
+        lines.extend(f"   {line}" for line in outlier.get("evidence", ()))
+        if outlier.get("fix"):
+            lines.append(f"   fix: {outlier['fix']}")
+        lines.extend(f"   drain: {command}" for command in outlier.get("drain", ()))
+
+
+def _drift(drift: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
+    lines += ["", "Drift (round 0, before any measurement):"]
+    for d in drift:
+        if d["kind"] == "split":
+            counts = ", ".join(f"{v!r} on {n}" for v, n in d.get("counts", ()))
+            lines.append(f"  {d['key']}: no majority ({counts})")
+        else:
+            lines.append(
+                f"  {d['node']}: {d['key']} = {d['value']!r} where {d['majority_count']} of "
+                f"{d['num_nodes']} nodes have {d['majority_value']!r}"
+            )
+
+
+def render_isolate(data: Mapping[str, Any]) -> str:
+    """The report of :func:`hpnet.cli.isolate.result_data`'s data (every string in it
+    shown with its control characters escaped: node names come from the ranks)."""
+    data = escaped(dict(data))
+    outliers = data["outliers"]
+    nodes = len(data["nodes"])
+    size = data["bytes"]
+    what = (
+        f"{nodes} nodes x {data['rails']} rails, {data['backend']}, all_reduce of "
+        + (f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} B")
+        + f" x {data['iters']}"
+    )
+    head = (
+        f"NO OUTLIER among {what}"
+        if not outliers
+        else f"{len(outliers)} OUTLIER{'S' if len(outliers) > 1 else ''} among {what}"
+    )
+    lines = [f"hpnet isolate: {head}"]
+    if outliers:
+        lines.append("")
+        _outliers(outliers, lines)
+    if data.get("drift"):
+        _drift(data["drift"], lines)
+    median, baseline = data.get("cluster_median_gbps"), data.get("baseline_median_gbps")
+    lines += ["", "Rounds:"]
+    for summary in data.get("rounds", ()):
+        lines.append(
+            f"  {summary['number']} {summary['name']}: {summary['num_tests']} tests"
+            + (f", {summary['num_errors']} failed" if summary["num_errors"] else "")
+        )
+        lines.extend(f"    {finding}" for finding in summary.get("findings", ()))
+    if median is not None:
+        against = f" (baseline {baseline:.2f})" if baseline is not None else ""
+        lines.append(f"  cluster median busbw {median:.2f} GB/s{against}")
+    lines.append(f"  {data['collectives']} collectives in all")
+    if data.get("files"):
+        lines += ["", f"Files: {data['files']} (round<N>/rank<R>.log: each round's NCCL log)"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,178 @@
+"""The parts of `hpnet isolate` around the decision: the node's facts for round 0 (on
+recorded sysfs trees), what each rank's NCCL log shows (real logs), the scheduler's
+drain commands, the text report and the command's refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hpnet.detect import DetectOptions, detect
+from hpnet.isolate.drain import drain_commands, scheduler_of, shown
+from hpnet.isolate.facts import node_facts
+from hpnet.isolate.observe import config_issues, observe_log
+from tests.conftest import DATA
+
+HPNET = [sys.executable, "-m", "hpnet"]
+LOGS = DATA / "nccl-logs"
+IB_GDR = LOGS / "azure-ib-gdr-recv-only-ring-long-busid-nccl2.5.log"
+SOCKET = LOGS / "aws-ens3-socket-many-hosts-no-ib-init-nccl2.4.7.log"
+
+
+def facts_of(sysfs_tree: Callable[[str], Path], name: str, env: dict[str, str]) -> dict[str, str]:
+    inventory = detect(DetectOptions(sysfs_root=str(sysfs_tree(name))), env=env, python_path=[])
+    return node_facts(inventory, env)
+
+
+def test_facts_of_a_recorded_ib_node(sysfs_tree: Callable[[str], Path]) -> None:
+    facts = facts_of(sysfs_tree, "cx6-ib-dgx", {"NCCL_IB_HCA": "mlx5", "HF_TOKEN": "hf_x"})
+    # the tree's four ports, as sysfs gives them; the down port is a fact like the others
+    assert facts["nic.mlx5_0:1.state"] == "ACTIVE" and facts["nic.mlx5_3:1.state"] == "DOWN"
+    assert facts["nic.mlx5_0:1.rate"] == "200" and facts["nic.mlx5_3:1.rate"] == "10"
+    assert facts["nic.mlx5_0:1.link-layer"] == "InfiniBand"
+    assert facts["gpus.count"] == "4"
+    # a GPU with one closest NIC names its rail; one with two equally close names none
+    rails = {k: v for k, v in facts.items() if k.startswith("rail.")}
+    assert rails and all(v.startswith("mlx5_") for v in rails.values())
+    assert facts["env.NCCL_IB_HCA"] == "mlx5"
+    assert not any("HF_TOKEN" in k for k in facts)  # only NCCL_* variables
+    # no GID index on InfiniBand (NCCL uses LIDs there), and nothing not read is made up
+    assert not any(k.endswith(".gid-index") for k in facts)
+    assert not any(k.startswith(("versions.", "limits.")) for k in facts)
+
+
+def test_facts_of_a_recorded_roce_node_name_the_gid_index(
+    sysfs_tree: Callable[[str], Path],
+) -> None:
+    auto = facts_of(sysfs_tree, "cx-roce-mixed-gids", {})
+    fixed = facts_of(sysfs_tree, "cx-roce-mixed-gids", {"NCCL_IB_GID_INDEX": "1"})
+    assert auto["nic.mlx5_0:1.gid-index"] == "3"  # NCCL's own pick: the RoCE v2 IPv4 GID
+    assert fixed["nic.mlx5_0:1.gid-index"] == "1"  # the variable wins, as in NCCL
+    assert auto["nic.mlx5_0:1.link-layer"] == "Ethernet"
+
+
+def test_a_secret_nccl_value_is_redacted(sysfs_tree: Callable[[str], Path]) -> None:
+    facts = facts_of(sysfs_tree, "h100-vm", {"NCCL_RAS_TOKEN": "s3cret", "NCCL_DEBUG": "INFO"})
+    assert facts["env.NCCL_RAS_TOKEN"] == "<redacted>" and facts["env.NCCL_DEBUG"] == "INFO"
+
+
+def test_observations_of_real_logs() -> None:
+    ib = observe_log(str(IB_GDR), rank=0, node="n0", rail=0)
+    sock = observe_log(str(SOCKET), rank=2, node="n2", rail=0)
+    assert ib.network == ("IB",) and ib.seen and ib.gdr == "receive only"
+    assert sock.network == ("Socket",)
+    nothing = observe_log("/nonexistent/rank9.log", rank=9, node="n9", rail=0)
+    assert not nothing.seen and nothing.network == ()
+
+
+def test_a_rank_on_sockets_among_ib_ranks_is_a_configuration_fault() -> None:
+    ib = observe_log(str(IB_GDR), rank=0, node="n0", rail=0)
+    # the socket log's first process shows its choice but no connection lines: take one
+    # that did connect, as a rank of an IB job that fell back would
+    sock = observe_log(str(SOCKET), rank=2, node="n2", rail=0)
+    sock = dataclasses.replace(sock, inter_node=("NET/Socket",))
+    others = [dataclasses.replace(ib, rank=1, node="n1")]
+    (issue,) = config_issues([ib, *others, sock])
+    assert issue.code == "socket-fallback" and issue.node == "n2" and issue.rail == 0
+    # the evidence is the socket log's own lines, with their file and line number
+    assert issue.evidence and all(line.startswith(f"{SOCKET}:") for line in issue.evidence)
+    text = SOCKET.read_text().splitlines()
+    for line in issue.evidence:
+        number, quoted = line[len(str(SOCKET)) + 1 :].split(": ", 1)
+        assert text[int(number) - 1] == quoted
+    assert "hpnet doctor" in issue.fix
+
+
+def test_no_majority_no_blame_and_gdr_and_nic_rules() -> None:
+    ib = observe_log(str(IB_GDR), rank=0, node="n0", rail=0)
+    sock = dataclasses.replace(ib, rank=1, node="n1", network=("Socket",))
+    assert config_issues([ib, sock]) == ()  # one against one: nobody is the odd one out
+    full = dataclasses.replace(ib, gdr="yes")
+    nogdr = dataclasses.replace(ib, rank=2, node="n2", gdr="no", inter_node=("NET/IB",))
+    (issue,) = config_issues([full, dataclasses.replace(full, rank=1, node="n1"), nogdr])
+    assert issue.code == "no-gdr" and issue.node == "n2"
+    other_nic = dataclasses.replace(full, rank=2, node="n2", nics=("mlx5_7",))
+    (issue,) = config_issues([full, dataclasses.replace(full, rank=1, node="n1"), other_nic])
+    assert issue.code == "unexpected-nic" and "mlx5_7" in issue.what
+
+
+def test_drain_commands_only_for_names_the_scheduler_accepts() -> None:
+    assert scheduler_of({"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "gpu-3"}) == ("slurm", "gpu-3")
+    assert scheduler_of({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "NODE_NAME": "n-1"}) == (
+        "kubernetes",
+        "n-1",
+    )
+    assert scheduler_of({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}) is None  # a pod's name is no node
+    (slurm,) = drain_commands("slurm", "gpu-3", "slow\nrail 2; rm -rf /", "hardware")
+    assert slurm[-1] == "Reason=hpnet isolate: slow rail 2; rm -rf /"  # one line, in argv
+    assert shown(slurm).endswith("'Reason=hpnet isolate: slow rail 2; rm -rf /'")
+    for bad in ("gpu 3", "-gpu", "gpu$(id)", "", "a" * 300):
+        assert drain_commands("slurm", bad, "x", "hardware") == []
+        assert drain_commands("kubernetes", bad, "x", "hardware") == []
+    assert drain_commands("kubernetes", "Upper", "x", "hardware") == []
+
+
+def run_hpnet(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE"))}
+    return subprocess.run(
+        [*HPNET, "isolate", *args], capture_output=True, text=True, timeout=120,
+        env={**clean, **(env or {})}, check=False,
+    )  # fmt: skip
+
+
+def test_outside_a_job_it_says_how_to_start_one() -> None:
+    done = run_hpnet()
+    assert done.returncode == 2 and "hpnet launch" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "expect"),
+    [
+        ("not json", "error[parse]"),
+        ('{"pairs": []}', "cluster_median_gbps"),
+        ('{"cluster_median_gbps": -1}', "not a positive number"),
+    ],
+)
+def test_a_bad_baseline_is_refused_before_the_job(
+    tmp_path: Path, content: str, expect: str
+) -> None:
+    path = tmp_path / "base.json"
+    path.write_text(content)
+    done = run_hpnet("--baseline", str(path))
+    assert done.returncode == 2 and expect in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_groups_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "groups"
+    path.write_text("# node rack\nn1 rack1\nn2\n")
+    done = run_hpnet("--groups", str(path))
+    assert done.returncode == 2 and f"{path}:3" in done.stderr, done.stderr
+
+
+def test_the_text_report_escapes_names_and_puts_evidence_before_the_fix() -> None:
+    from hpnet.render.isolate import render_isolate
+
+    outlier = {
+        "kind": "rail", "fault": "hardware", "node": "n\x1b[31m1", "rail": 3,
+        "nic": "mlx5_3:1", "evidence": ["round 1: n1 + n2: 5.0 GB/s, z -9.1"],
+        "fix": "reseat the cable", "drain": ["scontrol update NodeName=n1 State=DRAIN"],
+    }  # fmt: skip
+    data = {
+        "nodes": ["n1", "n2"], "rails": 8, "backend": "nccl", "bytes": 64 << 20, "iters": 20,
+        "outliers": [outlier], "drift": [], "rounds": [], "cluster_median_gbps": 48.0,
+        "baseline_median_gbps": None, "collectives": 9,
+    }  # fmt: skip
+    text = render_isolate(data)
+    assert "\x1b" not in text and "n\\x1b[31m1 rail 3 (mlx5_3:1)" in text
+    assert text.index("5.0 GB/s") < text.index("fix: reseat") < text.index("drain: scontrol")
+    assert text.startswith("hpnet isolate: 1 OUTLIER among 2 nodes x 8 rails, nccl")
+    assert json.dumps(data)  # the data is JSON as it is
