@@ -422,3 +422,36 @@ def test_verdict_json_has_the_matrix() -> None:
         (t.a, t.b)
         for t in Isolation(NODES, rails=2).next_round().tests  # type: ignore[union-attr]
     }
+
+
+def test_a_slow_node_whose_settings_drift_is_a_configuration_fault() -> None:
+    """The GPU machine's case (benchmarks/device_isolate.sh): one fake host with its own
+    NCCL settings, one of them set there only; its tests fail. The verdict is a
+    configuration fault on that host whose fix is the majority's setting, not a bad node."""
+    nodes = [f"h{i}" for i in range(6)]
+    base = {"env.NCCL_SOCKET_NTHREADS": "4", "versions.nccl": "2.28.9"}
+    facts = {n: dict(base) for n in nodes}
+    facts["h2"] = {**base, "env.NCCL_SOCKET_NTHREADS": "1", "env.NCCL_BUFFSIZE": "65536"}
+    iso = Isolation(nodes, rails=1)
+    keys = {(d.node, d.key, d.value, d.majority_value) for d in iso.drift(facts)}
+    assert keys == {
+        ("h2", "env.NCCL_BUFFSIZE", "65536", "<unset>"),
+        ("h2", "env.NCCL_SOCKET_NTHREADS", "1", "4"),
+    }
+    verdict = drive(iso, slow_nodes({"h2": 0.3}))
+    assert kinds(verdict) == [("node", "configuration", "h2", None)]
+    (outlier,) = verdict.outliers
+    assert outlier.code == "drift"
+    assert "unset NCCL_BUFFSIZE (it has 65536)" in outlier.fix
+    assert "NCCL_SOCKET_NTHREADS=4 (it has 1)" in outlier.fix
+    assert any("GB/s" in line for line in outlier.evidence)  # the numbers come with it
+
+
+def test_drift_alone_on_a_fast_node_is_no_outlier() -> None:
+    nodes = [f"h{i}" for i in range(4)]
+    facts = {n: {"env.NCCL_DEBUG": "WARN"} for n in nodes}
+    facts["h1"] = {"env.NCCL_DEBUG": "INFO"}
+    iso = Isolation(nodes, rails=1)
+    assert len(iso.drift(facts)) == 1
+    verdict = drive(iso, slow_nodes({}))
+    assert verdict.outliers == () and len(verdict.drift) == 1

@@ -176,3 +176,30 @@ def test_the_text_report_escapes_names_and_puts_evidence_before_the_fix() -> Non
     assert text.index("5.0 GB/s") < text.index("fix: reseat") < text.index("drain: scontrol")
     assert text.startswith("hpnet isolate: 1 OUTLIER among 2 nodes x 8 rails, nccl")
     assert json.dumps(data)  # the data is JSON as it is
+
+
+def test_rank_zero_builds_measurements_from_what_ranks_sent_as_json() -> None:
+    """What each rank sends (times, error, observation) travels as JSON: rank 0 turns it
+    back into measurements, the config issues of the round's majority attached."""
+    from hpnet.isolate.model import Round, Test
+    from hpnet.isolate.worker import Job, _measurements
+
+    every = [{"node": f"n{i}", "rail": 0, "facts": {}, "scheduler": None} for i in range(4)]
+    job = Job(every)
+    ib = observe_log(str(IB_GDR), rank=0, node="n0", rail=0)
+    sent = []
+    for rank in range(4):
+        seen = dataclasses.replace(ib, rank=rank, node=f"n{rank}")
+        if rank == 3:
+            seen = dataclasses.replace(seen, network=("Socket",), inter_node=("NET/Socket",))
+        sent.append({"times": [0.01, 0.02], "error": None, "observation": seen.to_data()})
+    results = json.loads(json.dumps(sent))
+    tests = (Test(round=1, a="n0", b="n1"), Test(round=1, a="n2", b="n3"))
+    found = _measurements(
+        job, Round(number=1, name="pairs", purpose="", tests=tests), results, 1 << 20
+    )
+    assert found[0].issues == ()
+    (issue,) = found[1].issues
+    assert issue.code == "socket-fallback" and issue.node == "n3"
+    # 2 ranks: busbw = bytes * 2(n-1)/n / time, the slowest member's time per sample
+    assert found[0].samples_gbps == pytest.approx(((1 << 20) / 0.01 / 1e9, (1 << 20) / 0.02 / 1e9))

@@ -4,6 +4,11 @@ Every node reports a flat mapping of facts (``"versions.nccl": "2.21.5"``). For 
 key, a node whose value differs from the strict majority of the nodes reporting the key
 is named; a key with no strict majority is a split and nobody is blamed. Keys that
 differ by nature (hostnames, addresses, GUIDs) are ignored by glob pattern.
+
+A fact a node does not report is unknown there and not compared, but for the NCCL
+environment (``env.*``): every node reports every NCCL variable its ranks received,
+so a variable missing on a node is unset there (:data:`UNSET`), which is a value NCCL
+acts on (its default): a variable set on one node only is drift.
 """
 
 from __future__ import annotations
@@ -14,7 +19,12 @@ from collections.abc import Iterable, Mapping
 
 from hpnet.isolate.model import Drift, DriftKind
 
-__all__ = ["PER_NODE_KEYS", "drift"]
+__all__ = ["PER_NODE_KEYS", "UNSET", "drift"]
+
+#: the value of an ``env.*`` fact on a node whose ranks did not get the variable
+UNSET = "<unset>"
+#: facts every node reports in full: a key missing on a node is :data:`UNSET` there
+_COMPLETE_PREFIXES = ("env.",)
 
 #: facts that are per node by nature, as glob patterns over keys
 PER_NODE_KEYS: tuple[str, ...] = (
@@ -51,6 +61,9 @@ def drift(
     >>> facts["c"] = {"versions.nccl": "2.18.1", "hostname": "c"}
     >>> [(d.node, d.value, d.majority_value, d.majority_count) for d in drift(facts)]
     [('c', '2.18.1', '2.21.5', 2)]
+    >>> facts["a"] = {**facts["a"], "env.NCCL_BUFFSIZE": "65536"}
+    >>> [(d.node, d.key, d.value, d.majority_value) for d in drift(facts)][0]
+    ('a', 'env.NCCL_BUFFSIZE', '65536', '<unset>')
     """
     patterns = tuple(per_node_keys)
     by_key: dict[str, dict[str, str]] = defaultdict(dict)
@@ -59,6 +72,10 @@ def drift(
             by_key[key][node] = value
     for key in [k for k in by_key if any(fnmatch.fnmatchcase(k, p) for p in patterns)]:
         del by_key[key]
+    for key, values in by_key.items():
+        if key.startswith(_COMPLETE_PREFIXES):
+            for node in facts:
+                values.setdefault(node, UNSET)
     out: list[Drift] = []
     for key in sorted(by_key):
         out.extend(_key_drift(key, by_key[key]))

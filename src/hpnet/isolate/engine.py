@@ -269,7 +269,7 @@ class Isolation:
         for m in ms:
             score = self._judge(m)
             node, partner = m.test.a, m.test.b
-            word = "fine" if score.ok else "slow again"
+            word = "fine" if score.ok else "failed again" if m.error else "slow again"
             line = f"round 2: {node} + {partner} (good in round 1): {score.reason}: {word}"
             self.notes[node].append(line)
             slow[node] = not score.ok

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.isolate.drift import UNSET
 from hpnet.isolate.model import (
     ConfigIssue,
     Drift,
@@ -120,7 +121,12 @@ def _setting_fix(node: str, drifted: Sequence[Drift]) -> str:
     wanted = []
     for d in drifted:
         name = d.key.removeprefix("env.")
-        wanted.append(f"{name}={d.majority_value} (it has {d.value})")
+        if d.majority_value == UNSET:
+            wanted.append(f"unset {name} (it has {d.value})")
+        elif d.value == UNSET:
+            wanted.append(f"{name}={d.majority_value} (unset there)")
+        else:
+            wanted.append(f"{name}={d.majority_value} (it has {d.value})")
     return (
         f"on {node}: " + "; ".join(wanted) + " as on the other nodes, then rerun "
         "(hpnet env there shows where each NCCL value comes from)"

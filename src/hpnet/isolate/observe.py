@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hpnet.isolate.model import ConfigIssue
 
@@ -45,10 +45,27 @@ class Observation:
     gdr: str | None = None  # "yes", "no", "receive only", "send only", "partial"
     evidence: tuple[str, ...] = ()  # ``file:line: text`` of what it chose
 
+    def to_data(self) -> dict[str, object]:
+        """JSON-ready (tuples as lists), as ranks send it to rank 0."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Observation:
+        """Back from :meth:`to_data` (lists become tuples again: the majority rules
+        compare them as values)."""
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
+        }
+        return cls(**fields)
+
     @property
     def seen(self) -> bool:
         """The log shows a connection to another node (else there is nothing to judge)."""
         return bool(self.inter_node)
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def observe_log(path: str, *, rank: int, node: str, rail: int) -> Observation:

@@ -146,7 +146,9 @@ def _cut_log(log: str, offset: int, target: str) -> int:
 def _measurements(
     job: Job, current: Round, results: list[dict[str, Any]], size: int
 ) -> list[Measurement]:
-    observations = [Observation(**r["observation"]) for r in results if r.get("observation")]
+    observations = [
+        Observation.from_data(r["observation"]) for r in results if r.get("observation")
+    ]
     issues = config_issues(observations)
     found = []
     for test in current.tests:
@@ -200,15 +202,13 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
             try:
                 result["times"] = _timed(ctx, job.members(test), size, iters)
             except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
-                result["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                # one line: NCCL's errors run over several ("Last error:\n...")
+                result["error"] = " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
             ctx.barrier()
             path = os.path.join(out, f"round{current.number}", f"rank{ctx.rank}.log")
             offset = _cut_log(log, offset, path) if log else offset
             seen = observe_log(path, rank=ctx.rank, node=where[0], rail=where[1])
-            result["observation"] = {
-                k: list(v) if isinstance(v, tuple) else v
-                for k, v in _observation_fields(seen).items()
-            }
+            result["observation"] = seen.to_data()
         else:
             ctx.barrier()
         gathered = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(result).encode())]
@@ -235,12 +235,6 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
         "drift": to_data(drift),
         "verdict": to_data(isolation.verdict()),
     }
-
-
-def _observation_fields(seen: Observation) -> dict[str, Any]:
-    import dataclasses  # noqa: PLC0415
-
-    return {f.name: getattr(seen, f.name) for f in dataclasses.fields(seen)}
 
 
 def main(argv: list[str]) -> int:
