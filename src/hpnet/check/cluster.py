@@ -46,7 +46,7 @@ from hpnet.check.model import (
     PortFact,
     RankFacts,
 )
-from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, sweep
+from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, cluster_stage
 from hpnet.check.run import CheckOptions
 from hpnet.errors import HpnetError, InputError
 from hpnet.result import Problem, Verdict
@@ -130,7 +130,7 @@ def run_cluster_check(
     from hpnet.localrun import RankResult, describe_exit, inheritable_env  # noqa: PLC0415
 
     device = "cpu" if options.device == "cpu" else _device()
-    chosen = sweep(options.mode, device)
+    chosen = cluster_stage(options.mode, device, int(ranks["WORLD_SIZE"])).sweep
     spec = BenchSpec(
         ops=("all_reduce",), device=device, per_iteration=False, sizes=chosen.sizes_bytes,
         iters=chosen.iters, warmup=chosen.warmup,

@@ -11,7 +11,9 @@ Stages (:class:`StageKind`):
   one GPU only within one host ("Duplicate GPU detected", init.cc), and the two fake
   hosts are two hosts to it, so the network is still exercised and measured;
 - ``cpu``: gloo on CPU ranks where there is no GPU;
-- ``cluster``: ``--all`` under a launcher (hpnet.check.cluster), never planned here.
+- ``cluster``: ``--all`` under a launcher: every rank of the job in one sweep
+  (:func:`cluster_stage`; run by hpnet.check.cluster, which knows the job's size only
+  once its ranks have met).
 """
 
 from __future__ import annotations
@@ -208,6 +210,31 @@ def plan_check(facts: PlanFacts, *, mode: str = "quick") -> CheckPlan:
         stages=tuple(stages),
         environment=dict(facts.environment),
         notes=tuple(notes),
+    )
+
+
+def cluster_stage(mode: str, device: str, nranks: int) -> StagePlan:
+    """The one stage of ``hpnet check --all``: every rank of the job (``nranks``, the
+    launcher's WORLD_SIZE) in one all_reduce sweep, across the job's nodes; what each
+    node used towards the others is read from the gathered NCCL logs, against the
+    resolved intent, by :mod:`hpnet.check.cluster`.
+
+    >>> stage = cluster_stage("quick", "cuda", 16)
+    >>> stage.kind.value, stage.backend, stage.across_hosts, stage.sweep.sizes_bytes[-1]
+    ('cluster', 'nccl', True, 268435456)
+    """
+    cuda = device == "cuda"
+    return StagePlan(
+        kind=StageKind.CLUSTER,
+        name="cluster",
+        device="cuda" if cuda else "cpu",
+        nranks=nranks,
+        num_gpus=nranks if cuda else 0,
+        fake_hosts=1,
+        sweep=sweep(mode, "cuda" if cuda else "cpu"),
+        expect_net=None,
+        link=None,
+        verify_log=cuda,
     )
 
 

@@ -23,7 +23,7 @@ from hpnet.doctor.checks._util import result
 from hpnet.doctor.model import CheckResult, Report
 from hpnet.doctor.packages import install_fix
 from hpnet.image.facts import Found, ImageFacts, Stage, cuda_toolkit_version, gather_image_facts
-from hpnet.nccl.fill import version_tuple
+from hpnet.nccl.rules import version_tuple
 from hpnet.result import Status
 
 __all__ = [

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from hpnet.nccl.fill import version_tuple
+from hpnet.nccl.rules import version_tuple
 
 if TYPE_CHECKING:
     from hpnet.doctor.model import Facts

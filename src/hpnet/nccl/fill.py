@@ -35,8 +35,6 @@ __all__ = [
     "choose_transport",
     "detected_values",
     "unknown_ports",
-    # rules.version_tuple, for image/check.py and image/facts.py until they import it from rules
-    "version_tuple",
 ]
 
 

@@ -101,17 +101,8 @@ def check_gid(
             return
         if common:
             best = common[0]
-            detected.append(
-                Detected(
-                    name="NCCL_IB_GID_INDEX",
-                    value=str(best),
-                    replaces_profile=True,
-                    reason=f"the profile's {value} does not work here ({facts}); GID {best} is "
-                    f"RoCE v2 {family_word(family)} on every selected port"
-                    + _gid_examples(known, best)
-                    + _auto_note(best, auto, version),
-                )
-            )
+            why = f"the profile's {value} does not work here ({facts}); "
+            detected.append(_common_gid(best, known, family, auto, version, replaces=why))
             findings.append(
                 Finding(
                     severity=Severity.WARNING,
@@ -125,19 +116,31 @@ def check_gid(
         detected.append(_unset_gid(version, f"the profile's {value} does not work here ({facts})"))
         return
     if common:
-        best = common[0]
-        detected.append(
-            Detected(
-                name="NCCL_IB_GID_INDEX",
-                value=str(best),
-                reason=f"GID {best} is RoCE v2 {family_word(family)} on every selected port"
-                + _gid_examples(known, best)
-                + _auto_note(best, auto, version),
-            )
-        )
+        detected.append(_common_gid(common[0], known, family, auto, version))
         return
     findings.append(_no_common_gid(known, good, version, "", auto_bad))
     detected.append(_unset_gid(version, "no single GID index works on every selected port"))
+
+
+def _common_gid(
+    best: int,
+    known: list[Port],
+    family: str,
+    auto: Mapping[tuple[str, int], int | None],
+    version: tuple[int, ...] | None,
+    *,
+    replaces: str = "",
+) -> Detected:
+    """The detected NCCL_IB_GID_INDEX: ``best``, an index that works on every selected
+    port; ``replaces``: why the profile's value gave way (empty: there was none)."""
+    return Detected(
+        name="NCCL_IB_GID_INDEX",
+        value=str(best),
+        replaces_profile=bool(replaces),
+        reason=f"{replaces}GID {best} is RoCE v2 {family_word(family)} on every selected port"
+        + _gid_examples(known, best)
+        + _auto_note(best, auto, version),
+    )
 
 
 def _gid_examples(selected: list[Port], index: int) -> str:
