@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -203,3 +204,25 @@ def test_rank_zero_builds_measurements_from_what_ranks_sent_as_json() -> None:
     assert issue.code == "socket-fallback" and issue.node == "n3"
     # 2 ranks: busbw = bytes * 2(n-1)/n / time, the slowest member's time per sample
     assert found[0].samples_gbps == pytest.approx(((1 << 20) / 0.01 / 1e9, (1 << 20) / 0.02 / 1e9))
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
+def test_isolate_runs_under_mpirun_through_hpnet_launch(tmp_path: Path) -> None:
+    """Open MPI's ranks (OMPI_COMM_WORLD_*) meet where hpnet launch's mpirun command
+    says (-x MASTER_ADDR / MASTER_PORT); each rank its own NCCL host."""
+    from tests.unit.test_launch_run import _port, environment
+
+    rank = f"NCCL_HOSTID=host$OMPI_COMM_WORLD_RANK exec {sys.executable} -m hpnet isolate "
+    rank += "--device cpu --json --bytes 64K --iters 5"
+    done = subprocess.run(
+        [*HPNET, "launch", "--engine", "mpirun", "--nproc-per-node", "4",
+         "--master-port", str(_port()), "--", "sh", "-c", rank],
+        cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: an outlier on a busy VM
+    data = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
+    assert data["nodes"] == ["host0", "host1", "host2", "host3"]
+    assert data["backend"] == "gloo" and data["rails"] == 1
+    pairs = data["rounds"][1]
+    assert pairs["name"] == "pairs" and pairs["num_tests"] == 2 and pairs["num_errors"] == 0

@@ -200,8 +200,32 @@ def test_ecs_nccl_tests_mpirun_is_the_guides_command(tmp_path: Path) -> None:
         nproc_per_node=8,
         hostfile_path="hostfile.txt",
     )
-    assert got.commands[0].argv == tuple(shlex.split(guide))
+    argv, meet = without_rendezvous(got.commands[0].argv)
+    assert argv == tuple(shlex.split(guide))
+    # the one addition to the guide's command: where a torch program's ranks meet
+    # (nccl-tests bootstraps through MPI and ignores it), rank 0's host
+    first = hostfile.read_text().split()[0]
+    assert meet == {"MASTER_ADDR": first, "MASTER_PORT": "29500"}
     assert (got.num_nodes, got.world_size) == (2, 16)
+
+
+def without_rendezvous(argv: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """An mpirun command line without its ``-x MASTER_ADDR=.. -x MASTER_PORT=..``, and
+    those values."""
+    kept: list[str] = []
+    meet: dict[str, str] = {}
+    words = iter(argv)
+    for word in words:
+        if word == "-x":
+            value = next(words)
+            if value.startswith(("MASTER_ADDR=", "MASTER_PORT=")):
+                name, _, got = value.partition("=")
+                meet[name] = got
+                continue
+            kept += [word, value]
+        else:
+            kept.append(word)
+    return tuple(kept), meet
 
 
 def test_modelarts_mpirun_is_the_guides_command() -> None:
@@ -217,7 +241,9 @@ def test_modelarts_mpirun_is_the_guides_command() -> None:
                "VC_WORKER_HOSTS": "w0.svc,w1.svc", "VC_TASK_INDEX": "0", "MA_NUM_GPUS": "8",
                "CRED_SECRET": "s3cr3t", "S3_ENDPOINT": "obs.example"}  # fmt: skip
     got = plan("python train.py --lr 1", environ, profile="modelarts", ssh_port=2222)
-    assert got.commands[0].argv == (*shlex.split(guide), "python", "train.py", "--lr", "1")
+    argv, meet = without_rendezvous(got.commands[0].argv)
+    assert argv == (*shlex.split(guide), "python", "train.py", "--lr", "1")
+    assert meet == {"MASTER_ADDR": "w0.svc", "MASTER_PORT": "29500"}
     tune = next(f for f in got.files if f.path.endswith(".tune")).content
     assert "-x MA_JOB=j1\n" in tune and "-x S3_ENDPOINT=obs.example\n" in tune
     assert "-x PATH=/usr/bin\n" in tune and "CRED" not in tune  # a secret: withheld

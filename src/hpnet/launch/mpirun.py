@@ -67,6 +67,24 @@ def _forward_args(propagation: Propagation, skip: tuple[str, ...] = ()) -> list[
     return args
 
 
+def _rendezvous(request: LaunchRequest, context: Context, propagation: Propagation) -> list[str]:
+    """``-x MASTER_ADDR=... -x MASTER_PORT=...``: where a torch program's ranks meet
+    (torch.distributed's env:// rendezvous; nccl-tests needs none, MPI is its
+    bootstrap). Rank 0 runs on the hostfile's first host (mpirun fills the hosts in
+    order, by slot or ``-npernode``), so that is the address; ``--master-addr`` / the
+    platform's wins, and so does a value the user forwards. The host passed
+    :func:`hpnet.launch.hosts.check_host`; the port is an int."""
+    if request.master_addr:
+        master = request.master_addr
+    elif context.master_addr:
+        master = context.master_addr
+    else:
+        master = context.hosts[0].name if context.hosts else "127.0.0.1"
+    port = context.master_port or request.master_port
+    wanted = {"MASTER_ADDR": master, "MASTER_PORT": str(port)}
+    return [a for k, v in wanted.items() if k not in propagation.env for a in ("-x", f"{k}={v}")]
+
+
 def _hostfile(
     context: Context, request: LaunchRequest, nproc: int
 ) -> tuple[str, tuple[GeneratedFile, ...]]:
@@ -111,11 +129,12 @@ def build_mpirun(
     rsh = ["-mca", "plm_rsh_args", f"-p {request.ssh_port}"] if request.ssh_port else []
     notes = []
     extra_env: dict[str, str] = {}
+    meet = _rendezvous(request, context, propagation)
     if style == "ecs-erdma":
         argv = [
             "mpirun", *root, "-np", np_, "-npernode", str(nproc), "--hostfile", hostfile,
             *(a for name in always for a in ("-x", name)), *_forward_args(propagation, ALWAYS),
-            "--bind-to", "none", *iface,
+            *meet, "--bind-to", "none", *iface,
         ]  # fmt: skip
     elif style == "modelarts":
         tune = _tune_path(request)
@@ -138,7 +157,7 @@ def build_mpirun(
             "-bind-to", "none", "-map-by", "slot",
             *(a for name in always if name != "PATH" for a in ("-x", name)),
             *_forward_args(propagation, ALWAYS),
-            *(a for name in by_name for a in ("-x", name)),
+            *(a for name in by_name for a in ("-x", name)), *meet,
             "-mca", "pml", "ob1", "-mca", "btl", "^openib", "-mca", "plm_rsh_no_tree_spawn", "true",
             *iface,
         ]  # fmt: skip
@@ -154,6 +173,7 @@ def build_mpirun(
             "mpirun", *root, "-np", np_, "-npernode", str(nproc), "--hostfile", hostfile,
             "--bind-to", "none", "-mca", "pml", "ob1", "-mca", "btl", "^openib", *iface, *rsh,
             *(a for name in always for a in ("-x", name)), *_forward_args(propagation, ALWAYS),
+            *meet,
         ]  # fmt: skip
     argv += list(request.command)
     # mpirun copies "-x NAME" values from its own environment: give it the forwarded ones
