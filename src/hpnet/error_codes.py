@@ -85,6 +85,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
     ),
     "interrupted": ErrorCode("stopped by Ctrl-C, after every rank was ended", exit_status="130"),
     "invalid-value": ErrorCode("a value set for an NCCL variable is one NCCL would misread"),
+    "isolate-failed": ErrorCode("a rank of `hpnet isolate` could not run its rounds"),
     "isolate-input-too-large": ErrorCode(
         "a file `hpnet isolate` reads (--baseline, --groups) is larger than such a file can be"
     ),

@@ -37,6 +37,7 @@ from hpnet.errors import InputError, Terminated
 __all__ = [
     "RankResult",
     "RankSpec",
+    "StopSignals",
     "describe_exit",
     "first_failure",
     "free_port",
@@ -232,6 +233,10 @@ class _StopSignals:
     ) -> None:
         for sig, previous in self._previous.items():
             signal.signal(sig, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
+
+
+#: the signal guard, for a caller that runs one child of its own (hpnet isolate's worker)
+StopSignals = _StopSignals
 
 
 def run_ranks(

@@ -455,3 +455,16 @@ def test_drift_alone_on_a_fast_node_is_no_outlier() -> None:
     assert len(iso.drift(facts)) == 1
     verdict = drive(iso, slow_nodes({}))
     assert verdict.outliers == () and len(verdict.drift) == 1
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_every_test_failing_is_never_a_pass(n: int) -> None:
+    """No node proven good, so nothing to re-pair with: each failed pair stays an
+    outlier (unresolved), with its error as evidence; the verdict is not ok."""
+    iso = Isolation([f"n{i}" for i in range(n)], rails=8)
+    verdict = drive(
+        iso, lambda t: Measurement(test=t, samples_gbps=(), error="NCCL error: remote closed")
+    )
+    assert not verdict.ok and len(verdict.outliers) == n // 2
+    for outlier in verdict.outliers:
+        assert any("remote closed" in line for line in outlier.evidence), outlier

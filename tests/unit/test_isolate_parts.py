@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def test_facts_of_a_recorded_ib_node(sysfs_tree: Callable[[str], Path]) -> None:
     assert facts["nic.mlx5_0:1.link-layer"] == "InfiniBand"
     assert facts["gpus.count"] == "4"
     # a GPU with one closest NIC names its rail; one with two equally close names none
-    rails = {k: v for k, v in facts.items() if k.startswith("rail.")}
+    rails = {k: v for k, v in facts.items() if k.startswith("gpu.")}
     assert rails and all(v.startswith("mlx5_") for v in rails.values())
     assert facts["env.NCCL_IB_HCA"] == "mlx5"
     assert not any("HF_TOKEN" in k for k in facts)  # only NCCL_* variables
@@ -128,6 +129,35 @@ def run_hpnet(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     )  # fmt: skip
 
 
+#: rank 0 of a 2-rank job as a launcher starts it: the files are read before the job
+#: forms (and by rank 0 only)
+RANK0 = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
+
+
+def test_other_ranks_do_not_read_the_files_only_rank_0_uses(tmp_path: Path) -> None:
+    import argparse
+
+    from hpnet.cli.isolate import _options, add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    ns = parser.parse_args(["--baseline", str(tmp_path / "absent.json"), "--groups", "/absent"])
+    options = _options(ns, rank0=False)  # rank 1: neither file is opened
+    assert options.baseline is None and options.groups is None
+
+
+def test_a_baseline_of_another_size_or_backend_is_refused() -> None:
+    from hpnet.errors import InputError
+    from hpnet.isolate.run import check_baseline_shape
+
+    check_baseline_shape({"bytes": 1 << 20, "backend": "gloo"}, 1 << 20, "gloo")
+    check_baseline_shape({}, 1 << 20, "gloo")  # an older file that does not say
+    with pytest.raises(InputError, match="bytes 67108864, this run uses 8388608"):
+        check_baseline_shape({"bytes": 64 << 20, "backend": "nccl"}, 8 << 20, "nccl")
+    with pytest.raises(InputError, match="backend nccl"):
+        check_baseline_shape({"bytes": 1 << 20, "backend": "nccl"}, 1 << 20, "gloo")
+
+
 def test_outside_a_job_it_says_how_to_start_one() -> None:
     done = run_hpnet()
     assert done.returncode == 2 and "hpnet launch" in done.stderr
@@ -147,7 +177,7 @@ def test_a_bad_baseline_is_refused_before_the_job(
 ) -> None:
     path = tmp_path / "base.json"
     path.write_text(content)
-    done = run_hpnet("--baseline", str(path))
+    done = run_hpnet("--baseline", str(path), env=RANK0)
     assert done.returncode == 2 and expect in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -155,7 +185,7 @@ def test_a_bad_baseline_is_refused_before_the_job(
 def test_a_bad_groups_file_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "groups"
     path.write_text("# node rack\nn1 rack1\nn2\n")
-    done = run_hpnet("--groups", str(path))
+    done = run_hpnet("--groups", str(path), env=RANK0)
     assert done.returncode == 2 and f"{path}:3" in done.stderr, done.stderr
 
 
@@ -226,3 +256,70 @@ def test_isolate_runs_under_mpirun_through_hpnet_launch(tmp_path: Path) -> None:
     assert data["backend"] == "gloo" and data["rails"] == 1
     pairs = data["rounds"][1]
     assert pairs["name"] == "pairs" and pairs["num_tests"] == 2 and pairs["num_errors"] == 0
+
+
+def torchrun_fake_hosts(
+    tmp_path: Path, nproc: int, *args: str, hosts: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """torchrun with ``nproc`` ranks on this machine, each its own NCCL host (or, with
+    ``hosts=False``, all one node), running ``hpnet isolate --device cpu`` with ``args``;
+    temporary files under ``tmp_path/tmp``."""
+    from tests.unit.test_launch_run import _port, environment
+
+    torchrun = Path(sys.executable).parent / "torchrun"
+    if not torchrun.exists():
+        pytest.skip("torchrun is not installed")
+    host = "export NCCL_HOSTID=host$LOCAL_RANK; " if hosts else ""
+    script = tmp_path / "rank.sh"
+    # the arguments in the script: torchrun reads options after the script as its own
+    words = " ".join(shlex.quote(a) for a in args)
+    script.write_text(
+        f"#!/bin/sh\n{host}exec {sys.executable} -m hpnet isolate --device cpu "
+        f"--bytes 64K --iters 5 {words}\n"
+    )
+    script.chmod(0o755)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return subprocess.run(
+        [str(torchrun), "--nproc-per-node", str(nproc), "--master-port", str(_port()),
+         "--no-python", str(script)],
+        cwd=tmp_path, env={**environment(), "TMPDIR": str(tmp_path / "tmp")},
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
+    tmp_path: Path,
+) -> None:
+    """Same rendezvous, same --logs folder: each rank first removes its own files of
+    the earlier job. Planted: an earlier job's NCCL logs, three on IB, one on sockets,
+    which read as this job's would make a configuration fault of rank 3."""
+    from tests.unit.test_launch_run import _port
+
+    port = _port()
+    logs = tmp_path / "logs"
+    job = logs / f"isolate-127.0.0.1-{port}"
+    job.mkdir(parents=True)
+    for rank in range(3):
+        (job / f"nccl.rank{rank}.log").write_bytes(IB_GDR.read_bytes())
+    (job / "nccl.rank3.log").write_bytes(SOCKET.read_bytes())
+    (job / "round1").mkdir()
+    (job / "round1" / "rank3.log").write_bytes(SOCKET.read_bytes())
+    (job / "result.json").write_text('{"stale": true}')
+    from unittest import mock
+
+    with mock.patch("tests.unit.test_launch_run._port", return_value=port):
+        done = torchrun_fake_hosts(tmp_path, 4, "--json", "--logs", str(logs))
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    data = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
+    assert not [o for o in data["outliers"] if o["fault"] == "configuration"], data
+    assert data["files"] == str(job)
+    assert not (job / "nccl.rank3.log").exists()  # gloo: NCCL never wrote one
+    assert (job / "round1" / "rank3.log").read_bytes() == b""  # this job's round: nothing
+
+
+def test_a_job_of_one_node_is_an_error_and_leaves_no_files(tmp_path: Path) -> None:
+    done = torchrun_fake_hosts(tmp_path, 2, hosts=False)
+    assert "error[isolate-nodes]: isolate needs at least 2 distinct nodes" in done.stderr
+    assert "error[isolate-failed]: rank 0's rounds exited with 2" in done.stderr
+    assert "Traceback (most recent call last)" not in done.stderr.split("error[isolate")[0]
+    assert list((tmp_path / "tmp").glob("hpnet-isolate-*")) == []  # each rank's job folder is gone

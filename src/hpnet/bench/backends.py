@@ -15,6 +15,7 @@ loop and the sweep are :mod:`hpnet.bench.worker`'s.
 
 from __future__ import annotations
 
+import datetime
 import os
 import warnings
 from collections.abc import Callable, Mapping
@@ -68,8 +69,12 @@ class RankContext:
             )  # fmt: skip
             self.control = dist.new_group(backend="gloo")
         else:
+            # spec["timeout_s"]: how long ranks wait for each other (torch's default: 30
+            # minutes), for jobs that must not wait that long for a rank that never came
+            timeout = spec.get("timeout_s")
+            extra = {"timeout": datetime.timedelta(seconds=timeout)} if timeout else {}
             dist.init_process_group(
-                "gloo", init_method=where, rank=self.rank, world_size=self.world
+                "gloo", init_method=where, rank=self.rank, world_size=self.world, **extra
             )
             self.control = None
         self.stream: Any = torch.cuda.Stream(device=self.device) if cuda else None

@@ -32,8 +32,11 @@ configuration fault with its fix, not a bad node.
 State=DRAIN; Kubernetes: kubectl cordon and a NoSchedule taint, with NODE_NAME set by
 the manifest hpnet launch --engine k8s writes); without it the commands are printed.
 
+--baseline and --groups are read by rank 0 only (the one rank that uses them).
+
 Exit 0: no outlier; 1: outliers named (drift alone does not fail); 2: bad usage or
-input. --json: docs/isolate-schema.md.
+input, the rounds could not run, or a --drain command failed. --json:
+docs/isolate-schema.md.
 """
 
 
@@ -92,7 +95,9 @@ def _groups(path: str) -> dict[str, str]:
     return groups
 
 
-def _options(ns: argparse.Namespace) -> Any:
+def _options(ns: argparse.Namespace, *, rank0: bool) -> Any:
+    """The run's options; the files (--baseline, --groups) are read by rank 0 only, the
+    one rank that uses them (another node may not have them: no shared file system)."""
     from hpnet.bench.formulas import parse_size  # noqa: PLC0415
     from hpnet.errors import UsageError  # noqa: PLC0415
     from hpnet.inputfile import parse_json  # noqa: PLC0415
@@ -109,7 +114,7 @@ def _options(ns: argparse.Namespace) -> Any:
             f"--bytes {ns.bytes}", code="usage", where="--bytes", fix="--bytes 4 to 4G"
         )
     baseline: dict[str, Any] | None = None
-    if ns.baseline:
+    if ns.baseline and rank0:
         fix = "--baseline the --json output of an earlier hpnet isolate"
         text = _read(ns.baseline, "--baseline", "an earlier run's --json")
         data = parse_json(text, source=ns.baseline, fix=fix)
@@ -121,7 +126,7 @@ def _options(ns: argparse.Namespace) -> Any:
         bytes=size,
         iters=ns.iters,
         baseline=baseline,
-        groups=_groups(ns.groups) if ns.groups else None,
+        groups=_groups(ns.groups) if ns.groups and rank0 else None,
         keep_dir=ns.logs,
         seed=ns.seed,
     )
@@ -167,6 +172,14 @@ def _drain(data: Mapping[str, Any]) -> int:
 
     runner = SubprocessRunner()
     failed = 0
+    bad = [o for o in data["outliers"] if o["kind"] in ("node", "rail")]
+    for outlier in bad:
+        if not outlier["drain"]:
+            print(
+                f"hpnet isolate: --drain: no scheduler name for {outlier['node']} (Slurm's "
+                "SLURMD_NODENAME, Kubernetes' NODE_NAME): not drained",
+                file=sys.stderr,
+            )
     for outlier in data["outliers"]:
         for command in outlier["drain"]:
             done = runner(shlex.split(command), timeout_seconds=60)
@@ -184,11 +197,6 @@ def run(ns: argparse.Namespace) -> int:
     from hpnet.errors import UsageError  # noqa: PLC0415
     from hpnet.isolate.run import run_isolate  # noqa: PLC0415
 
-    options = _options(ns)
-    if ns.report:
-        check_output(ns.report, flag="--report", directory=True)
-    if ns.logs:
-        check_output(ns.logs, flag="--logs", directory=True)
     ranks = launcher_ranks(os.environ)
     if ranks is None:
         raise UsageError(
@@ -198,6 +206,12 @@ def run(ns: argparse.Namespace) -> int:
             fix="hpnet launch --hosts n1,n2,... --nproc-per-node 8 -- hpnet isolate "
             "(or torchrun / srun / mpirun)",
         )
+    rank0 = ranks["RANK"] == "0"
+    options = _options(ns, rank0=rank0)
+    if ns.report and rank0:  # rank 0 writes it
+        check_output(ns.report, flag="--report", directory=True)
+    if ns.logs:
+        check_output(ns.logs, flag="--logs", directory=True)
     _check_torch()
     result = run_isolate(options, os.environ, ranks)
     if result is None:  # not rank 0: rank 0 reports for the job

@@ -140,6 +140,8 @@ class Isolation:
                 n = self._next
                 self._pending = Round(number=n, name=_NAME[n], purpose=_PURPOSE[n], tests=tests)
             else:
+                if self._next == 2:
+                    self._unresolve_suspects()
                 self._next += 1
         return self._pending
 
@@ -181,6 +183,14 @@ class Isolation:
         )
         self._pending = None
         self._next = rnd.number + 1
+
+    def _unresolve_suspects(self) -> None:
+        """No suspect could be re-paired (no node was proven good: every test of round 1
+        failed or was slow): each suspect pair stays an outlier, unresolved, never a
+        silent pass."""
+        for a, b in self._suspect_pairs:
+            if a not in self.issues and b not in self.issues and (a, b) not in self.unresolved:
+                self.unresolved.append((a, b))
 
     def _plan(self, number: int) -> tuple[Test, ...]:
         if number == 1:

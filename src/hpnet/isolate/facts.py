@@ -11,8 +11,10 @@ Keys (each present only when the node's detection says it):
   ``.gid-index`` (NCCL_IB_GID_INDEX when set, else the index NCCL >= 2.21.5 picks
   itself, :func:`hpnet.nccl.rules.auto_gid_choices`);
 - ``limits.memlock``, ``limits.nofile``;
-- ``rail.<gpu>.nic``: the RDMA device closest to local GPU ``<gpu>`` on PCIe (what a
-  rail-optimised cluster gives GPU *i*: NIC *i*);
+- ``gpu.<index>.nic``: the RDMA device closest to GPU ``<index>`` (NVML's numbering)
+  on PCIe (what a rail-optimised cluster gives GPU *i*: NIC *i*); the NIC of a rank's
+  rail comes from its own GPU's PCI address instead (:func:`closest_nics`,
+  hpnet.isolate.run), since CUDA_VISIBLE_DEVICES renumbers GPUs;
 - ``env.<NCCL_X>``: every NCCL variable the rank received, secrets as ``<redacted>``.
 
 A fact no source gave is absent, never guessed: drift is judged on the keys a majority
@@ -28,7 +30,7 @@ from hpnet.nccl.rules import auto_gid_choices, is_variable_name, usable_ports
 from hpnet.node.topology import PcieRelation
 from hpnet.secrets import redact
 
-__all__ = ["PER_NODE", "node_facts"]
+__all__ = ["PER_NODE", "closest_nics", "node_facts"]
 
 #: variables that differ between nodes (or ranks) by design, never drift
 PER_NODE = frozenset({"env.NCCL_HOSTID", "env.NCCL_DEBUG_FILE", "env.NCCL_COMM_ID"})
@@ -50,8 +52,8 @@ def node_facts(inventory: NodeInventory, environ: Mapping[str, str]) -> dict[str
     if limits is not None:
         facts["limits.memlock"] = str(limits.memlock_soft_bytes)
         facts["limits.nofile"] = str(limits.nofile_soft)
-    for gpu, device in _rails(inventory).items():
-        facts[f"rail.{gpu}.nic"] = device
+    for gpu, device in closest_nics(inventory).items():
+        facts[f"gpu.{gpu}.nic"] = device
     for name, value in sorted(environ.items()):
         if name.startswith("NCCL_") and is_variable_name(name):
             facts[f"env.{name}"] = redact(name, value)
@@ -95,7 +97,7 @@ def _nics(inventory: NodeInventory, environ: Mapping[str, str], facts: dict[str,
                     facts[f"nic.{name}.gid-index"] = str(index)
 
 
-def _rails(inventory: NodeInventory) -> dict[int, str]:
+def closest_nics(inventory: NodeInventory) -> dict[int, str]:
     """Each GPU's closest RDMA device (fewest PCIe hops among the closest relation);
     a GPU with two equally close devices names neither: the rail is not known."""
     best: dict[int, list[tuple[int, int, str]]] = {}

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hpnet.check.report import STYLE as CHECK_STYLE
+from hpnet.render.isolate import headline
 from hpnet.render.text import escape_controls
 
 __all__ = ["MATRIX_MAX_NODES", "render_html", "shown_nodes", "write_report"]
@@ -333,23 +334,6 @@ def bars_svg(data: Mapping[str, Any], shown: Sequence[str]) -> str:
 
 
 # -- the page ------------------------------------------------------------------------------
-def headline(data: Mapping[str, Any]) -> str:
-    """``NO OUTLIER among ...`` / ``2 OUTLIERS among ...``, as the text report says it.
-
-    >>> headline({"nodes": ["a", "b"], "rails": 8, "backend": "nccl", "bytes": 64 << 20,
-    ...     "iters": 20, "outliers": []})
-    'NO OUTLIER among 2 nodes x 8 rails, nccl, all_reduce of 64 MiB x 20'
-    """
-    size = int(data.get("bytes") or 0)
-    amount = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} B"
-    count = len(data.get("outliers") or ())
-    many = f"{count} OUTLIER{'S' if count > 1 else ''}" if count else "NO OUTLIER"
-    return (
-        f"{many} among {len(data.get('nodes') or ())} nodes x {data.get('rails')} rails, "
-        f"{data.get('backend')}, all_reduce of {amount} x {data.get('iters')}"
-    )
-
-
 def _subject(outlier: Row) -> str:
     kind = outlier.get("kind")
     if kind == "cluster":

@@ -21,15 +21,18 @@ starts after the same all_reduce completes on its GPU); its bus bandwidth is
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from hpnet.bench.backends import RankContext
+from hpnet.errors import HpnetError
 from hpnet.isolate.engine import Isolation
 from hpnet.isolate.model import Baseline, Measurement, Round, Test
 from hpnet.isolate.observe import Observation, config_issues, observe_log
@@ -42,6 +45,7 @@ WARMUP = 2
 SAMPLE_SECONDS = 0.02
 MAX_REPEAT = 64
 GROUP_TIMEOUT = datetime.timedelta(minutes=5)
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class Job:
@@ -64,13 +68,17 @@ class Job:
             if mine.get("scheduler"):
                 self.scheduler.setdefault(node, list(mine["scheduler"]))
         # a node's rails are its ranks in local-rank order (fake hosts on one machine
-        # have local ranks 2, 3 for their rails 0, 1)
+        # have local ranks 2, 3 for their rails 0, 1); a rail's NIC is the one closest
+        # to the GPU its rank runs on, as the rank found it by the GPU's PCI address
         self.rank_of: dict[tuple[str, int], int] = {}
         self.rail_of: dict[int, int] = {}
         for node, ranks in local.items():
+            self.facts[node] = dict(self.facts[node])
             for rail, (_, rank) in enumerate(sorted(ranks)):
                 self.rank_of[(node, rail)] = rank
                 self.rail_of[rank] = rail
+                if every[rank].get("nic"):
+                    self.facts[node][f"rail.{rail}.nic"] = every[rank]["nic"]
         #: the rails every node has (rails 0 .. rails-1)
         self.rails = min(len(ranks) for ranks in local.values())
 
@@ -93,8 +101,14 @@ def _round_of(ctx: RankContext, current: Round | None) -> Round | None:
     return Round(number=raw["number"], name=raw["name"], purpose=raw["purpose"], tests=tests)
 
 
-def _timed(ctx: RankContext, members: list[int], size: int, iters: int) -> list[float]:
-    """Seconds per all_reduce of ``size`` bytes among ``members``, ``iters`` samples.
+def _buffer(ctx: RankContext, size: int) -> Any:
+    """The test's buffer: allocated before the members agree to go (an allocation that
+    fails on one member must not leave the others waiting in a collective)."""
+    return ctx.torch.ones(max(size // 4, 1), dtype=ctx.torch.float32, device=ctx.device)
+
+
+def _timed(ctx: RankContext, members: list[int], buf: Any, iters: int) -> list[float]:
+    """Seconds per all_reduce of ``buf`` among ``members``, ``iters`` samples.
 
     A sample is the mean of ``repeat`` back-to-back all_reduces, ``repeat`` chosen by
     the members together (the largest any of them needs) so that a sample lasts about
@@ -106,7 +120,6 @@ def _timed(ctx: RankContext, members: list[int], size: int, iters: int) -> list[
     group = dist.new_group(
         members, backend=backend, timeout=GROUP_TIMEOUT, use_local_synchronization=True
     )
-    buf = torch.ones(max(size // 4, 1), dtype=torch.float32, device=ctx.device)
     for _ in range(WARMUP):
         dist.all_reduce(buf, group=group)
     ctx.sync()
@@ -127,6 +140,34 @@ def _timed(ctx: RankContext, members: list[int], size: int, iters: int) -> list[
         ctx.sync()
         times.append((time.perf_counter() - start) / repeat)
     return times
+
+
+def _one_line(exc: BaseException) -> str:
+    # one line: NCCL's errors run over several ("Last error:\n...")
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
+
+
+def _run_test(
+    ctx: RankContext, job: Job, test: Test | None, spec: Mapping[str, Any]
+) -> dict[str, Any]:
+    """This rank's part of the round's tests: its samples or its error. Every rank
+    calls it (the members agree over the job's group whether each test can go)."""
+    result: dict[str, Any] = {"times": [], "error": None, "observation": None}
+    buf = None
+    if test is not None:
+        try:
+            buf = _buffer(ctx, int(spec["bytes"]))
+        except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
+            result["error"] = _one_line(exc)
+    ready = [row[0] == 0 for row in ctx.gather([0.0 if result["error"] is None else 1.0])]
+    if test is not None and buf is not None:
+        members = job.members(test)
+        if all(ready[r] for r in members):
+            try:
+                result["times"] = _timed(ctx, members, buf, int(spec["iters"]))
+            except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
+                result["error"] = _one_line(exc)
+    return result
 
 
 def _cut_log(log: str, offset: int, target: str) -> int:
@@ -154,7 +195,11 @@ def _measurements(
     for test in current.tests:
         members = job.members(test)
         n = len(members)
-        errors = [results[r]["error"] for r in members if results[r]["error"]]
+        # a member that timed out waiting names no cause: the one that failed does
+        errors = sorted(
+            (results[r]["error"] for r in members if results[r]["error"]),
+            key=lambda e: "timed out" in e.lower() or "timeout" in e.lower(),
+        )
         rows = [results[r]["times"] for r in members]
         samples: tuple[float, ...] = ()
         if not errors and all(rows):
@@ -174,6 +219,7 @@ def _measurements(
 def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any] | None:
     """Every rank's part; rank 0 returns the result."""
     mine = {key: spec[key] for key in ("node", "rail", "facts", "scheduler")}
+    mine["nic"] = _my_nic(ctx, spec.get("nics") or {})
     every = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(mine).encode())]
     job = Job(every)
     isolation = drift = None
@@ -197,20 +243,13 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
         if current is None:
             break
         test = next((t for t in current.tests if ctx.rank in job.members(t)), None)
-        result: dict[str, Any] = {"times": [], "error": None, "observation": None}
+        result = _run_test(ctx, job, test, spec)
+        ctx.barrier()
         if test is not None:
-            try:
-                result["times"] = _timed(ctx, job.members(test), size, iters)
-            except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
-                # one line: NCCL's errors run over several ("Last error:\n...")
-                result["error"] = " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
-            ctx.barrier()
             path = os.path.join(out, f"round{current.number}", f"rank{ctx.rank}.log")
             offset = _cut_log(log, offset, path) if log else offset
             seen = observe_log(path, rank=ctx.rank, node=where[0], rail=where[1])
             result["observation"] = seen.to_data()
-        else:
-            ctx.barrier()
         gathered = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(result).encode())]
         if isolation is not None:
             isolation.record(_measurements(job, current, gathered, size))
@@ -237,7 +276,43 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
     }
 
 
+def _my_nic(ctx: RankContext, nics: Mapping[str, str]) -> str | None:
+    """The NIC closest to this rank's GPU, found by the GPU's PCI address (CUDA's
+    numbering under CUDA_VISIBLE_DEVICES is not NVML's); None on CPUs or unknown."""
+    if not ctx.cuda:
+        return None
+    props = ctx.torch.cuda.get_device_properties(ctx.device)
+    bus = getattr(props, "pci_bus_id", None)
+    if bus is None:
+        return None
+    domain, device = getattr(props, "pci_domain_id", 0), getattr(props, "pci_device_id", 0)
+    return nics.get(f"{domain:04x}:{bus:02x}:{device:02x}.0")
+
+
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except HpnetError as exc:  # a job of one node, a bad baseline: said in one line
+        print(exc.render(), file=sys.stderr)
+        return 2
+
+
+def die_with_parent() -> None:
+    """SIGTERM for this process when the ``hpnet isolate`` that started it dies
+    (prctl PR_SET_PDEATHSIG, <linux/prctl.h>), and an exit now if it already has: a
+    rank its launcher killed leaves no worker behind."""
+    parent = os.environ.get("HPNET_PARENT_PID")
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's own handling stands
+        return
+    if parent is not None and str(os.getppid()) != parent:
+        raise SystemExit(143)
+
+
+def _main(argv: list[str]) -> int:
+    die_with_parent()
     with open(argv[1]) as handle:
         spec = json.load(handle)
     out = argv[2]
@@ -248,7 +323,7 @@ def main(argv: list[str]) -> int:
     # every rank)
     ctx = RankContext(
         {"device": spec["device"], "backend": "gloo", "dtype": "float",
-         "redop": "sum", "root": 0},
+         "redop": "sum", "root": 0, "timeout_s": spec.get("timeout_s")},
         ranks,
     )  # fmt: skip
     result = rounds(ctx, spec, out)

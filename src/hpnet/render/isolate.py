@@ -50,23 +50,41 @@ def _drift(drift: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
             )
 
 
+def _amount(size: int) -> str:
+    """``64 MiB``, ``256 KiB``, ``100 B``: the largest unit the size is a whole number of.
+
+    >>> _amount(64 << 20), _amount(256 << 10), _amount(1000)
+    ('64 MiB', '256 KiB', '1000 B')
+    """
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def headline(data: Mapping[str, Any]) -> str:
+    """``NO OUTLIER among ...`` / ``2 OUTLIERS among ...``: the text report's first line
+    and the HTML page's.
+
+    >>> headline({"nodes": ["a", "b"], "rails": 8, "backend": "nccl", "bytes": 64 << 20,
+    ...     "iters": 20, "outliers": []})
+    'NO OUTLIER among 2 nodes x 8 rails, nccl, all_reduce of 64 MiB x 20'
+    """
+    count = len(data.get("outliers") or ())
+    many = f"{count} OUTLIER{'S' if count > 1 else ''}" if count else "NO OUTLIER"
+    return (
+        f"{many} among {len(data.get('nodes') or ())} nodes x {data.get('rails')} rails, "
+        f"{data.get('backend')}, all_reduce of {_amount(int(data.get('bytes') or 0))} x "
+        f"{data.get('iters')}"
+    )
+
+
 def render_isolate(data: Mapping[str, Any]) -> str:
     """The report of :func:`hpnet.cli.isolate.result_data`'s data (every string in it
     shown with its control characters escaped: node names come from the ranks)."""
     data = escaped(dict(data))
     outliers = data["outliers"]
-    nodes = len(data["nodes"])
-    size = data["bytes"]
-    what = (
-        f"{nodes} nodes x {data['rails']} rails, {data['backend']}, all_reduce of "
-        + (f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} B")
-        + f" x {data['iters']}"
-    )
-    head = (
-        f"NO OUTLIER among {what}"
-        if not outliers
-        else f"{len(outliers)} OUTLIER{'S' if len(outliers) > 1 else ''} among {what}"
-    )
+    head = headline(data)
     lines = [f"hpnet isolate: {head}"]
     if outliers:
         lines.append("")
