@@ -320,6 +320,8 @@ def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
 def test_a_job_of_one_node_is_an_error_and_leaves_no_files(tmp_path: Path) -> None:
     done = torchrun_fake_hosts(tmp_path, 2, hosts=False)
     assert "error[isolate-nodes]: isolate needs at least 2 distinct nodes" in done.stderr
-    assert "error[isolate-failed]: rank 0's rounds exited with 2" in done.stderr
+    # which rank's error[isolate-failed] comes out first is a race (the launcher ends
+    # the others when one exits); rank 0's cause is always shown
+    assert "error[isolate-failed]: rank " in done.stderr and done.returncode != 0
     assert "Traceback (most recent call last)" not in done.stderr.split("error[isolate")[0]
     assert list((tmp_path / "tmp").glob("hpnet-isolate-*")) == []  # each rank's job folder is gone
