@@ -172,12 +172,13 @@ def run_cluster_check(
     return _report(options, result, out)
 
 
-def job_directory(keep_dir: str | None, ranks: Mapping[str, str]) -> str:
+def job_directory(keep_dir: str | None, ranks: Mapping[str, str], kind: str = "check-all") -> str:
     """Where this job's ranks keep their files: a new temporary directory, or with
-    ``--logs DIR`` the job's own directory in DIR (:func:`job_name`), made if need be."""
+    ``--logs DIR`` the job's own directory in DIR (:func:`job_name`), made if need be.
+    ``kind`` names the command (``check-all``, ``isolate``)."""
     if keep_dir is None:
-        return tempfile.mkdtemp(prefix="hpnet-check-all-")
-    out = os.path.join(keep_dir, job_name(ranks))
+        return tempfile.mkdtemp(prefix=f"hpnet-{kind}-")
+    out = os.path.join(keep_dir, job_name(ranks, kind))
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
@@ -190,7 +191,7 @@ def job_directory(keep_dir: str | None, ranks: Mapping[str, str]) -> str:
     return out
 
 
-def job_name(ranks: Mapping[str, str]) -> str:
+def job_name(ranks: Mapping[str, str], kind: str = "check-all") -> str:
     """The name of a job's directory: after its rendezvous, which every rank of the job
     knows and no other job running at the same time has.
 
@@ -201,7 +202,7 @@ def job_name(ranks: Mapping[str, str]) -> str:
     """
     import re  # noqa: PLC0415
 
-    return "check-all-" + re.sub(
+    return f"{kind}-" + re.sub(
         r"[^A-Za-z0-9_.-]+", "_", f"{ranks['MASTER_ADDR']}-{ranks['MASTER_PORT']}"
     )
 

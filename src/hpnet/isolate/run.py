@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -72,24 +71,6 @@ def node_name(environ: Mapping[str, str]) -> str:
     return node_id(environ)
 
 
-def job_directory(keep_dir: str | None, ranks: Mapping[str, str]) -> str:
-    from hpnet.check.cluster import job_name  # noqa: PLC0415
-
-    if keep_dir is None:
-        return tempfile.mkdtemp(prefix="hpnet-isolate-")
-    out = os.path.join(keep_dir, job_name(ranks).replace("check-all-", "isolate-", 1))
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot keep the job's files there: {exc.strerror or exc}",
-            code="unwritable",
-            where=f"--logs {keep_dir}",
-            fix="--logs a directory you own",
-        ) from None
-    return out
-
-
 def run_isolate(
     options: IsolateOptions, environ: Mapping[str, str], ranks: Mapping[str, str]
 ) -> dict[str, Any] | None:
@@ -119,7 +100,9 @@ def run_isolate(
         "scheduler": scheduler_of(environ),
         "timeout_s": INIT_TIMEOUT_SECONDS,
     }
-    out = job_directory(options.keep_dir, ranks)
+    from hpnet.check.cluster import job_directory  # noqa: PLC0415
+
+    out = job_directory(options.keep_dir, ranks, "isolate")
     try:
         return _run_in(out, spec, environ, ranks, keep=options.keep_dir is not None)
     finally:
