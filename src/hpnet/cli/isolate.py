@@ -25,6 +25,7 @@ sockets, ran without GPUDirect RDMA or used another NIC than its peers is a
 configuration fault with its fix, not a bad node.
 
   hpnet launch --hosts n1,...,n64 --nproc-per-node 8 -- hpnet isolate
+  export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -1)
   srun -N 64 --ntasks-per-node 8 hpnet isolate --report out/ --drain
   hpnet isolate --baseline last-week.json --json > today.json
 
