@@ -325,3 +325,23 @@ def test_a_job_of_one_node_is_an_error_and_leaves_no_files(tmp_path: Path) -> No
     assert "error[isolate-failed]: rank " in done.stderr and done.returncode != 0
     assert "Traceback (most recent call last)" not in done.stderr.split("error[isolate")[0]
     assert list((tmp_path / "tmp").glob("hpnet-isolate-*")) == []  # each rank's job folder is gone
+
+
+def test_a_variable_one_rank_of_a_node_got_otherwise_is_drift_of_that_node() -> None:
+    """Round 0 judges what every rank received: node n1's second rank lacks
+    NCCL_IB_HCA (a launcher that set it for some local ranks only)."""
+    from hpnet.isolate.engine import Isolation
+    from hpnet.isolate.worker import Job
+
+    env = {"env.NCCL_IB_HCA": "mlx5", "env.NCCL_DEBUG": "WARN"}
+    every = [
+        {"node": f"n{n}", "rail": r, "facts": dict(env), "scheduler": None}
+        for n in range(3)
+        for r in range(2)
+    ]
+    every[3]["facts"] = {"env.NCCL_DEBUG": "WARN"}  # n1, rail 1
+    job = Job(every)
+    assert job.facts["n1"]["env.NCCL_IB_HCA"] == "<unset> | mlx5 (differs between its ranks)"
+    assert job.facts["n0"] == env and job.facts["n2"] == env
+    (drift,) = Isolation(job.nodes, job.rails).drift(job.facts)
+    assert (drift.node, drift.key, drift.majority_value) == ("n1", "env.NCCL_IB_HCA", "mlx5")

@@ -33,6 +33,7 @@ from typing import Any
 
 from hpnet.bench.backends import RankContext
 from hpnet.errors import HpnetError
+from hpnet.isolate.drift import UNSET
 from hpnet.isolate.engine import Isolation
 from hpnet.isolate.model import Baseline, Measurement, Round, Test
 from hpnet.isolate.observe import Observation, config_issues, observe_log
@@ -45,7 +46,20 @@ WARMUP = 2
 SAMPLE_SECONDS = 0.02
 MAX_REPEAT = 64
 GROUP_TIMEOUT = datetime.timedelta(minutes=5)
+_MIXED = " (differs between its ranks)"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _merge_rank_env(node: dict[str, str], rank: Mapping[str, str]) -> None:
+    """A node's NCCL environment is what every one of its ranks received: a variable a
+    rank got otherwise than the node's first rank (or not at all) makes the node's value
+    ``"a | b (differs between its ranks)"``, which then differs from the majority and
+    shows in round 0 (a launcher that sets a variable for some local ranks only)."""
+    for key in sorted({k for k in (*node, *rank) if k.startswith("env.")}):
+        first, mine = node.get(key, UNSET), rank.get(key, UNSET)
+        values = first.removesuffix(_MIXED).split(" | ") if first.endswith(_MIXED) else [first]
+        if mine not in values:
+            node[key] = " | ".join(sorted({*values, mine})) + _MIXED
 
 
 class Job:
@@ -65,6 +79,8 @@ class Job:
             local[node].append((int(mine["rail"]), rank))
             if node not in self.facts:
                 self.facts[node] = mine["facts"]
+            else:
+                _merge_rank_env(self.facts[node], mine["facts"])
             if mine.get("scheduler"):
                 self.scheduler.setdefault(node, list(mine["scheduler"]))
         # a node's rails are its ranks in local-rank order (fake hosts on one machine
