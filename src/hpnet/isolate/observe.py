@@ -126,50 +126,47 @@ def config_issues(observations: Sequence[Observation]) -> tuple[ConfigIssue, ...
     return tuple(issues)
 
 
+def _issue(o: Observation, code: str, what: str, fix: str) -> ConfigIssue:
+    """A configuration issue on ``o``'s rank: its node and rail, its log's lines."""
+    return ConfigIssue(node=o.node, rail=o.rail, code=code, what=what, evidence=o.evidence, fix=fix)
+
+
 def _network_issue(o: Observation, network: tuple[str, ...]) -> ConfigIssue:
     mine, usual = "/".join(o.network) or "none", "/".join(network)
     if SOCKET in o.network and SOCKET not in network:
-        return ConfigIssue(
-            node=o.node,
-            rail=o.rail,
-            code="socket-fallback",
-            what=f"rank {o.rank} went over NET/Socket where the job's other ranks used NET/{usual}",
-            evidence=o.evidence,
-            fix=f"on {o.node}: hpnet doctor (the RDMA devices in the container, "
+        return _issue(
+            o,
+            "socket-fallback",
+            f"rank {o.rank} went over NET/Socket where the job's other ranks used NET/{usual}",
+            f"on {o.node}: hpnet doctor (the RDMA devices in the container, "
             "NCCL_IB_HCA / NCCL_IB_DISABLE / NCCL_NET as on the other nodes), then rerun",
         )
-    return ConfigIssue(
-        node=o.node,
-        rail=o.rail,
-        code="unexpected-network",
-        what=f"rank {o.rank} used NET/{mine} where the job's other ranks used NET/{usual}",
-        evidence=o.evidence,
-        fix=f"on {o.node}: give NCCL the same network as the other nodes (NCCL_NET, "
+    return _issue(
+        o,
+        "unexpected-network",
+        f"rank {o.rank} used NET/{mine} where the job's other ranks used NET/{usual}",
+        f"on {o.node}: give NCCL the same network as the other nodes (NCCL_NET, "
         "NCCL_NET_PLUGIN and the plugin's library: hpnet env on both and compare)",
     )
 
 
 def _gdr_issue(o: Observation) -> ConfigIssue:
-    return ConfigIssue(
-        node=o.node,
-        rail=o.rail,
-        code="no-gdr",
-        what=f"rank {o.rank}'s inter-node connections ran without GPUDirect RDMA "
+    return _issue(
+        o,
+        "no-gdr",
+        f"rank {o.rank}'s inter-node connections ran without GPUDirect RDMA "
         f"({', '.join(o.inter_node)}) where the job's other ranks had it",
-        evidence=o.evidence,
-        fix=f"on {o.node}: load nvidia-peermem (or use DMA-BUF) and check "
+        f"on {o.node}: load nvidia-peermem (or use DMA-BUF) and check "
         "NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ; hpnet doctor there names which",
     )
 
 
 def _nic_issue(o: Observation, expected: tuple[str, ...]) -> ConfigIssue:
-    return ConfigIssue(
-        node=o.node,
-        rail=o.rail,
-        code="unexpected-nic",
-        what=f"rank {o.rank} (GPU {o.rail}) used {', '.join(o.nics)} where GPU {o.rail} "
+    return _issue(
+        o,
+        "unexpected-nic",
+        f"rank {o.rank} (GPU {o.rail}) used {', '.join(o.nics)} where GPU {o.rail} "
         f"of the other nodes used {', '.join(expected)}",
-        evidence=o.evidence,
-        fix=f"on {o.node}: NCCL_IB_HCA as on the other nodes, and the GPU-NIC affinity "
+        f"on {o.node}: NCCL_IB_HCA as on the other nodes, and the GPU-NIC affinity "
         "(hpnet detect) the same",
     )

@@ -64,18 +64,12 @@ def _device(requested: str) -> str:
     return local_defaults(None, "auto")[1]
 
 
-def node_name(environ: Mapping[str, str]) -> str:
-    """What NCCL takes for the node: NCCL_HOSTID (fake hosts) or the host name."""
-    from hpnet.check.cluster import node_id  # noqa: PLC0415
-
-    return node_id(environ)
-
-
 def run_isolate(
     options: IsolateOptions, environ: Mapping[str, str], ranks: Mapping[str, str]
 ) -> dict[str, Any] | None:
     """This rank's part; rank 0 returns the job's result (the worker's result.json),
     the other ranks None."""
+    from hpnet.check.cluster import node_id  # noqa: PLC0415
     from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
 
     device = _device(options.device)
@@ -86,7 +80,7 @@ def run_isolate(
     # rank 0 keeps each node's first rank's
     inventory = detect(DetectOptions(gpus=device != "cpu"), env=dict(environ), python_path=sys.path)
     spec = {
-        "node": node_name(environ),
+        "node": node_id(environ),  # NCCL_HOSTID (fake hosts) or the host name
         "rail": int(ranks.get("LOCAL_RANK", "0")),
         "facts": node_facts(inventory, environ),
         "nics": gpu_nics(inventory),

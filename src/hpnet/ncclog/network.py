@@ -16,6 +16,7 @@ from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
+    from hpnet.nccl.lists import NcclList
     from hpnet.ncclog.report import ProcessRow
 
 __all__ = ["LOCAL_INTERFACES", "network_findings"]
@@ -188,19 +189,27 @@ def _hca_matched_nothing(log: NcclLog) -> list[Finding]:
     ]
 
 
+def _prefix_list(value: str | None) -> NcclList | None:
+    """``value`` as NCCL reads an NCCL_IB_HCA / NCCL_SOCKET_IFNAME list when its entries
+    are prefixes (no leading ``=`` or ``^``); None otherwise, or when it does not parse."""
+    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
+
+    if not value:
+        return None
+    try:
+        spec = parse_list(value)
+    except ValueError:
+        return None
+    return None if spec.exact or spec.exclude else spec
+
+
 def _hca_prefix(log: NcclLog) -> list[Finding]:
     """NCCL_IB_HCA entries are prefixes: ``mlx5_1`` also takes ``mlx5_10``."""
-    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
 
     for process in log.processes:
         value = env_of(process).get("NCCL_IB_HCA")
-        if not value or not process.nics:
-            continue
-        try:
-            spec = parse_list(value)
-        except ValueError:
-            continue
-        if spec.exact or spec.exclude:
+        spec = _prefix_list(value) if process.nics else None
+        if value is None or spec is None:
             continue
         names = {e.name for e in spec.entries}
         extra = [n.name for n in process.nics if n.name not in names and spec.matches(n.name)]
@@ -226,19 +235,13 @@ def _hca_prefix(log: NcclLog) -> list[Finding]:
 
 def _ifname_prefix(log: NcclLog) -> list[Finding]:
     """NCCL_SOCKET_IFNAME entries are prefixes too: say what ``eth`` picked."""
-    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
 
     picked: dict[str, set[str]] = {}
     witnesses: list[LogLine | None] = []
     for process in log.processes:
         value = env_of(process).get("NCCL_SOCKET_IFNAME")
-        if not value:
-            continue
-        try:
-            spec = parse_list(value)
-        except ValueError:
-            continue
-        if spec.exact or spec.exclude:
+        spec = _prefix_list(value)
+        if value is None or spec is None:
             continue
         names = {e.name for e in spec.entries}
         used = {b.split(":", 1)[0] for b in process.bootstrap} | {
