@@ -292,8 +292,17 @@ def test_every_env_format_carries_a_hostile_value_unchanged(
     )
     assert done.stdout.decode() == value
     assert list(work.iterdir()) == []  # nothing ran
-    args = shlex.split(render(resolution, "mpirun"))  # type: ignore[arg-type]
-    assert f"NCCL_DEBUG_FILE={value}" in args
+    # the words as the shell reads them (a value with a control is $'...', which
+    # shlex does not read)
+    mpirun = render(resolution, "mpirun")  # type: ignore[arg-type]
+    done = subprocess.run(
+        ["bash", "-c", f"printf '%s\\0' {mpirun}"],
+        capture_output=True,
+        cwd=work,
+        timeout=LIMIT_S,
+        check=True,
+    )
+    assert f"NCCL_DEBUG_FILE={value}" in done.stdout.decode().split("\0")
     assert json.loads(render(resolution, "json"))["variables"]["NCCL_DEBUG_FILE"]["value"] == value  # type: ignore[arg-type]
     manifest = yaml.safe_load(render(resolution, "k8s"))  # type: ignore[arg-type]
     entries = manifest if isinstance(manifest, list) else manifest["env"]

@@ -122,8 +122,11 @@ def run(namespace: argparse.Namespace) -> int:
         return 0
     output = render(shown, args.fmt)
     if args.fmt != "json":
-        for finding in shown.findings:
-            print(f"hpnet env: {finding.severity}: {finding.title}", file=sys.stderr)
+        from hpnet.render.text import escape_controls  # noqa: PLC0415
+
+        for finding in shown.findings:  # a title may name a device from a listing
+            line = f"hpnet env: {finding.severity}: {finding.title}"
+            print(escape_controls(line), file=sys.stderr)
     print(output, end="")
     return 0
 

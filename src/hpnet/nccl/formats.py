@@ -19,24 +19,39 @@ Each format carries exactly the variables to set (``Resolution.exported``):
 * ``slurm``: ``--export=ALL,K=V,...`` for srun / sbatch. Slurm separates entries
   with commas, so a value with a comma travels through the environment: an
   ``export`` line before the flag, and the bare name inside it.
+
+A value may hold characters a terminal acts on (a device or interface name read from
+a saved listing: ``ESC [ 2 J``, a C1 ``\\x9b``, a bidi override;
+:mod:`hpnet.render.text`). No format prints them raw. Where the format can say the
+same value with escapes, it does: the shell words of ``shell``, ``mpirun`` and
+``slurm`` become ANSI-C quoted ``$'...'`` with the UTF-8 bytes in octal (bash, zsh,
+ksh, busybox sh and POSIX.1-2024 read it; a value with a comma or a control travels
+through ``export`` in ``slurm``), YAML and JSON write ``\\u`` escapes. ``dotenv`` and
+``deepspeed`` have no escapes (their values are read raw): an error, as for a newline.
+``--explain`` is for reading: its lines are shown escaped (``\\x1b``).
 """
 
 from __future__ import annotations
 
+import re
+
 from hpnet.errors import UsageError
 from hpnet.nccl.env import Resolution
+from hpnet.render.text import escape_controls
 from hpnet.yamlquote import double_quoted
 
 __all__ = ["FORMATS", "explain", "render", "to_json"]
 
 FORMATS = ("shell", "dotenv", "json", "mpirun", "deepspeed", "k8s", "slurm")
 SCHEMA_VERSION = 1
+#: what a YAML double-quoted scalar may hold raw but a terminal reorders (bidi
+#: embeddings, overrides, isolates); the other controls double_quoted escapes itself
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def render(resolution: Resolution, fmt: str) -> str:
     """The text of ``fmt`` (one of :data:`FORMATS`), ending with a newline."""
     import json  # noqa: PLC0415 - each format imports what it needs
-    import shlex  # noqa: PLC0415
 
     pairs = resolution.exported
     for name, value in pairs:
@@ -47,8 +62,10 @@ def render(resolution: Resolution, fmt: str) -> str:
                 where=name,
                 fix="set a value on one line",
             )
+    if fmt in ("dotenv", "deepspeed"):
+        _refuse_controls(pairs, fmt)
     if fmt == "shell":
-        lines = [f"export {name}={_single_quote(value)}" for name, value in pairs]
+        lines = [f"export {name}={shell_word(value)}" for name, value in pairs]
         lines += [f"unset {name}" for name in resolution.unset]
         return "".join(line + "\n" for line in lines)
     if fmt == "dotenv":
@@ -68,20 +85,24 @@ def render(resolution: Resolution, fmt: str) -> str:
         return inert(json.dumps(to_json(resolution), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "mpirun":
         args = [arg for name, value in pairs for arg in ("-x", f"{name}={value}")]
-        return shlex.join(args) + "\n"
+        return " ".join(shell_word(arg, always=False) for arg in args) + "\n"
     if fmt == "deepspeed":
         return "".join(f"{name}={value}\n" for name, value in pairs)
     if fmt == "k8s":
         lines = ["env:"]
         for name, value in pairs:
-            escaped = double_quoted(value.replace("$", "$$"))
+            escaped = _BIDI.sub(
+                lambda m: f"\\u{ord(m[0]):04x}", double_quoted(value.replace("$", "$$"))
+            )
             lines += [f"- name: {name}", f"  value: {escaped}"]
         return "\n".join(lines) + "\n"
     if fmt == "slurm":
-        lines = [f"export {n}={_single_quote(v)}" for n, v in pairs if "," in v]
+        # a comma would end the entry, a control cannot be shown: through the environment
+        indirect = {n for n, v in pairs if "," in v or escape_controls(v) != v}
+        lines = [f"export {n}={shell_word(v)}" for n, v in pairs if n in indirect]
         lines += [f"unset {name}" for name in resolution.unset]
-        entries = ["ALL", *(n if "," in v else f"{n}={v}" for n, v in pairs)]
-        lines.append(shlex.quote("--export=" + ",".join(entries)))
+        entries = ["ALL", *(n if n in indirect else f"{n}={v}" for n, v in pairs)]
+        lines.append(shell_word("--export=" + ",".join(entries), always=False))
         return "\n".join(lines) + "\n"
     raise UsageError(
         f"unknown format {fmt!r}",
@@ -91,9 +112,46 @@ def render(resolution: Resolution, fmt: str) -> str:
     )
 
 
-def _single_quote(value: str) -> str:
-    """POSIX single quotes, a quote inside written as ``'\\''``."""
+def shell_word(value: str, *, always: bool = True) -> str:
+    """``value`` as one shell word that shows no control character: POSIX single
+    quotes (a quote inside written as ``'\\''``; with ``always=False`` only where
+    :func:`shlex.quote` needs them), or, when the value holds a control, ANSI-C
+    ``$'...'`` quoting with each of its UTF-8 bytes in octal: the same value, inert
+    on a terminal.
+
+    >>> shell_word("=mlx5_0:1"), shell_word("mlx5_\\x1b[2J"), shell_word("a", always=False)
+    ("'=mlx5_0:1'", "$'mlx5_\\\\033[2J'", 'a')
+    """
+    if escape_controls(value) != value:
+        return "$'" + "".join(_ansi_c(char) for char in value) + "'"
+    if not always:
+        import shlex  # noqa: PLC0415
+
+        return shlex.quote(value)
     return "'" + value.replace("'", "'\\''") + "'"
+
+
+def _ansi_c(char: str) -> str:
+    """One character inside ``$'...'``: three octal digits per byte (never read on into
+    the next character, unlike ``\\x``), a backslash or quote escaped."""
+    if char in "\\'":
+        return "\\" + char
+    if escape_controls(char) == char:
+        return char
+    return "".join(f"\\{byte:03o}" for byte in char.encode())
+
+
+def _refuse_controls(pairs: tuple[tuple[str, str], ...], fmt: str) -> None:
+    """A format whose values are read raw cannot carry a control character."""
+    for name, value in pairs:
+        if escape_controls(value) != value:
+            raise UsageError(
+                f"the value of {name} ({escape_controls(value)}) holds a control character, "
+                f"which a {fmt} file cannot carry",
+                code="bad-value",
+                where=f"--format {fmt}",
+                fix="use --format shell, k8s or json; check the names in the listing",
+            )
 
 
 def to_json(resolution: Resolution) -> dict[str, object]:
@@ -149,4 +207,5 @@ def explain(resolution: Resolution) -> str:
     if resolution.findings:
         lines += ["", "Findings:"]
         lines += [f"  {f.severity}: {f.title}" for f in resolution.findings]
-    return "\n".join(lines) + "\n"
+    # for reading, not sourcing: a name from a listing shows as \x1b, each line one line
+    return "\n".join(escape_controls(line) for line in lines) + "\n"
