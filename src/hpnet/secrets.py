@@ -1,8 +1,9 @@
 """What counts as a secret, wherever hpnet moves or prints environment values.
 
-A variable is secret when its name says so (a TOKEN, SECRET, PASSWORD, KEY, CRED...
-word, a kubeconfig or netrc path, a connection string) or when its value holds a
-credential whatever the name (``https://user:pass@host`` in a proxy or package-index
+A variable is secret when its name says so (a TOKEN, SECRET, PASSWORD, PASSWD, PWD,
+KEY, CRED... word or a last word PASS, but not the shell's own PWD and OLDPWD; a
+kubeconfig or netrc path, a connection string) or when its value holds a credential
+whatever the name (``https://user:pass@host`` in a proxy or package-index
 URL, an Azure ``AccountKey=`` / ``SharedAccessSignature=`` connection string, a private
 key block). Names NCCL itself reads are never secret by name (``NCCL_IB_PKEY`` is a
 partition key), but their values are checked like any other.
@@ -34,6 +35,10 @@ _SECRET_WORDS = frozenset(
      "COOKIE", "SIGNATURE", "KUBECONFIG", "NETRC", "CONNSTR", "SAS"}
 )  # fmt: skip
 _SECRET_PARTS = ("TOKEN", "SECRET", "PASSW", "CRED", "APIKEY", "ACCESSKEY")
+#: words that name a secret only as the last word (``DB_PASS``, ``PASS``): elsewhere
+#: they are other things (``PASS_THROUGH``), and as a part of a word too (``BYPASS``,
+#: ``GIT_ASKPASS``, a program)
+_SECRET_LAST_WORDS = frozenset({"PASS"})
 #: two words that together name a secret (``AZURE_STORAGE_CONNECTION_STRING``)
 _SECRET_PAIRS = (("CONNECTION", "STRING"),)
 
@@ -57,11 +62,15 @@ def looks_secret(name: str) -> bool:
     ...                             "KUBECONFIG", "AZURE_STORAGE_CONNECTION_STRING",
     ...                             "NCCL_IB_PKEY", "NCCL_IB_HCA", "PWD")]
     [True, True, True, True, True, False, False, False]
+    >>> [looks_secret(n) for n in ("MY_PASS", "PASS", "DB_PWD", "OLDPWD", "PASS_THROUGH")]
+    [True, True, True, False, False]
     """
     if name == "PWD" or _known_nccl(name):  # the shell's working directory; NCCL's own
         return False
     words = [w for w in re.split(r"[^A-Z0-9]+", name.upper()) if w]
     if any(w in _SECRET_WORDS or any(p in w for p in _SECRET_PARTS) for w in words):
+        return True
+    if words and words[-1] in _SECRET_LAST_WORDS:
         return True
     return any(all(part in words for part in pair) for pair in _SECRET_PAIRS)
 
