@@ -8,6 +8,7 @@ in powers of two, like nccl-tests' sweeps; rows of size 0 are left out (log scal
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
@@ -220,23 +221,20 @@ def write_plot(path: str, series: Sequence[Series], *, title: str = "hpnet bench
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
+    png = io.BytesIO()
     try:
-        figure.savefig(path)
-    except OSError as exc:
-        raise InputError(
-            exc.strerror or str(exc),
-            code="unwritable",
-            where=path,
-            fix="write to a directory you own",
-        ) from None
+        figure.savefig(png, format="png")
     finally:
         plt.close(figure)
+    _write(path, png.getvalue())
 
 
 def _write(path: str, data: bytes) -> None:
+    """``data`` at ``path``: a symlink there is replaced, never followed."""
+    from hpnet.outputfile import write_file  # noqa: PLC0415
+
     try:
-        with open(path, "wb") as handle:
-            handle.write(data)
+        write_file(path, data)
     except OSError as exc:
         raise InputError(
             exc.strerror or str(exc),

@@ -39,6 +39,7 @@ from hpnet.bench.formulas import (
     reduces,
     shape,
 )
+from hpnet.outputfile import write_file
 
 #: how rank 0's progress lines start (hpnet.bench.run echoes them from its log)
 PROGRESS = "hpnet bench:"
@@ -339,11 +340,10 @@ def _metadata(ctx: RankContext, hosts: list[str]) -> dict[str, Any]:
 
 
 def write_json(path: str, data: dict[str, Any]) -> None:
-    """Replace ``path`` atomically: a reader never sees half a file."""
-    partial = path + ".partial"
-    with open(partial, "w") as handle:
-        json.dump(data, handle)
-    os.replace(partial, path)
+    """Replace ``path`` atomically: a reader never sees half a file, and a symlink
+    planted at it (``--save``'s checkpoint beside the result under a launcher) is
+    replaced, never followed (:func:`hpnet.outputfile.write_file`)."""
+    write_file(path, json.dumps(data))
 
 
 def main(argv: list[str]) -> int:

@@ -233,13 +233,13 @@ def write_report(directory: str, report: CheckReport) -> None:
     InputError naming the directory when they cannot be written."""
     from hpnet.errors import InputError  # noqa: PLC0415
     from hpnet.jsonout import dumps  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     try:
         os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "report.json"), "w") as handle:
-            handle.write(dumps(report_data(report)) + "\n")
-        with open(os.path.join(directory, "report.html"), "w") as handle:
-            handle.write(render_html(report))
+        # a symlink planted at report.json / report.html is replaced, never followed
+        write_file(os.path.join(directory, "report.json"), dumps(report_data(report)) + "\n")
+        write_file(os.path.join(directory, "report.html"), render_html(report))
     except OSError as exc:
         raise InputError(
             f"the report could not be written: {exc.strerror or exc} (it is printed above)",

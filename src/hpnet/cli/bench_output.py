@@ -132,10 +132,10 @@ def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:
 
 def write_result(path: str, text: str) -> None:
     from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     try:
-        with open(path, "w") as handle:
-            handle.write(text)
+        write_file(path, text)  # a symlink at path is replaced, never followed
     except OSError as exc:
         raise InputError(
             f"the result could not be saved: {exc.strerror or exc} (it is printed above)",

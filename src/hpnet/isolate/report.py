@@ -359,6 +359,8 @@ def _outliers_html(outliers: Sequence[Row]) -> str:
         evidence = "".join(f"<li>{_e(line)}</li>" for line in o.get("evidence") or ())
         fix = f"<div class='fix'>fix: {_e(o['fix'])}</div>" if o.get("fix") else ""
         drain = "".join(f"<pre class='cmd'>{_e(c)}</pre>" for c in o.get("drain") or ())
+        if o.get("not_drained"):
+            drain += f"<div>not drained: {_e(o['not_drained'])}</div>"
         items.append(
             f"<li><span class='impact'>{_e(_subject(o))}</span>: {_e(o.get('fault'))} fault"
             f"{_e(code)}<ul class='evidence'>{evidence}</ul>{fix}"
@@ -366,6 +368,19 @@ def _outliers_html(outliers: Sequence[Row]) -> str:
             + "</li>"
         )
     return "<h2>Outliers</h2><ol id='outliers'>" + "".join(items) + "</ol>"
+
+
+def _inconclusive_html(rows: Sequence[Row]) -> str:
+    if not rows:
+        return ""
+    items = "".join(
+        f"<li>{_e(r.get('node'))}: round {_e(r.get('round'))}: {_e(r.get('cause'))}</li>"
+        for r in rows
+    )
+    return (
+        "<h2>Not judged</h2><p>The harness could not run these nodes' tests: no evidence "
+        f"about them, neither good nor bad.</p><ul id='inconclusive'>{items}</ul>"
+    )
 
 
 def _rounds_html(data: Mapping[str, Any]) -> str:
@@ -446,9 +461,10 @@ def render_html(data: Mapping[str, Any]) -> str:
         f"<title>hpnet isolate: {_e(head)}</title>",
         f"<style>{CHECK_STYLE}{STYLE}</style></head><body>",
         "<h1>hpnet isolate</h1>",
-        f"<div class='verdict {'notready' if outliers else 'ready'}' id='verdict'>"
-        f"<b>{_e(head)}</b></div>",
+        f"<div class='verdict {'notready' if outliers or data.get('inconclusive') else 'ready'}'"
+        f" id='verdict'><b>{_e(head)}</b></div>",
         _outliers_html(outliers),
+        _inconclusive_html(data.get("inconclusive") or ()),
         _figures_html(data),
         _rounds_html(data),
         _rails_html(data),
@@ -465,14 +481,14 @@ def write_report(directory: str, data: Mapping[str, Any]) -> None:
     InputError naming the directory when they cannot be written."""
     from hpnet.errors import InputError  # noqa: PLC0415
     from hpnet.jsonout import dumps  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     page = render_html(data)
     try:
         os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "report.json"), "w", encoding="utf-8") as handle:
-            handle.write(dumps(dict(data)) + "\n")
-        with open(os.path.join(directory, "report.html"), "w", encoding="utf-8") as handle:
-            handle.write(page)
+        # a symlink planted at report.json / report.html is replaced, never followed
+        write_file(os.path.join(directory, "report.json"), dumps(dict(data)) + "\n")
+        write_file(os.path.join(directory, "report.html"), page)
     except OSError as exc:
         raise InputError(
             f"the report could not be written: {exc.strerror or exc} (it is printed above)",

@@ -8,17 +8,16 @@ timeout and Ctrl-C; the engines pass the signal on to their ranks (torchrun's ag
 and mpirun end their workers when they are terminated).
 
 Files are written to a new file beside the target (created exclusively, mode set on
-the open descriptor) and renamed over it: a symlink planted at the target is
-replaced, never followed. A remote node's secrets go to ssh's stdin from a file only
-the user can read (0600, created exclusively in a 0700 directory, removed as soon as
-ssh has it open): never through a command line. A program that is not on PATH is an
-error that names it before anything starts; torchrun is also looked for beside this
-Python, then run as ``python -m torch.distributed.run``.
+the open descriptor) and renamed over it (:mod:`hpnet.outputfile`): a symlink planted
+at the target is replaced, never followed. A remote node's secrets go to ssh's stdin
+from a file only the user can read (0600, created exclusively in a 0700 directory,
+removed as soon as ssh has it open): never through a command line. A program that is
+not on PATH is an error that names it before anything starts; torchrun is also looked
+for beside this Python, then run as ``python -m torch.distributed.run``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -32,6 +31,7 @@ from typing import TextIO
 
 from hpnet.errors import InputError
 from hpnet.launch.plan import GeneratedFile, LaunchPlan
+from hpnet.outputfile import write_file
 from hpnet.secrets import is_secret
 
 __all__ = ["EngineFailure", "LaunchOutcome", "engine_failure", "execute", "write_files"]
@@ -63,24 +63,10 @@ def write_files(plan: LaunchPlan) -> None:
 
 
 def _write_file(file: GeneratedFile) -> None:
-    """``file`` at its path with its mode, through a new file in the same directory
-    (``mkstemp``: O_CREAT | O_EXCL, and O_NOFOLLOW, mode 0600 from the start) renamed
-    over the path: whatever was there, a symlink included, is replaced, and nothing
-    outside the directory is written or chmod'ed."""
-    directory = os.path.dirname(file.path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(
-        dir=directory, prefix=f".{os.path.basename(file.path)}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), file.mode)
-            handle.write(file.content)
-        os.replace(temporary, file.path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    """``file`` at its path with its mode (:func:`hpnet.outputfile.write_file`): a
+    symlink at the path is replaced, never followed."""
+    os.makedirs(os.path.dirname(file.path) or ".", exist_ok=True)
+    write_file(file.path, file.content, mode=file.mode)
 
 
 #: runs on this machine in front of ssh: its stdin becomes the secrets file, which is
