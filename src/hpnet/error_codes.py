@@ -51,13 +51,19 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "a path holds a NUL byte, a line break or a comma a launcher would split"
     ),
     "bad-port": ErrorCode("a TCP port is outside 1-65535"),
+    "bad-rank-env": ErrorCode(
+        "a launcher's rank variables (RANK, WORLD_SIZE, LOCAL_RANK, their MPI and Slurm "
+        "equivalents) are not whole numbers, or the rank is not below the size"
+    ),
     "bad-redop": ErrorCode(
         "`hpnet bench --op`: an unknown reduction, or one the data type does not take"
     ),
     "bad-result": ErrorCode(
         "a file given as a benchmark result (nccl-tests output or hpnet JSON) cannot be read as one"
     ),
-    "bad-size": ErrorCode("a message size (-b, -e, --size) is not a size hpnet reads"),
+    "bad-size": ErrorCode(
+        "a message size (-b, -e, --size, isolate --bytes) is not a size hpnet reads"
+    ),
     "bad-value": ErrorCode("a variable's value cannot be written in the chosen output format"),
     "bad-variable-name": ErrorCode(
         "a name in a config or --set is not an upper-case environment variable name"
@@ -124,12 +130,21 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "no-reference": ErrorCode("the profile records no bus bandwidth to compare with"),
     "no-result": ErrorCode("the input holds no nccl-tests table"),
     "not-an-nccl-variable": ErrorCode("a variable set in hpnet belongs to another tool, not NCCL"),
+    "not-enough-memory": ErrorCode(
+        "`hpnet bench --device cpu`: the local ranks would need more memory than MemAvailable"
+    ),
     "not-found": ErrorCode("a program to launch is not found or cannot start"),
     "nothing-to-compare": ErrorCode("two results share no op and size"),
+    "out-of-memory": ErrorCode(
+        "a benchmark rank was killed by SIGKILL, by the kernel's out-of-memory killer "
+        "(its cgroup's oom_kill counter rose) or most likely so"
+    ),
     "parse": ErrorCode(
         "text that should be a known format (a NAME=VALUE file, JSON, a hostfile) is not"
     ),
-    "port-taken": ErrorCode("another process took the port hpnet chose for its ranks"),
+    "port-taken": ErrorCode(
+        "another process holds the rendezvous port (the one hpnet chose, or --master-port)"
+    ),
     "probe-failed": ErrorCode("`hpnet verify`'s probe job wrote no log"),
     "snapshot-io": ErrorCode("the sysfs snapshot tool could not read or write a path"),
     "sysfs-root-missing": ErrorCode("--sysfs-root is not a directory"),

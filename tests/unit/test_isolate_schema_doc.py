@@ -4,7 +4,7 @@ The documents are the command's own (:func:`hpnet.cli.isolate.result_data` over 
 result a job's rank 0 returns), their verdicts from the decision engine driven by the
 simulated cluster with planted faults: one of every outlier kind (node, rail, link,
 group, cluster) and fault (hardware, configuration), drift of both kinds, a failed
-test. Forward: every path any of them has is documented. Backward: every documented
+test, a test the harness could not run, an outlier that cannot be drained. Forward: every path any of them has is documented. Backward: every documented
 path is emitted by one of them.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from hpnet.cli.isolate import result_data
-from hpnet.isolate.model import Baseline, Measurement, Test
+from hpnet.isolate.model import Baseline, ErrorSource, Measurement, Test
 from hpnet.isolate.simulate import (
     Cluster,
     FactDrift,
@@ -50,10 +50,14 @@ def document(
     baseline: Baseline | None = None,
     slow_link: bool = False,
     failing: str | None = None,
+    harness: str | None = None,
+    one_machine: bool = False,
 ) -> dict[str, Any]:
     """What `hpnet isolate --json` prints for a simulated job: ``slow_link`` halves the
     path between the first pair of round 1 (rail 1 and the whole-node tests over it),
-    ``failing`` makes every test of that node fail."""
+    ``failing`` makes every test of that node fail on the link, ``harness`` every test
+    of that node fail in the harness; ``one_machine``: every node is a fake host of one
+    Slurm node."""
     sim = Simulator(cluster, faults, seed=seed)
     iso = sim.isolation(baseline=baseline, seed=seed)
     iso.drift(sim.facts())
@@ -61,7 +65,7 @@ def document(
     assert first is not None
     link = {first.tests[0].a, first.tests[0].b} if slow_link else set()
     while (rnd := iso.next_round()) is not None:
-        iso.record([_altered(m, link, failing) for m in sim.measure(rnd.tests)])
+        iso.record([_altered(m, link, failing, harness) for m in sim.measure(rnd.tests)])
     verdict = iso.verdict()
     result = {
         "nodes": sim.nodes,
@@ -69,7 +73,7 @@ def document(
         "bytes": 64 << 20,
         "iters": cluster.iterations,
         "backend": "nccl",
-        "scheduler": {n: ["slurm", n] for n in sim.nodes},
+        "scheduler": {n: ["slurm", "gpu-1" if one_machine else n] for n in sim.nodes},
         "drift": to_data(verdict.drift),
         "verdict": to_data(verdict),
         "files": "/scratch/isolate-10.0.0.1-29500",
@@ -78,8 +82,15 @@ def document(
     return data
 
 
-def _altered(m: Measurement, link: set[str], failing: str | None) -> Measurement:
+def _altered(
+    m: Measurement, link: set[str], failing: str | None, harness: str | None
+) -> Measurement:
     t: Test = m.test
+    if harness in (t.a, t.b):
+        error = "DistStoreError: wait timeout after 300000ms, keys: /hpnet-isolate/1/0/0"
+        return dataclasses.replace(
+            m, samples_gbps=(), error=error, error_source=ErrorSource.HARNESS
+        )
     if failing in (t.a, t.b):
         error = "DistBackendError: NCCL WARN NET/IB : Got completion with error 12"
         return dataclasses.replace(m, samples_gbps=(), error=error)
@@ -114,6 +125,10 @@ def documents() -> dict[str, dict[str, Any]]:
         "flapping rail": document(SMALL, (FlappingLink(node=SMALL.node(12), rail=2),)),
         "link": document(SMALL, slow_link=True),
         "failed tests": document(SMALL, failing=SMALL.node(9)),
+        "harness failure": document(SMALL, harness=SMALL.node(4)),
+        "fake hosts": document(
+            SMALL, [SlowNic(node=SMALL.node(5), rail=r) for r in range(8)], one_machine=True
+        ),
         "group": document(racks, (SlowGroup(group="rack001"),)),
         "cluster": document(SMALL, (SlowCluster(factor=0.8),), baseline=_baseline(SMALL)),
     }
@@ -162,7 +177,14 @@ def test_every_value_of_a_closed_vocabulary_is_documented() -> None:
         ("## An outlier", "code", {o["code"] for o in outliers if o["code"]}),
         ("## Drift", "kind", {d["kind"] for doc in docs for d in doc["drift"]}),
         ("## A round", "name", {r["name"] for doc in docs for r in doc["rounds"]}),
+        (
+            "## A test",
+            "error_source",
+            {p["error_source"] for d in docs for p in d["pairs"] if p["error"]},
+        ),
     ]
+    assert {d["status"] for d in docs} == {"outliers", "inconclusive", "no-outlier"}
+    assert {d["status"] for d in docs} <= _documented_words("| key |", "status")
     for section, key, values in checks:
         assert values <= _documented_words(section, key), (section, key)
     assert {"drift", "pairs", "re-pair", "rails"} <= {r["name"] for d in docs for r in d["rounds"]}

@@ -51,7 +51,7 @@ def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
             continue
         if (
             size == "WORLD_SIZE"
-            and int(environ.get(size) or 1) == 1
+            and environ.get(size, "").strip() in ("", "1")
             and "MASTER_ADDR" not in environ
         ):
             continue  # a stray RANK / WORLD_SIZE=1 in a shell is not a job
@@ -64,6 +64,7 @@ def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
                 fix="export MASTER_ADDR=<first node's address> MASTER_PORT=29500 on every rank, "
                 "or start the job with torchrun or hpnet launch",
             )
+        _check_numbers(environ, name, (rank, size, local, local_size))
         found = {
             "RANK": environ[rank],
             "WORLD_SIZE": environ[size],
@@ -76,6 +77,50 @@ def launcher_ranks(environ: Mapping[str, str]) -> dict[str, str] | None:
             found["LOCAL_WORLD_SIZE"] = environ[local_size]
         return found
     return None
+
+
+def _check_numbers(environ: Mapping[str, str], launcher: str, names: tuple[str, ...]) -> None:
+    """The launcher's rank variables are whole numbers, the rank below the size (a
+    rank that is not one of the job's would wait for a peer that never comes).
+
+    >>> _check_numbers({"RANK": "5", "WORLD_SIZE": "2"}, "torchrun",
+    ...                ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"))
+    Traceback (most recent call last):
+    ...
+    hpnet.errors.InputError: RANK=5 is not a rank of a job of WORLD_SIZE=2 ranks (0 to 1)
+    """
+    rank, size, local, local_size = names
+    values: dict[str, int] = {}
+    for name in names:
+        text = environ.get(name)
+        if text is None or (name == local_size and not text.strip().isdigit()):
+            continue  # SLURM_NTASKS_PER_NODE may read "4(x2)": not used then
+        if not text.strip().isdigit():
+            raise InputError(
+                f"{name}={text[:40]!r} is not a whole number",
+                code="bad-rank-env",
+                where="the environment",
+                fix=f"start the job with {launcher} or hpnet launch, which set {name}; "
+                "or unset it in this shell",
+            )
+        values[name] = int(text)
+    checks = ((rank, size), (local, local_size))
+    if values[size] < 1:
+        raise InputError(
+            f"{size}={values[size]}: a job has at least one rank",
+            code="bad-rank-env",
+            where="the environment",
+            fix=f"start the job with {launcher} or hpnet launch",
+        )
+    for low, high in checks:
+        if low in values and high in values and values[low] >= values[high]:
+            raise InputError(
+                f"{low}={values[low]} is not a rank of a job of {high}={values[high]} ranks "
+                f"(0 to {values[high] - 1})",
+                code="bad-rank-env",
+                where="the environment",
+                fix=f"start the job with {launcher} or hpnet launch, which set both",
+            )
 
 
 def local_defaults(nproc: int | None, device: str) -> tuple[int, str]:

@@ -29,14 +29,22 @@ configuration fault with its fix, not a bad node.
   srun -N 64 --ntasks-per-node 8 hpnet isolate --report out/ --drain
   hpnet isolate --baseline last-week.json --json > today.json
 
+Only a measured slowdown or an error from NCCL / the network on a test's link names a
+node. A test the harness could not run (a group that never formed, a store timeout,
+no memory for the buffer) proves nothing: its nodes are tested again with a good
+partner, and a node still untested is INCONCLUSIVE, with the cause, never an outlier.
+
 --drain takes each node found bad out of the scheduler (Slurm: scontrol update
 State=DRAIN; Kubernetes: kubectl cordon and a NoSchedule taint, with NODE_NAME set by
 the manifest hpnet launch --engine k8s writes); without it the commands are printed.
+Never a node without evidence from this run, a name the scheduler reads as a set of
+nodes (ALL, a number), or a name several of the job's nodes share (fake hosts).
 
 --baseline and --groups are read by rank 0 only (the one rank that uses them).
 
-Exit 0: no outlier; 1: outliers named (drift alone does not fail); 2: bad usage or
-input, the rounds could not run, or a --drain command failed. --json:
+Exit 0: no outlier, every node judged; 1: outliers named (drift alone does not
+fail); 2: inconclusive (a node could not be judged), bad usage or input, the rounds
+could not run, or a --drain command failed. --json:
 docs/isolate-schema.md.
 """
 
@@ -109,7 +117,12 @@ def _options(ns: argparse.Namespace, *, rank0: bool) -> Any:
         raise UsageError(
             f"--iters {ns.iters}", code="usage", where="--iters", fix="--iters 1 to 1000"
         )
-    size = parse_size(ns.bytes) if ns.bytes else None
+    try:
+        size = parse_size(ns.bytes) if ns.bytes is not None else None
+    except ValueError as exc:
+        raise UsageError(
+            str(exc), code="bad-size", where=f"--bytes {ns.bytes}", fix="--bytes 4 to 4G, e.g. 64M"
+        ) from None
     if size is not None and not 4 <= size <= 1 << 32:
         raise UsageError(
             f"--bytes {ns.bytes}", code="usage", where="--bytes", fix="--bytes 4 to 4G"
@@ -133,26 +146,57 @@ def _options(ns: argparse.Namespace, *, rank0: bool) -> Any:
     )
 
 
+def _drain_for(
+    outlier: Mapping[str, Any], nodes: list[str], schedulers: Mapping[str, list[str]]
+) -> tuple[list[str], str | None]:
+    """The scheduler commands that take an outlier's node out of service, or why none.
+
+    Only a node or rail outlier of this run, with evidence, on a node whose scheduler
+    name is its own: fake hosts on one machine (``NCCL_HOSTID``) share the machine's
+    Slurm or Kubernetes name, and draining it would take the healthy ones with it."""
+    from hpnet.isolate.drain import drain_commands, is_one_node, shown  # noqa: PLC0415
+
+    node = outlier.get("node")
+    if outlier["kind"] not in ("node", "rail") or not node:
+        return [], None
+    if node not in nodes or not outlier.get("evidence"):
+        return [], f"{node} was not named with evidence in this run"
+    if node not in schedulers:
+        return [], (
+            f"no scheduler name for {node} (Slurm's SLURMD_NODENAME, Kubernetes' NODE_NAME)"
+        )
+    scheduler, name = schedulers[node]
+    sharing = sorted(n for n, (_, other) in schedulers.items() if other == name)
+    if len(sharing) > 1:
+        return [], (
+            f"{scheduler} names {len(sharing)} of this job's nodes {name!r} "
+            f"({', '.join(sharing[:4])}): draining it would take healthy ones too"
+        )
+    if not is_one_node(name):
+        return [], f"{scheduler} reads the name {name!r} as a set of nodes"
+    reason = f"{outlier['fault']} fault" + (
+        f" on rail {outlier['rail']}" if outlier.get("rail") is not None else ""
+    )
+    commands = [shown(c) for c in drain_commands(scheduler, name, reason, outlier["fault"])]
+    return commands, None if commands else f"{scheduler} does not accept the name {name!r}"
+
+
 def result_data(result: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON of a run: the job's shape, the verdict's fields at the top (so that it
-    reads back as a --baseline), each outlier with its scheduler commands."""
-    from hpnet.isolate.drain import drain_commands, shown  # noqa: PLC0415
+    reads back as a --baseline), each outlier with its scheduler commands (or why it
+    has none)."""
     from hpnet.jsonout import envelope  # noqa: PLC0415
 
     verdict = dict(result["verdict"])
     schedulers = result.get("scheduler", {})
     outliers = []
     for outlier in verdict.pop("outliers"):
-        commands: list[str] = []
-        node = outlier.get("node")
-        if node and outlier["kind"] in ("node", "rail") and node in schedulers:
-            scheduler, name = schedulers[node]
-            reason = f"{outlier['fault']} fault" + (
-                f" on rail {outlier['rail']}" if outlier.get("rail") is not None else ""
-            )
-            commands = [shown(c) for c in drain_commands(scheduler, name, reason, outlier["fault"])]
-        outliers.append({**outlier, "drain": commands})
+        commands, why_not = _drain_for(outlier, result["nodes"], schedulers)
+        outliers.append({**outlier, "drain": commands, "not_drained": why_not})
+    inconclusive = verdict.get("inconclusive") or []
+    status = "outliers" if outliers else "inconclusive" if inconclusive else "no-outlier"
     body = {
+        "status": status,
         "nodes": result["nodes"],
         "rails": result["rails"],
         "backend": result["backend"],
@@ -173,12 +217,10 @@ def _drain(data: Mapping[str, Any]) -> int:
 
     runner = SubprocessRunner()
     failed = 0
-    bad = [o for o in data["outliers"] if o["kind"] in ("node", "rail")]
-    for outlier in bad:
-        if not outlier["drain"]:
+    for outlier in data["outliers"]:
+        if outlier.get("not_drained"):
             print(
-                f"hpnet isolate: --drain: no scheduler name for {outlier['node']} (Slurm's "
-                "SLURMD_NODENAME, Kubernetes' NODE_NAME): not drained",
+                f"hpnet isolate: --drain: {outlier['not_drained']}: not drained",
                 file=sys.stderr,
             )
     for outlier in data["outliers"]:
@@ -233,4 +275,6 @@ def run(ns: argparse.Namespace) -> int:
         write_report(ns.report, data)
     if ns.drain and _drain(data):
         return 2
-    return 1 if data["outliers"] else 0
+    # inconclusive: the rounds could not judge every node (exit 2, as when they
+    # cannot run), never a pass
+    return {"outliers": 1, "inconclusive": 2}.get(data["status"], 0)

@@ -10,9 +10,12 @@
   ``hpnet launch --engine k8s`` sets); without it no Kubernetes command is proposed.
 
 Every name is checked against what the scheduler accepts (Slurm: letters, digits and
-``._-``; Kubernetes: a DNS-1123 subdomain) before it lands in a command; the reason is
-one line of printable ASCII. The commands are argv lists (run without a shell) and are
-printed shell-quoted.
+``._-``; Kubernetes: a DNS-1123 subdomain) before it lands in a command, and a name a
+scheduler reads as a set of nodes is refused: Slurm's ``ALL`` (any case:
+``scontrol update NodeName=ALL`` updates every node) and a bare number (a host-list
+range bound, never a node of its own); brackets and commas (host lists) fail the
+character check. The reason is one line of printable ASCII. The commands are argv
+lists (run without a shell) and are printed shell-quoted.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-__all__ = ["drain_commands", "scheduler_of", "shown"]
+__all__ = ["drain_commands", "is_one_node", "scheduler_of", "shown"]
 
 _SLURM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 _K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _REASON_CHARS = re.compile(r"[^ -~]")
+#: names a scheduler reads as a set of nodes, not as one
+_SET_NAME = re.compile(r"(all|[0-9]+)\Z", re.IGNORECASE)
 TAINT_KEY = "hpnet.dev/isolate"
 
 
@@ -53,7 +58,11 @@ def drain_commands(scheduler: str, name: str, reason: str, fault: str) -> list[l
     ['node-a.example', 'hpnet.dev/isolate=configuration:NoSchedule', '--overwrite']
     >>> drain_commands("slurm", "gpu1;reboot", "x", "hardware")
     []
+    >>> drain_commands("slurm", "ALL", "x", "hardware"), drain_commands("slurm", "0", "x", "x")
+    ([], [])
     """
+    if not is_one_node(name):
+        return []
     if scheduler == "slurm" and _SLURM_NAME.match(name):
         return [
             ["scontrol", "update", f"NodeName={name}", "State=DRAIN", f"Reason={_reason(reason)}"]
@@ -65,6 +74,15 @@ def drain_commands(scheduler: str, name: str, reason: str, fault: str) -> list[l
             ["kubectl", "taint", "nodes", name, f"{TAINT_KEY}={value}:NoSchedule", "--overwrite"],
         ]
     return []
+
+
+def is_one_node(name: str) -> bool:
+    """False for a name a scheduler reads as a set of nodes (``ALL``, ``all``, ``0``).
+
+    >>> is_one_node("gpu-017"), is_one_node("All"), is_one_node("42")
+    (True, False, False)
+    """
+    return not _SET_NAME.match(name)
 
 
 def shown(command: Sequence[str]) -> str:

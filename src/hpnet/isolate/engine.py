@@ -9,9 +9,21 @@ An executor drives it (the real one runs collectives in torch.distributed subgro
         iso.record(execute(rnd.tests))    # every test of a round at once
     verdict = iso.verdict()
 
-Rounds: 1 "pairs" (every node in one test), 2 "re-pair" (each node of a slow pair, and
-the leftover of an odd N, with a node proven good), 3 "rails" (per-rail tests of each
-bad node with a good partner, and of each bad link). At most 4 rounds with drift.
+Rounds: 1 "pairs" (every node in one test), 2 "re-pair" (each node of a slow pair, the
+leftover of an odd N, and each node whose round-1 test the harness could not run, with
+a node proven good), 3 "rails" (per-rail tests of each bad node with a good partner, and
+of each bad link; and a whole-node test of each node whose round-2 test was its only
+one, with another good partner). At most 4 rounds with drift.
+
+A node is named only when it was slow in two tests with different partners: a side of a
+slow round-1 pair that is slow again with a good node, or a node tested first in round
+2 (the odd one out, a node whose round-1 test could not run) that is slow again in
+round 3. One slow test is one noisy moment as often as a bad node.
+
+Only a measured slowdown or an error on the link (:mod:`hpnet.isolate.harness`) may
+name a node. A test the harness could not run proves nothing: its nodes are neither
+good nor suspect, they are tested again in round 2, and a node still untested at the
+end is *inconclusive* in the verdict, with the cause, never an outlier.
 """
 
 from __future__ import annotations
@@ -28,6 +40,8 @@ from hpnet.isolate.model import (
     Baseline,
     ConfigIssue,
     Drift,
+    ErrorSource,
+    Inconclusive,
     IsolateVerdict,
     Measurement,
     PairResult,
@@ -36,7 +50,14 @@ from hpnet.isolate.model import (
     Test,
 )
 from hpnet.isolate.pairing import cross_pairs, partners
-from hpnet.isolate.scoring import Reference, Score, Thresholds, judge, judge_rails
+from hpnet.isolate.scoring import (
+    PairState,
+    Reference,
+    Score,
+    Thresholds,
+    judge,
+    judge_rails,
+)
 from hpnet.isolate.scoring import reference as reference_of
 
 __all__ = ["Isolation"]
@@ -97,9 +118,16 @@ class Isolation:
         self.issues: dict[str, list[ConfigIssue]] = defaultdict(list)
         self.notes: dict[str, list[str]] = defaultdict(list)
         self.bad: list[str] = []
+        #: slow in their only test so far (round 2): named only if slow again
+        self.unconfirmed: dict[str, str] = {}  # node -> its round-2 partner
+        self._confirm: dict[str, str] = {}  # node -> its round-3 partner
         self.links: list[tuple[str, str]] = []
         self._control: tuple[str, str] | None = None
         self.unresolved: list[tuple[str, str]] = []
+        #: nodes whose tests the harness could not run, with the first cause
+        self.untested: dict[str, Inconclusive] = {}
+        #: the nodes whose round-2 test is their first (no round-1 result)
+        self._first_in_round_2: set[str] = set()
         self.rail_scores: dict[tuple[str, str | None], dict[int, Score]] = {}
 
     # -- round 0 -------------------------------------------------------------------------
@@ -160,7 +188,10 @@ class Isolation:
                 fix="record the measurements of next_round()'s tests",
             )
         ms = [
-            by_test.get(t) or Measurement(test=t, samples_gbps=(), error="no result")
+            by_test.get(t)
+            or Measurement(
+                test=t, samples_gbps=(), error="no result", error_source=ErrorSource.HARNESS
+            )
             for t in rnd.tests
         ]
         self._results.extend(ms)
@@ -204,9 +235,10 @@ class Isolation:
         # one side of every pair before the other sides: when good nodes are short, a
         # side found slow again still explains its pair
         sides = [a for a, _ in self._suspect_pairs] + [b for _, b in self._suspect_pairs]
-        wanting = [n for n in sides if n not in self.issues]
-        if self._leftover is not None:
-            wanting.insert(0, self._leftover)
+        untested = [n for n in self.nodes if n in self.untested]
+        leftover = [] if self._leftover is None else [self._leftover]
+        wanting = [n for n in [*leftover, *untested, *sides] if n not in self.issues]
+        self._first_in_round_2 = {*leftover, *untested}
         chosen = partners(wanting, self.good, self.groups, self.seed + 2)
         for node in wanting:
             if node not in chosen:
@@ -226,6 +258,20 @@ class Isolation:
             self._control = (spare[0], spare[1]) if len(spare) >= 2 else None
             pairs = [*self.links, *([self._control] if self._control else [])]
             tests += [Test(round=3, a=a, b=b, rail=r) for a, b in pairs for r in self._r()]
+        taken = {n for t in tests for n in (t.a, t.b)}
+        for node, before in self.unconfirmed.items():
+            # another good node than round 2's where one is free: a second partner
+            free = [g for g in self.good if g not in taken]
+            pool = [g for g in free if g != before] or free
+            pick = partners([node], pool, self.groups, self.seed + 4).get(node)
+            if pick is None:  # slow once is no verdict
+                why = "slow once in round 2, and no good node was left to confirm it with"
+                self.notes[node].append(f"round 3: {why}")
+                self.untested[node] = Inconclusive(node=node, round=2, cause=why)
+                continue
+            self._confirm[node] = pick
+            taken |= {node, pick}
+            tests.append(Test(round=3, a=node, b=pick))
         return tuple(tests)
 
     def _r(self) -> range:
@@ -248,6 +294,9 @@ class Isolation:
             if score.ok:
                 self.good += [m.test.a, m.test.b]
                 continue
+            if score.status is PairState.INCONCLUSIVE:
+                found.append(self._untest(m, (m.test.a, m.test.b), score))
+                continue
             self._suspect_pairs.append((m.test.a, m.test.b))
             line = f"round 1: {m.test.a} + {m.test.b}: {score.reason}"
             for node in (m.test.a, m.test.b):
@@ -255,6 +304,17 @@ class Isolation:
             found.append(line)
         self.good = [n for n in self.good if n not in self.issues]
         return found
+
+    def _untest(self, m: Measurement, nodes: Sequence[str], score: Score) -> str:
+        """``nodes`` of a test the harness could not run stay untested (the first
+        cause kept); the round's line for it."""
+        line = f"round {m.test.round}: {m.test.a} + {m.test.b}: {score.reason}: inconclusive"
+        for node in nodes:
+            self.untested.setdefault(
+                node, Inconclusive(node=node, round=m.test.round, cause=m.error or "no result")
+            )
+            self.notes[node].append(line)
+        return line
 
     def _baseline_ref(self, baseline: Baseline) -> Reference:
         values = list(baseline.pairs_gbps.values())
@@ -279,13 +339,19 @@ class Isolation:
         for m in ms:
             score = self._judge(m)
             node, partner = m.test.a, m.test.b
+            if score.status is PairState.INCONCLUSIVE:  # the partner stays proven good
+                found.append(self._untest(m, (node,), score))
+                continue
+            self.untested.pop(node, None)
             word = "fine" if score.ok else "failed again" if m.error else "slow again"
             line = f"round 2: {node} + {partner} (good in round 1): {score.reason}: {word}"
             self.notes[node].append(line)
             slow[node] = not score.ok
             if not score.ok:
                 found.append(line)
-        self.bad = [n for n, s in slow.items() if s and n not in self.issues]
+        once = {n for n, s in slow.items() if s and n in self._first_in_round_2}
+        self.unconfirmed = {m.test.a: m.test.b for m in ms if m.test.a in once}
+        self.bad = [n for n, s in slow.items() if s and n not in self.issues and n not in once]
         for a, b in self._suspect_pairs:
             if a in self.issues or b in self.issues:
                 continue
@@ -296,11 +362,30 @@ class Isolation:
                 self.links.append((a, b))
                 found.append(f"{a} and {b} are fine with others: the path between them")
         found += [f"bad: {n}" for n in self.bad]
+        found += [f"slow once, to be confirmed: {n}" for n in self.unconfirmed]
         return found
+
+    def _record_confirm(self, m: Measurement) -> str:
+        """A node slow in its only round-2 test, tested again with another partner."""
+        node, partner = m.test.a, m.test.b
+        score = self._judge(m)
+        if score.status is PairState.INCONCLUSIVE:
+            line = self._untest(m, (node,), score)
+            return line + " (slow once in round 2, not confirmed)"
+        word = "fine: round 2's slowness did not come back" if score.ok else "slow again"
+        line = f"round 3: {node} + {partner} (good in round 1): {score.reason}: {word}"
+        self.notes[node].append(line)
+        if not score.ok and node not in self.issues:
+            self.bad.append(node)
+        return line
 
     def _record_rails(self, ms: Sequence[Measurement]) -> list[str]:
         by_pair: dict[tuple[str, str | None], list[Measurement]] = defaultdict(list)
         between = {frozenset(p) for p in [*self.links, *([self._control] if self._control else [])]}
+        confirms = [
+            m for m in ms if self._confirm.get(m.test.a) == m.test.b and m.test.rail is None
+        ]
+        ms = [m for m in ms if m not in confirms]
         for m in ms:
             pair = frozenset((m.test.a, m.test.b)) in between
             by_pair[(m.test.a, m.test.b if pair else None)].append(m)
@@ -309,6 +394,7 @@ class Isolation:
             scores = judge_rails(group, self.t)
             self.rail_scores[key] = scores
             found += [f"{key[0]} rail {r}: {s.reason}" for r, s in scores.items() if not s.ok]
+        found += [self._record_confirm(m) for m in confirms]
         return found + self._confirm_links()
 
     def _confirm_links(self) -> list[str]:
@@ -353,12 +439,18 @@ class Isolation:
                     median_gbps=m.median_gbps,
                     min_gbps=m.min_gbps,
                     error=m.error,
+                    error_source=m.error_source if m.error is not None else None,
                 )
                 for m in self._results
             ),
             cluster_median_gbps=self.ref.median_gbps if self.ref else None,
             baseline_median_gbps=self.baseline.cluster_median_gbps if self.baseline else None,
             collectives=len(self._results),
+            inconclusive=tuple(
+                self.untested[n]
+                for n in self.nodes
+                if n in self.untested and n not in self.bad and n not in self.issues
+            ),
         )
 
     @property

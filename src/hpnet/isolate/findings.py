@@ -149,7 +149,7 @@ def _node_outliers(iso: Isolation, node: str) -> list[Outlier]:
         ]
     notes = tuple(iso.notes[node])
     scores = iso.rail_scores.get((node, None), {})
-    named = sorted(r for r, s in scores.items() if not s.ok)
+    named = sorted(r for r, s in scores.items() if s.bad)
     if not scores or not named or len(named) == len(scores):
         lines = notes + _rails_line(scores, flapped=any("unstable" in n for n in notes))
         return [
@@ -232,7 +232,7 @@ def _grouped(iso: Isolation, hardware: list[Outlier]) -> list[Outlier]:
 
 def _link(iso: Isolation, a: str, b: str) -> Outlier:
     scores = iso.rail_scores.get((a, b), {})
-    named = sorted(r for r, s in scores.items() if not s.ok)
+    named = sorted(r for r, s in scores.items() if s.bad)
     rail = named[0] if len(named) == 1 else None
     lines = [*iso.notes[a], *iso.notes[b]]
     lines += [f"round 3: rail {r} between {a} and {b}: {scores[r].reason}" for r in named]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import math
 import statistics
 from collections.abc import Mapping
 
@@ -26,7 +27,9 @@ __all__ = [
     "ConfigIssue",
     "Drift",
     "DriftKind",
+    "ErrorSource",
     "Fault",
+    "Inconclusive",
     "IsolateVerdict",
     "Measurement",
     "Outlier",
@@ -53,6 +56,17 @@ class OutlierKind(str, enum.Enum):
 class Fault(str, enum.Enum):
     HARDWARE = "hardware"
     CONFIGURATION = "configuration"
+
+
+class ErrorSource(str, enum.Enum):
+    """What a failed test's error is evidence of (:mod:`hpnet.isolate.harness`)."""
+
+    #: NCCL or the transport between the members failed on the link: evidence
+    NETWORK = "network"
+    #: the harness could not run the test (a group that never formed, a store error, a
+    #: buffer that could not be allocated, no result): evidence of nothing about the
+    #: nodes, never a culprit
+    HARNESS = "harness"
 
 
 class DriftKind(str, enum.Enum):
@@ -89,7 +103,14 @@ class Measurement:
     test: Test
     samples_gbps: tuple[float, ...]  # busbw per iteration
     error: str | None = None
+    #: what ``error`` is evidence of; a network error unless the harness says otherwise
+    error_source: ErrorSource = ErrorSource.NETWORK
     issues: tuple[ConfigIssue, ...] = ()
+
+    @property
+    def harness_failed(self) -> bool:
+        """The test did not run for reasons that say nothing about the nodes."""
+        return self.error is not None and self.error_source is ErrorSource.HARNESS
 
     @property
     def median_gbps(self) -> float | None:
@@ -164,6 +185,17 @@ class PairResult:
     median_gbps: float | None
     min_gbps: float | None
     error: str | None = None
+    error_source: ErrorSource | None = None  # None when the test ran
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Inconclusive:
+    """A node the rounds could not judge: its tests failed in the harness (never a
+    culprit, never drained), with the first such failure's cause."""
+
+    node: str
+    round: int
+    cause: str
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -175,11 +207,20 @@ class IsolateVerdict:
     cluster_median_gbps: float | None
     baseline_median_gbps: float | None
     collectives: int  # tests run, all rounds
+    inconclusive: tuple[Inconclusive, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """No outlier (drift alone does not fail the verdict)."""
-        return not self.outliers
+        """No outlier and every node judged (drift alone does not fail the verdict)."""
+        return not self.outliers and not self.inconclusive
+
+    @property
+    def status(self) -> str:
+        """``outliers`` (some named), ``inconclusive`` (none named, but some node could
+        not be judged) or ``no-outlier``."""
+        if self.outliers:
+            return "outliers"
+        return "inconclusive" if self.inconclusive else "no-outlier"
 
 
 def _pair_key(a: str, b: str) -> tuple[str, str]:
@@ -213,8 +254,9 @@ class Baseline:
         if not isinstance(data, Mapping):
             raise _bad("not a JSON object")
         median = data.get("cluster_median_gbps")
-        if not isinstance(median, (int, float)) or isinstance(median, bool) or median <= 0:
+        if not _positive(median):
             raise _bad(f"cluster_median_gbps is {median!r}, not a positive number")
+        assert isinstance(median, (int, float))  # noqa: S101 - _positive holds
         pairs = data.get("pairs", [])
         if not isinstance(pairs, list):
             raise _bad("pairs is not a list")
@@ -231,11 +273,23 @@ def _read_pairs(pairs: list[object]) -> dict[tuple[str, str], float]:
             raise _bad(f"pairs[{i}] has no node names a and b")
         if row.get("rail") is not None or row.get("error") or median is None:
             continue  # per-rail tests and failed ones are no whole-node baseline
-        if not isinstance(median, (int, float)) or isinstance(median, bool):
-            raise _bad(f"pairs[{i}].median_gbps is {median!r}")
+        if not _positive(median):
+            raise _bad(f"pairs[{i}].median_gbps is {median!r}, not a positive number")
         if row.get("round") == 1:
             out[_pair_key(a, b)] = float(median)
     return out
+
+
+def _positive(value: object) -> bool:
+    """A bandwidth a baseline may hold: a finite number above zero (JSON's NaN and
+    Infinity, which Python's reader accepts, and negatives are not).
+
+    >>> [_positive(v) for v in (47.5, 0, -1.0, float("nan"), float("inf"), True, "4")]
+    [True, False, False, False, False, False, False]
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) and value > 0
 
 
 def _bad(what: str) -> InputError:

@@ -90,7 +90,8 @@ class PairState(str, enum.Enum):
     OK = "ok"
     SLOW = "slow"
     UNSTABLE = "unstable"
-    ERROR = "error"
+    ERROR = "error"  # failed on the link (NCCL, the transport): evidence
+    INCONCLUSIVE = "inconclusive"  # failed in the harness: evidence of nothing
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,6 +103,11 @@ class Score:
     @property
     def ok(self) -> bool:
         return self.status is PairState.OK
+
+    @property
+    def bad(self) -> bool:
+        """Measured slow, unstable, or failed on the link: what may name a culprit."""
+        return self.status in (PairState.SLOW, PairState.UNSTABLE, PairState.ERROR)
 
 
 def reference(values: Sequence[float], *, floor: float, label: str) -> Reference | None:
@@ -127,6 +133,8 @@ def judge(
 ) -> Score:
     """Score one whole-node test against each reference (cluster, baseline) in turn."""
     median, low = m.median_gbps, m.min_gbps
+    if m.harness_failed:
+        return Score(status=PairState.INCONCLUSIVE, median_gbps=None, reason=f"not run: {m.error}")
     if m.error is not None or median is None or low is None:
         return Score(status=PairState.ERROR, median_gbps=None, reason=f"failed: {m.error}")
     drops = sum(v < t.unstable_fraction * median for v in m.samples_gbps)

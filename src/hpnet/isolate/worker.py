@@ -6,10 +6,10 @@ Started by :mod:`hpnet.isolate.run` in every rank of a launcher's job, with the 
 variables, ``NCCL_DEBUG=INFO`` and ``NCCL_DEBUG_FILE=OUTDIR/nccl.rank<R>.log``. Imports
 torch. Every rank sends its node's facts to rank 0, which holds the decision
 (:class:`hpnet.isolate.engine.Isolation`); then, round after round, rank 0 broadcasts
-the round's tests, each rank that is in a test forms the test's group
-(``torch.distributed.new_group`` with local synchronisation: only the members take
-part, so a round of 512 pairs costs each rank one group) and times ``iters``
-all_reduces of ``bytes`` on it, cuts what NCCL logged during the round into
+the round's tests, each rank that is in a test forms the test's group (only the
+members take part, so a round of 512 pairs costs each rank one group: see
+:func:`_group`) and times ``iters`` all_reduces of ``bytes`` on it, cuts what NCCL
+logged during the round into
 ``OUTDIR/round<N>/rank<R>.log`` and reads it (:mod:`hpnet.isolate.observe`); rank 0
 gathers the samples and the observations and records the round. Rank 0 writes
 ``OUTDIR/result.json``.
@@ -35,7 +35,8 @@ from hpnet.bench.backends import RankContext
 from hpnet.errors import HpnetError
 from hpnet.isolate.drift import UNSET
 from hpnet.isolate.engine import Isolation
-from hpnet.isolate.model import Baseline, Measurement, Round, Test
+from hpnet.isolate.harness import error_source
+from hpnet.isolate.model import Baseline, ErrorSource, Measurement, Round, Test
 from hpnet.isolate.observe import Observation, config_issues, observe_log
 from hpnet.isolate.scoring import SHARED_CPU
 
@@ -44,6 +45,9 @@ __all__ = ["main"]
 WARMUP = 2
 #: how long one sample lasts, about (see _timed)
 SAMPLE_SECONDS = 0.02
+#: ... on CPU ranks (gloo), which share the host's cores with each other and with
+#: everything else: a scheduler quantum (4-10 ms) lost in a 20 ms sample halves it
+CPU_SAMPLE_SECONDS = 0.1
 MAX_REPEAT = 64
 GROUP_TIMEOUT = datetime.timedelta(minutes=5)
 _MIXED = " (differs between its ranks)"
@@ -123,7 +127,41 @@ def _buffer(ctx: RankContext, size: int) -> Any:
     return ctx.torch.ones(max(size // 4, 1), dtype=ctx.torch.float32, device=ctx.device)
 
 
-def _timed(ctx: RankContext, members: list[int], buf: Any, iters: int) -> list[float]:
+def _group(ctx: RankContext, members: list[int], key: str) -> Any:
+    """The test's process group, formed by its members alone under a store prefix
+    that names the test (``hpnet-isolate/<round>/<test>``): the same on every member
+    by construction, and never the same for two tests.
+
+    Not ``torch.distributed.new_group(..., use_local_synchronization=True)``: torch
+    names such a group by its ranks and by how many groups this process has already
+    made (distributed_c10d._hash_ranks_to_str: ``len(_world.pg_names)``), so two
+    members that sat in different numbers of earlier tests (the odd node out of
+    round 1, a control pair of round 3) wait for each other under different names
+    until the timeout. The backend classes are torch's own, made as
+    ``_new_process_group_helper`` makes them; their collectives are called on the
+    backend directly (the group is not registered in torch's world)."""
+    dist = ctx.dist
+    from torch.distributed import distributed_c10d  # noqa: PLC0415
+
+    store = dist.PrefixStore(f"hpnet-isolate/{key}/", distributed_c10d._get_default_store())
+    rank, size = members.index(ctx.rank), len(members)
+    if not ctx.cuda:
+        return dist.ProcessGroupGloo(store, rank, size, GROUP_TIMEOUT)
+    options = dist.ProcessGroupNCCL.Options()
+    options._timeout = GROUP_TIMEOUT
+    for name, value in (("global_ranks_in_group", members), ("group_name", key)):
+        if hasattr(options, name):  # fields of newer torch releases
+            setattr(options, name, value)
+    return dist.ProcessGroupNCCL(store, rank, size, options)
+
+
+def _all_reduce(ctx: RankContext, group: Any, buf: Any, *, maximum: bool = False) -> None:
+    options = ctx.dist.AllreduceOptions()
+    options.reduceOp = ctx.dist.ReduceOp.MAX if maximum else ctx.dist.ReduceOp.SUM
+    group.allreduce([buf], options).wait()
+
+
+def _timed(ctx: RankContext, group: Any, buf: Any, iters: int) -> list[float]:
     """Seconds per all_reduce of ``buf`` among ``members``, ``iters`` samples.
 
     A sample is the mean of ``repeat`` back-to-back all_reduces, ``repeat`` chosen by
@@ -131,28 +169,23 @@ def _timed(ctx: RankContext, members: list[int], buf: Any, iters: int) -> list[f
     :data:`SAMPLE_SECONDS`: one scheduler hiccup on a busy host then cannot halve a
     sample and pass for a flapping link, while a link that drops for a moment still
     drags a sample down."""
-    torch, dist = ctx.torch, ctx.dist
-    backend = "nccl" if ctx.cuda else "gloo"
-    group = dist.new_group(
-        members, backend=backend, timeout=GROUP_TIMEOUT, use_local_synchronization=True
-    )
+    torch = ctx.torch
     for _ in range(WARMUP):
-        dist.all_reduce(buf, group=group)
+        _all_reduce(ctx, group, buf)
     ctx.sync()
     start = time.perf_counter()
-    dist.all_reduce(buf, group=group)
+    _all_reduce(ctx, group, buf)
     ctx.sync()
     once = max(time.perf_counter() - start, 1e-6)
-    wanted = torch.tensor(
-        [min(MAX_REPEAT, max(1, round(SAMPLE_SECONDS / once)))], device=ctx.device
-    )
-    dist.all_reduce(wanted, op=dist.ReduceOp.MAX, group=group)
+    seconds = SAMPLE_SECONDS if ctx.cuda else CPU_SAMPLE_SECONDS
+    wanted = torch.tensor([min(MAX_REPEAT, max(1, round(seconds / once)))], device=ctx.device)
+    _all_reduce(ctx, group, wanted, maximum=True)
     repeat = int(wanted.item())
     times = []
     for _ in range(iters):
         start = time.perf_counter()
         for _ in range(repeat):
-            dist.all_reduce(buf, group=group)
+            _all_reduce(ctx, group, buf)
         ctx.sync()
         times.append((time.perf_counter() - start) / repeat)
     return times
@@ -163,26 +196,43 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
 
 
+def _failure(result: dict[str, Any], exc: BaseException, *, harness: bool = False) -> None:
+    """Record a test's error and what it is evidence of (:mod:`hpnet.isolate.harness`)."""
+    result["error"] = _one_line(exc)
+    source = ErrorSource.HARNESS if harness else error_source(type(exc).__name__, str(exc))
+    result["source"] = source.value
+
+
 def _run_test(
-    ctx: RankContext, job: Job, test: Test | None, spec: Mapping[str, Any]
+    ctx: RankContext,
+    job: Job,
+    test: Test | None,
+    key: str,
+    spec: Mapping[str, Any],
+    *,
+    groups: list[Any],
 ) -> dict[str, Any]:
     """This rank's part of the round's tests: its samples or its error. Every rank
-    calls it (the members agree over the job's group whether each test can go)."""
-    result: dict[str, Any] = {"times": [], "error": None, "observation": None}
+    calls it (the members agree over the job's group whether each test can go). The
+    test's group is kept in ``groups`` until the job ends (no member closes its end
+    while another may still be reading)."""
+    result: dict[str, Any] = {"times": [], "error": None, "source": None, "observation": None}
     buf = None
     if test is not None:
         try:
             buf = _buffer(ctx, int(spec["bytes"]))
         except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
-            result["error"] = _one_line(exc)
+            _failure(result, exc, harness=True)  # an allocation says nothing of the link
     ready = [row[0] == 0 for row in ctx.gather([0.0 if result["error"] is None else 1.0])]
     if test is not None and buf is not None:
         members = job.members(test)
         if all(ready[r] for r in members):
             try:
-                result["times"] = _timed(ctx, members, buf, int(spec["iters"]))
+                group = _group(ctx, members, key)
+                groups.append(group)
+                result["times"] = _timed(ctx, group, buf, int(spec["iters"]))
             except Exception as exc:  # noqa: BLE001 - a failed test is a measurement
-                result["error"] = _one_line(exc)
+                _failure(result, exc)
     return result
 
 
@@ -211,25 +261,38 @@ def _measurements(
     for test in current.tests:
         members = job.members(test)
         n = len(members)
-        # a member that timed out waiting names no cause: the one that failed does
-        errors = sorted(
-            (results[r]["error"] for r in members if results[r]["error"]),
-            key=lambda e: "timed out" in e.lower() or "timeout" in e.lower(),
-        )
+        error, source = _test_error([results[r] for r in members])
         rows = [results[r]["times"] for r in members]
         samples: tuple[float, ...] = ()
-        if not errors and all(rows):
+        if error is None and all(rows):
             slowest = [max(column) for column in zip(*rows, strict=False)]
             samples = tuple(size * 2 * (n - 1) / n / t / 1e9 for t in slowest if t > 0)
+        if error is None and not samples:  # a member measured nothing: nothing ran
+            error, source = "no samples from every member", ErrorSource.HARNESS
         nodes = {test.a, test.b}
         rails = None if test.rail is None else {test.rail}
         mine = tuple(i for i in issues if i.node in nodes and (rails is None or i.rail in rails))
         found.append(
             Measurement(
-                test=test, samples_gbps=samples, error=errors[0] if errors else None, issues=mine
+                test=test, samples_gbps=samples, error=error, error_source=source, issues=mine
             )
         )
     return found
+
+
+def _test_error(results: list[dict[str, Any]]) -> tuple[str | None, ErrorSource]:
+    """A test's error from its members' own: an error on the link (any member's) is
+    the test's, else the harness's; a member that timed out waiting names no cause
+    where another member's error does."""
+    failed = [r for r in results if r.get("error")]
+    if not failed:
+        return None, ErrorSource.NETWORK
+    network = [r for r in failed if r.get("source") == ErrorSource.NETWORK.value]
+    chosen = sorted(
+        network or failed,
+        key=lambda r: "timed out" in r["error"].lower() or "timeout" in r["error"].lower(),
+    )[0]
+    return chosen["error"], ErrorSource.NETWORK if network else ErrorSource.HARNESS
 
 
 def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any] | None:
@@ -254,12 +317,16 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
     offset = 0
     size, iters = int(spec["bytes"]), int(spec["iters"])
     where = (spec["node"], job.rail_of[ctx.rank])
+    groups: list[Any] = []
     while True:
         current = _round_of(ctx, isolation.next_round() if isolation else None)
         if current is None:
             break
-        test = next((t for t in current.tests if ctx.rank in job.members(t)), None)
-        result = _run_test(ctx, job, test, spec)
+        index, test = next(
+            ((i, t) for i, t in enumerate(current.tests) if ctx.rank in job.members(t)),
+            (-1, None),
+        )
+        result = _run_test(ctx, job, test, f"{current.number}/{index}", spec, groups=groups)
         ctx.barrier()
         if test is not None:
             path = os.path.join(out, f"round{current.number}", f"rank{ctx.rank}.log")
@@ -276,6 +343,10 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
                 file=sys.stderr,
                 flush=True,
             )
+    for group in groups:  # every member is past the last round's gather
+        shutdown = getattr(group, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
     if isolation is None:
         return None
     from hpnet.jsonout import to_data  # noqa: PLC0415

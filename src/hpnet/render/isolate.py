@@ -35,6 +35,17 @@ def _outliers(outliers: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
         if outlier.get("fix"):
             lines.append(f"   fix: {outlier['fix']}")
         lines.extend(f"   drain: {command}" for command in outlier.get("drain", ()))
+        if outlier.get("not_drained"):
+            lines.append(f"   not drained: {outlier['not_drained']}")
+
+
+def _inconclusive(rows: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
+    lines += [
+        "",
+        "Not judged (the harness could not run their tests: no evidence about these nodes):",
+    ]
+    lines.extend(f"  {row['node']}: round {row['round']}: {row['cause']}" for row in rows)
+    lines.append("  fix: rerun; if it recurs, rerun with --logs DIR and read round<N>/rank<R>.log")
 
 
 def _drift(drift: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
@@ -63,15 +74,19 @@ def _amount(size: int) -> str:
 
 
 def headline(data: Mapping[str, Any]) -> str:
-    """``NO OUTLIER among ...`` / ``2 OUTLIERS among ...``: the text report's first line
-    and the HTML page's.
+    """``NO OUTLIER among ...`` / ``2 OUTLIERS among ...`` / ``INCONCLUSIVE (1 node not
+    judged) among ...``: the text report's first line and the HTML page's.
 
     >>> headline({"nodes": ["a", "b"], "rails": 8, "backend": "nccl", "bytes": 64 << 20,
     ...     "iters": 20, "outliers": []})
     'NO OUTLIER among 2 nodes x 8 rails, nccl, all_reduce of 64 MiB x 20'
     """
     count = len(data.get("outliers") or ())
+    untested = len(data.get("inconclusive") or ())
     many = f"{count} OUTLIER{'S' if count > 1 else ''}" if count else "NO OUTLIER"
+    if untested:
+        judged = f"{untested} node{'s' if untested > 1 else ''} not judged"
+        many = f"{many}, {judged}" if count else f"INCONCLUSIVE ({judged})"
     return (
         f"{many} among {len(data.get('nodes') or ())} nodes x {data.get('rails')} rails, "
         f"{data.get('backend')}, all_reduce of {_amount(int(data.get('bytes') or 0))} x "
@@ -89,6 +104,8 @@ def render_isolate(data: Mapping[str, Any]) -> str:
     if outliers:
         lines.append("")
         _outliers(outliers, lines)
+    if data.get("inconclusive"):
+        _inconclusive(data["inconclusive"], lines)
     if data.get("drift"):
         _drift(data["drift"], lines)
     median, baseline = data.get("cluster_median_gbps"), data.get("baseline_median_gbps")
