@@ -69,17 +69,19 @@ def test_isolate_report_replaces_planted_symlinks(tmp_path: Path) -> None:
 
 
 def test_bench_save_and_plot_replace_planted_symlinks(tmp_path: Path) -> None:
-    """A real `hpnet bench` on 2 gloo ranks: --save and --plot go where the links were."""
+    """A real `hpnet bench` on 2 gloo ranks: --save and --plot go where the links were,
+    and so does the spec it writes for its ranks in a shared --logs directory."""
     pytest.importorskip("torch")
     saved, figure = tmp_path / "out" / "run.json", tmp_path / "out" / "run.svg"
-    victim = plant(tmp_path, saved, figure)
+    spec = tmp_path / "logs" / "spec.json"
+    victim = plant(tmp_path, saved, figure, spec)
     done = subprocess.run(
         [*HPNET, "bench", "--device", "cpu", "--nproc", "2", "-b", "8", "-e", "8", "-n", "2",
-         "--save", str(saved), "--plot", str(figure)],
+         "--save", str(saved), "--plot", str(figure), "--logs", str(spec.parent)],
         capture_output=True, text=True, timeout=300, env=environment(), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    replaced(victim, saved, figure)
+    replaced(victim, saved, figure, spec)
     assert json.loads(saved.read_text())["runs"][0]["rows"][0]["size_bytes"] == 8
     assert figure.read_text().startswith("<svg")
 

@@ -206,14 +206,15 @@ def _execute_in(
         inheritable_env,
         run_ranks,
     )
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     spec_path = os.path.join(directory, "spec.json")
     result_path = os.path.join(directory, "result.json")
     # a result left by an earlier run in --logs DIR must not pass for this one's
     with contextlib.suppress(FileNotFoundError):
         os.unlink(result_path)
-    with open(spec_path, "w") as handle:
-        json.dump(dataclasses.asdict(plan.spec), handle)
+    # --logs DIR may be shared: a symlink planted at spec.json is replaced, not followed
+    write_file(spec_path, json.dumps(dataclasses.asdict(plan.spec)))
     base = inheritable_env(environ)  # what a remote rank cannot see, a local one must not
     specs = [
         RankSpec(
