@@ -30,6 +30,7 @@ __all__ = [
     "Launched",
     "Launcher",
     "StageOutcome",
+    "Stopped",
     "bench_launcher",
     "execute",
     "run_directory",
@@ -48,6 +49,9 @@ class Launched:
 
     bench: BenchReport | None
     error: str | None = None
+    #: the Ctrl-C (KeyboardInterrupt) or SIGTERM / SIGHUP (Terminated) that stopped the
+    #: ranks: :func:`execute` keeps the stages so far, then raises it again
+    interrupted: BaseException | None = None
 
 
 #: runs a stage's ranks with an environment, their rank logs in a directory
@@ -61,11 +65,23 @@ class StageOutcome:
     verify: VerifyReport | None
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Stopped:
+    """What a Ctrl-C or SIGTERM during the stages left (:func:`execute`)."""
+
+    done: tuple[StageOutcome, ...]  # the stages that ran to their end
+    #: the stage it stopped: its error says so, its rows so far are kept, and a sweep
+    #: stopped part-way is not judged against the link (its judgement is None)
+    stopped: StageOutcome
+    #: ``stopped by SIGINT (Ctrl-C) during the benchmark cpu (stage 1 of 1)``
+    why: str
+
+
 def bench_launcher(stage: StagePlan, env: Mapping[str, str], directory: str) -> Launched:
     """The default launcher: ``hpnet bench``'s local ranks (hpnet.bench.run)."""
     import hpnet.bench.run as bench_run  # noqa: PLC0415 - looked up at call time
     from hpnet.bench.model import BenchSpec  # noqa: PLC0415
-    from hpnet.errors import HpnetError  # noqa: PLC0415
+    from hpnet.errors import HpnetError, Terminated  # noqa: PLC0415
 
     spec = BenchSpec(
         ops=("all_reduce",),
@@ -81,12 +97,18 @@ def bench_launcher(stage: StagePlan, env: Mapping[str, str], directory: str) -> 
             fake_hosts=stage.fake_hosts,
         )  # fmt: skip
 
+    kept: list[BenchReport] = []  # the rows measured before a Ctrl-C or SIGTERM
     try:
         report = bench_run.run_plan(
-            plan, environ=env, metadata={}, keep_dir=directory, progress=False
-        )
+            plan, environ=env, metadata={}, keep_dir=directory, progress=False,
+            on_interrupt=kept.append,
+        )  # fmt: skip
     except HpnetError as exc:
         return Launched(bench=None, error=exc.what)
+    except (KeyboardInterrupt, Terminated) as exc:  # the ranks are ended by now
+        partial = kept[0] if kept else None
+        why = partial.incomplete if partial else bench_run.stopped_by(exc)
+        return Launched(bench=partial, error=why, interrupted=exc)
     return Launched(bench=report, error=report.incomplete)
 
 
@@ -112,22 +134,51 @@ def execute(
     root: str,
     launcher: Launcher = bench_launcher,
     progress: Progress = lambda _message: None,
+    on_interrupt: Callable[[Stopped], None] | None = None,
 ) -> tuple[StageOutcome, ...]:
-    """Every stage of ``plan`` in order, each in its own directory under ``root``."""
+    """Every stage of ``plan`` in order, each in its own directory under ``root``.
+
+    Ctrl-C or a SIGTERM / SIGHUP (:class:`~hpnet.errors.Terminated`) during a stage
+    ends it (its ranks first): the stages so far and the stopped one, with the rows it
+    measured, go to ``on_interrupt`` (a :class:`Stopped`), then the
+    KeyboardInterrupt or Terminated is raised again, as :func:`hpnet.bench.run.run_plan`
+    does, so that the command still exits as interrupted (130, 128 + the signal).
+    """
+    from hpnet.bench.run import stopped_by  # noqa: PLC0415
+    from hpnet.errors import Terminated  # noqa: PLC0415
     from hpnet.result import Expectation  # noqa: PLC0415
 
-    outcomes = []
-    for stage in plan.stages:
+    outcomes: list[StageOutcome] = []
+    for number, stage in enumerate(plan.stages, 1):
         directory = os.path.join(root, stage.directory)
         os.makedirs(directory, exist_ok=True)
         progress(f"benchmark {stage.name}: all_reduce on {_ranks(stage)}")
-        launched = launcher(stage, env, directory)
-        verify = None
-        if stage.verify_log:
-            expectation = Expectation(net=stage.expect_net) if stage.expect_net else None
-            verify = verify_logs(directory, expectation)
+        step = f"the benchmark {stage.name} (stage {number} of {len(plan.stages)})"
+        launched, verify = Launched(bench=None), None
+        try:
+            launched = launcher(stage, env, directory)
+            stopped = launched.interrupted
+            if stopped is None and stage.verify_log:
+                step = f"the verification of the {stage.name} benchmark's NCCL log"
+                expectation = Expectation(net=stage.expect_net) if stage.expect_net else None
+                verify = verify_logs(directory, expectation)
+        except (KeyboardInterrupt, Terminated) as exc:
+            stopped = exc
+        error = launched.error if stopped is None else (launched.error or stopped_by(stopped))
         built = stage_from(stage.name, stage.backend, stage.nranks, launched.bench, verify,
-                           stage.link, error=launched.error, kind=stage.kind.value)  # fmt: skip
+                           stage.link, error=error, kind=stage.kind.value)  # fmt: skip
+        if stopped is not None:
+            rest = [s.name for s in plan.stages[number:]]
+            why = f"{stopped_by(stopped)} during {step}" + (
+                f"; not run: {', '.join(rest)}" if rest else ""
+            )
+            cut = StageOutcome(plan=stage, stage=dataclasses.replace(built, judgement=None),
+                               verify=None)  # fmt: skip
+            try:
+                if on_interrupt is not None:
+                    on_interrupt(Stopped(done=tuple(outcomes), stopped=cut, why=why))
+            finally:  # whatever keeping the stages met, the command exits as interrupted
+                raise stopped
         outcomes.append(StageOutcome(plan=stage, stage=built, verify=verify))
     return tuple(outcomes)
 

@@ -100,6 +100,10 @@ class CheckReport:
     mode: str = "quick"
     #: with --all under a launcher: the cluster view (hpnet.check.cluster)
     cluster: ClusterView | None = None
+    #: why the check stopped before its end (``stopped by SIGINT (Ctrl-C) during the
+    #: benchmark cpu (stage 1 of 1)``): the report holds what was judged until then;
+    #: None: it ran to its end
+    incomplete: str | None = None
 
     @property
     def exit_code(self) -> int:

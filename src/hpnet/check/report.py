@@ -169,6 +169,12 @@ def render_html(report: CheckReport) -> str:
         f"<h1>hpnet check — {_e(report.node)}</h1>",
         f"<div class='verdict {'ready' if good else 'notready'}' id='verdict'>"
         f"<b>{_e(report.verdict)}</b> — {_e(report.headline)}</div>",
+        (
+            f"<p class='verdict notready' id='incomplete'><b>INCOMPLETE</b>: "
+            f"{_e(report.incomplete)}. This report holds what was judged until then.</p>"
+            if report.incomplete
+            else ""
+        ),
         f"<p>{report.gpus} GPU(s) {_e(report.gpu_name or '')}; "
         f"{len(report.rdma_ports)} RDMA port(s); profile <code>{_e(report.profile)}</code>, "
         f"transport <code>{_e(report.transport)}</code>; {_e(report.mode)} check.</p>",

@@ -14,10 +14,18 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from hpnet.check.execute import Launcher, bench_launcher, execute, run_directory, stage_env
+from hpnet.check.execute import (
+    Launcher,
+    StageOutcome,
+    Stopped,
+    bench_launcher,
+    execute,
+    run_directory,
+    stage_env,
+)
 from hpnet.check.expect import LinkExpectation, nvlink_expectation, pcie_expectation
 from hpnet.check.judge import DoctorFinding, NodeFacts, judge, verdict
 from hpnet.check.model import CheckReport, Stage
@@ -178,22 +186,59 @@ def run_check(
     *,
     progress: Progress = lambda _message: None,
     launcher: Launcher = bench_launcher,
+    on_interrupt: Callable[[CheckReport], None] | None = None,
 ) -> CheckReport:
-    """Prepare, execute the plan's stages through ``launcher``, judge, report."""
-    prepared = prepare(options, environ, progress=progress)
+    """Prepare, execute the plan's stages through ``launcher``, judge, report.
+
+    Ctrl-C or a SIGTERM / SIGHUP during the stages ends them; what was judged until
+    then (the node detected, the doctor's findings, the stages that ran to their end)
+    goes to ``on_interrupt`` (to be printed and saved) as a report marked
+    ``incomplete``, and the KeyboardInterrupt or :class:`~hpnet.errors.Terminated` is
+    raised again, so that the command still exits as interrupted (130, 128 + the
+    signal), as ``hpnet bench`` does. Stopped earlier (detection, doctor), nothing
+    was judged: the signal is raised with no report.
+    """
+    from hpnet.localrun import StopSignals  # noqa: PLC0415
+
+    # SIGTERM / SIGHUP raise Terminated as Ctrl-C raises KeyboardInterrupt (the
+    # default would end hpnet on the spot, the doctor's findings unsaid)
+    with StopSignals() as signals:
+        prepared = prepare(options, environ, progress=progress)
+        plan = prepared.plan
+        notes = list(plan.notes)
+
+        def keep(stopped: Stopped) -> None:
+            signals.hold()  # a second Ctrl-C must not cut the saving short
+            if on_interrupt is not None:
+                report = _judged(options, prepared, stopped.done, notes, stopped=stopped)
+                on_interrupt(report)
+
+        root = run_directory(options.keep_dir)
+        if options.keep_dir is not None:
+            notes.append(f"the stages' rank logs (with NCCL's INFO lines) are in {root}")
+        try:
+            outcomes = execute(
+                plan, env=prepared.stage_env, root=root, launcher=launcher, progress=progress,
+                on_interrupt=keep,
+            )  # fmt: skip
+        finally:  # also on Ctrl-C / SIGTERM: no temporary directory is left behind
+            if options.keep_dir is None:
+                shutil.rmtree(root, ignore_errors=True)
+    return _judged(options, prepared, outcomes, notes)
+
+
+def _judged(
+    options: CheckOptions,
+    prepared: Prepared,
+    outcomes: Sequence[StageOutcome],
+    notes: list[str],
+    *,
+    stopped: Stopped | None = None,
+) -> CheckReport:
+    """The report on the stages that ran to their end; with ``stopped``, the stage a
+    signal stopped is shown (its rows, its error), not judged, and the report says it
+    is incomplete."""
     plan = prepared.plan
-    root = run_directory(options.keep_dir)
-    try:
-        outcomes = execute(
-            plan, env=prepared.stage_env, root=root, launcher=launcher, progress=progress
-        )
-    finally:  # also on Ctrl-C / SIGTERM: no temporary directory is left behind
-        if options.keep_dir is None:
-            shutil.rmtree(root, ignore_errors=True)
-    notes = list(plan.notes)
-    if options.keep_dir is not None:
-        notes.append(f"the stages' rank logs (with NCCL's INFO lines) are in {root}")
-    stages = [o.stage for o in outcomes]
     facts = NodeFacts(
         device=plan.device,
         gpu_source=prepared.inventory.gpu_source,
@@ -208,10 +253,12 @@ def run_check(
         ),
         stages=tuple((o.stage, o.verify) for o in outcomes),
     )
+    stages = [o.stage for o in outcomes] + ([stopped.stopped.stage] if stopped else [])
     return _report(
         options=options, inventory=prepared.inventory, doctor=prepared.doctor,
         transport=plan.transport, ports=prepared.ports, problems=list(judge(facts)),
         stages=stages, resolved=plan.environment, notes=notes,
+        incomplete=stopped.why if stopped else None,
     )  # fmt: skip
 
 
@@ -226,8 +273,12 @@ def _report(
     stages: list[Stage],
     resolved: Mapping[str, str],
     notes: list[str],
+    incomplete: str | None = None,
 ) -> CheckReport:
-    if verdict(problems) == Verdict.NOT_READY:
+    if incomplete is not None:  # proves nothing ready: what it found so far comes first
+        found = problems[0].what if problems else "no problem found before it stopped"
+        headline = f"INCOMPLETE, {incomplete}; so far: {found}"
+    elif verdict(problems) == Verdict.NOT_READY:
         headline = problems[0].what
     else:
         parts = []
@@ -256,7 +307,8 @@ def _report(
         counts[check.status.value] = counts.get(check.status.value, 0) + 1
     gpu_names = sorted({g.name for g in inventory.gpus})
     return CheckReport(
-        verdict=verdict(problems),
+        # a check stopped part-way never says READY
+        verdict=Verdict.NOT_READY if incomplete is not None else verdict(problems),
         headline=headline,
         node=_node_name(inventory, options),
         profile=options.profile,
@@ -277,4 +329,5 @@ def _report(
         environment=dict(resolved),
         notes=tuple(notes),
         mode=options.mode,
+        incomplete=incomplete,
     )

@@ -6,6 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hpnet.check.model import CheckReport
 
 DESCRIPTION = """\
 Detect this node, resolve the NCCL environment for the profile, run the doctor, run a
@@ -26,7 +31,9 @@ With --logs DIR each run keeps its rank logs in a new directory of its own insid
 ranks, GPUs and sizes, what each verifies; nothing is run.
 
 Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage, or --report
-could not be written (the report is printed). --json: docs/check-schema.md.
+could not be written (the report is printed); 130 (Ctrl-C) or 128 + N (signal N:
+143 for SIGTERM): stopped, after printing and saving (--report) what was judged until
+then, marked incomplete. --json: docs/check-schema.md.
 """
 
 
@@ -113,8 +120,30 @@ def run(ns: argparse.Namespace) -> int:
             return 0
         report = cluster_report
     else:
-        report = run_check(options, os.environ, progress=progress)
-    # printed first: a report that cannot be written still shows (secrets redacted)
+
+        def keep(partial: CheckReport) -> None:
+            """Ctrl-C or SIGTERM: print and save what was judged (the report says it is
+            incomplete, and what was stopped); the command then exits as interrupted."""
+            progress(f"{partial.incomplete}: the report holds what was judged until then")
+            _finish(ns, partial, progress, raise_unsaved=False)
+
+        report = run_check(options, os.environ, progress=progress, on_interrupt=keep)
+    return _finish(ns, report, progress)
+
+
+def _finish(
+    ns: argparse.Namespace,
+    report: CheckReport,
+    progress: Callable[[str], None],
+    *,
+    raise_unsaved: bool = True,
+) -> int:
+    """Print the report, then write --report. It is printed first: a report that
+    cannot be written still shows (secrets redacted). With ``raise_unsaved`` False (an
+    interrupted check, which exits as interrupted) a report that cannot be written is
+    only named."""
+    from hpnet.errors import HpnetError  # noqa: PLC0415
+
     if ns.json:
         from hpnet.check.report import report_data  # noqa: PLC0415
         from hpnet.jsonout import dumps  # noqa: PLC0415
@@ -128,8 +157,14 @@ def run(ns: argparse.Namespace) -> int:
         from hpnet.check.report import write_report  # noqa: PLC0415
 
         sys.stdout.flush()
-        write_report(ns.report, report)
-        progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
+        try:
+            write_report(ns.report, report)
+        except HpnetError as exc:
+            if raise_unsaved:
+                raise
+            print(exc.render(), file=sys.stderr)
+        else:
+            progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
     return report.exit_code
 
 

@@ -73,6 +73,10 @@ def render_check(report: CheckReport) -> str:
         f"node {report.node}: {gpus}, {rdma}; profile {report.profile} -> transport "
         f"{report.transport}; {report.mode} check"
     )
+    if report.incomplete:
+        lines.append(
+            f"INCOMPLETE: {report.incomplete}. What follows is what was judged until then."
+        )
     if report.problems:
         lines += ["", "What to fix, most important first"]
         for number, problem in enumerate(report.problems[:MAX_PROBLEMS], 1):
