@@ -21,6 +21,8 @@ from tests.conftest import DATA
 
 GUIDES = DATA / "guides"
 GOLDEN = Path(__file__).parents[1] / "golden" / "launch"
+#: the "free port" a launch whose nodes are all this machine gets in these plans
+FREE_PORT = 41234
 
 
 def profile_settings(profile: str | None, environ: Mapping[str, str]) -> dict[str, str]:
@@ -53,6 +55,7 @@ def plan(
         names=frozenset({"launchhost"}),
         as_root=False,
         resolver=profile_settings,
+        find_port=lambda: FREE_PORT,
     )
 
 
@@ -291,7 +294,7 @@ def test_torchrun_plans() -> None:
     local = plan("python train.py", nproc_per_node=2)
     assert local.commands[0].argv == (
         "torchrun", "--nnodes", "1", "--nproc-per-node", "2", "--node-rank", "0",
-        "--master-addr", "127.0.0.1", "--master-port", "29500", "--", "train.py",
+        "--master-addr", "127.0.0.1", "--master-port", str(FREE_PORT), "--", "train.py",
     )  # fmt: skip
     two = plan("hpnet bench", hosts="launchhost:4,n2:4")
     assert [c.host for c in two.commands] == [None, "n2"]  # this machine needs no ssh

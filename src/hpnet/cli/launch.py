@@ -23,7 +23,8 @@ Operator launcher, ModelArts, --hosts, --hostfile) decides the nodes.
 shell script whose only executable lines are the commands. A secret named with --env
 never goes in a command line or a file others can read: ssh carries it on its stdin,
 sbatch and mpirun in their environment, Kubernetes in a Secret of its own. The exit
-code is the job's: the first failing node's code, 124 after --timeout.
+code is the job's: the first failing node's code, 124 after --timeout, 2 when another
+process holds the rendezvous port (error[port-taken]: choose another --master-port).
 """
 
 
@@ -40,7 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     where.add_argument("--nproc-per-node", type=int, metavar="N", help="ranks per node (GPUs)")
     where.add_argument("--master-addr", metavar="ADDR", help="rendezvous address (default: node 0)")
-    where.add_argument("--master-port", type=int, default=29500, metavar="PORT")
+    where.add_argument(
+        "--master-port",
+        type=int,
+        metavar="PORT",
+        help="rendezvous port (default: a free one when every node is this machine, else 29500)",
+    )
     where.add_argument("--ssh-port", type=int, metavar="PORT", help="sshd port on the nodes")
     where.add_argument("--iface", metavar="IF", help="mpirun's btl_tcp_if_include")
     where.add_argument("--workdir", metavar="DIR", help="remote nodes cd here (default: this dir)")

@@ -26,13 +26,16 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Mapping
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from hpnet.errors import InputError
 from hpnet.launch.plan import GeneratedFile, LaunchPlan
 from hpnet.outputfile import write_file
 from hpnet.secrets import is_secret
+
+if TYPE_CHECKING:
+    from hpnet.localrun import RankResult
 
 __all__ = ["EngineFailure", "LaunchOutcome", "engine_failure", "execute", "write_files"]
 
@@ -213,6 +216,7 @@ def execute(
         if log_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
         return LaunchOutcome(exit_code=0, failed=None, detail=None, log_dir=directory)
+    _check_port(plan, results)
     label = plan.commands[failed.rank].label
     reported = engine_failure(_read(failed.log_path))
     # the rank's own code, as the engine reported it (torchrun and mpirun exit 1 for
@@ -224,6 +228,26 @@ def execute(
         detail=reported.detail if reported else None,
         log_dir=directory,
     )
+
+
+def _check_port(plan: LaunchPlan, results: Sequence[RankResult]) -> None:
+    """A failed command whose output says another process holds the rendezvous port:
+    the error names the port and how to choose another (torchrun and a torch rank
+    say only EADDRINUSE, and exit 1); no rank met another."""
+    from hpnet.launch.rendezvous import port_taken, port_taken_error  # noqa: PLC0415
+
+    if plan.master_port is None:
+        return
+    for result in results:
+        if result.returncode in (0, None) or result.ended_by is not None:
+            continue
+        if port_taken(_read(result.log_path), plan.master_port):
+            raise port_taken_error(
+                plan.master_port,
+                node=plan.commands[result.rank].label,
+                log_path=result.log_path,
+                chosen=plan.port_chosen,
+            )
 
 
 def _shell_code(returncode: int | None) -> int:

@@ -80,7 +80,7 @@ def _rendezvous(request: LaunchRequest, context: Context, propagation: Propagati
         master = context.master_addr
     else:
         master = context.hosts[0].name if context.hosts else "127.0.0.1"
-    port = context.master_port or request.master_port
+    port = context.master_port or request.port
     wanted = {"MASTER_ADDR": master, "MASTER_PORT": str(port)}
     return [a for k, v in wanted.items() if k not in propagation.env for a in ("-x", f"{k}={v}")]
 
@@ -179,9 +179,12 @@ def build_mpirun(
     # mpirun copies "-x NAME" values from its own environment: give it the forwarded ones
     env = {**propagation.env, **extra_env}
     command = NodeCommand(label="mpirun", host=None, argv=tuple(argv), env=env)
+    # rank 0 of a torch program listens there: a forwarded MASTER_PORT wins, as in meet
+    port = propagation.env.get("MASTER_PORT", str(context.master_port or request.port))
     return LaunchPlan(
         engine="mpirun", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
         commands=(command,), files=files, propagation=propagation, notes=tuple(notes),
+        master_port=int(port) if port.isdigit() else None,
     )  # fmt: skip
 
 

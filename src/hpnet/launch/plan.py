@@ -32,6 +32,9 @@ __all__ = [
 
 Engine = Literal["torchrun", "env", "mpirun", "slurm", "k8s"]
 ENGINES: tuple[Engine, ...] = ("torchrun", "env", "mpirun", "slurm", "k8s")
+#: the rendezvous port when neither --master-port nor the platform gives one and the
+#: nodes are not all this machine (torch's own default)
+DEFAULT_MASTER_PORT = 29500
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,7 +44,9 @@ class LaunchRequest:
     command: tuple[str, ...]
     engine: Engine | None = None  # None: the context's natural engine
     nproc_per_node: int | None = None
-    master_port: int = 29500
+    #: --master-port; None: a free port when every node is this machine
+    #: (:func:`hpnet.launch.rendezvous.choose_port`), else :data:`DEFAULT_MASTER_PORT`
+    master_port: int | None = None
     master_addr: str | None = None  # default: the first node (or the platform's)
     ssh_port: int | None = None
     workdir: str = "."
@@ -63,6 +68,11 @@ class LaunchRequest:
     #: the caller's CUDA_VISIBLE_DEVICES entries (None: unset): fake hosts on one
     #: machine split them, nproc_per_node each, so that no two nodes share a GPU
     visible_devices: tuple[str, ...] | None = None
+
+    @property
+    def port(self) -> int:
+        """The rendezvous port asked for, or :data:`DEFAULT_MASTER_PORT`."""
+        return DEFAULT_MASTER_PORT if self.master_port is None else self.master_port
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -140,6 +150,11 @@ class LaunchPlan:
     files: tuple[GeneratedFile, ...]
     propagation: Propagation
     notes: tuple[str, ...] = ()
+    #: the port the ranks meet on, where a command hpnet starts listens on it (so that
+    #: a port another process holds is named); None: none hpnet knows of
+    master_port: int | None = None
+    #: hpnet chose ``master_port`` free on this machine (no --master-port was given)
+    port_chosen: bool = False
 
     @property
     def world_size(self) -> int:

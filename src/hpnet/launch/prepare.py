@@ -93,10 +93,13 @@ def prepare(
     names: frozenset[str] | None = None,
     as_root: bool | None = None,
     resolver: Resolver | None = None,
+    find_port: Callable[[], int] | None = None,
 ) -> LaunchPlan:
-    """The plan. ``names`` (this machine's names), ``as_root`` and ``resolver`` (the
-    profile's NCCL environment; default: ``hpnet env``'s resolution on this node)
-    are found here unless given: tests give them."""
+    """The plan. ``names`` (this machine's names), ``as_root``, ``resolver`` (the
+    profile's NCCL environment; default: ``hpnet env``'s resolution on this node) and
+    ``find_port`` (a free port here, for a launch whose nodes are all this machine:
+    :func:`hpnet.launch.rendezvous.choose_port`) are found here unless given: tests
+    give them."""
     request = options.request
     if not request.command:
         raise InputError(
@@ -126,17 +129,29 @@ def prepare(
         propagation = dataclasses.replace(
             propagation, withheld=tuple(sorted({*propagation.withheld, *carried.withheld}))
         )
+    names = local_names() if names is None else names
+    from hpnet.launch.rendezvous import choose_port, free_port  # noqa: PLC0415
+
+    chosen = choose_port(request, context, local_names=names, find=find_port or free_port)
+    if chosen is not None:
+        request = dataclasses.replace(request, master_port=chosen)
     plan = build_plan(
         request,
         context,
         propagation,
-        local_names=local_names() if names is None else names,
+        local_names=names,
         as_root=(os.geteuid() == 0) if as_root is None else as_root,
         num_nodes=options.num_nodes,
         gpus=options.gpus,
         prefix_env=prefix_env,
         present=frozenset(name for name in ("PATH", "LD_LIBRARY_PATH") if name in environ),
     )
+    if chosen is not None and plan.master_port == chosen:
+        note = (
+            f"rendezvous port {chosen}: free on this machine when planned (every node is "
+            "here, as with torchrun --standalone); --master-port PORT chooses one"
+        )
+        plan = dataclasses.replace(plan, port_chosen=True, notes=(*plan.notes, note))
     if request.profile:
         note = (
             f"NCCL settings resolved for profile {request.profile} on {socket.gethostname()}: "

@@ -62,12 +62,12 @@ def build_slurm(
     if context.kind == "slurm":
         nnodes = num_nodes or context.num_nodes
         master = context.hosts[0].name  # SLURM_JOB_NODELIST names at least one node
-        env = {**propagation.env, "MASTER_ADDR": master, "MASTER_PORT": str(request.master_port)}
+        env = {**propagation.env, "MASTER_ADDR": master, "MASTER_PORT": str(request.port)}
         argv = tuple(_srun(nnodes, nproc, gpus, request.command))
         command = NodeCommand(label="srun in this allocation", host=None, argv=argv, env=env)
         return LaunchPlan(
             engine="slurm", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
-            commands=(command,), files=(), propagation=propagation,
+            commands=(command,), files=(), propagation=propagation, master_port=request.port,
         )  # fmt: skip
     nnodes = num_nodes or context.num_nodes
     notes = []
@@ -113,7 +113,7 @@ def _script(
             lines.append(f"export {name}={shlex.quote(value)}  # {origin}")
     lines += [
         'export MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"',
-        f"export MASTER_PORT={request.master_port}",
+        f"export MASTER_PORT={request.port}",
         "",
         shlex.join(_srun(nnodes, nproc, gpus, request.command)),
     ]

@@ -132,7 +132,7 @@ def build_torchrun(
 ) -> LaunchPlan:
     _refuse_nesting(context)
     nnodes, master, nproc = _nodes(context, request)
-    port = context.master_port or request.master_port
+    port = context.master_port or request.port
     target = torchrun_target(request.command)
     notes: list[str] = []
     env = dict(propagation.env)
@@ -147,7 +147,7 @@ def build_torchrun(
         srun = NodeCommand(label="srun (one torchrun per node)", host=None, argv=argv, env=env)
         return LaunchPlan(
             engine="torchrun", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
-            commands=(srun,), files=(), propagation=propagation,
+            commands=(srun,), files=(), propagation=propagation, master_port=port,
         )  # fmt: skip
     commands = []
     for rank, ssh_host, name in _per_node(context, local_names):
@@ -175,6 +175,7 @@ def build_torchrun(
     return LaunchPlan(
         engine="torchrun", context=context.kind, num_nodes=nnodes, nproc_per_node=nproc,
         commands=tuple(commands), files=(), propagation=propagation, notes=tuple(notes),
+        master_port=port,
     )  # fmt: skip
 
 
@@ -195,7 +196,7 @@ def build_env(
             where=f"--nproc-per-node {nproc}",
             fix="use --engine torchrun for several processes per node",
         )
-    port = context.master_port or request.master_port
+    port = context.master_port or request.port
     commands = []
     for rank, ssh_host, name in _per_node(context, local_names):
         env = {
@@ -216,7 +217,10 @@ def build_env(
                 workdir=request.workdir if ssh_host else None,
             )
         )
+    # a forwarded MASTER_PORT (--env MASTER_PORT=...) is the one rank 0 listens on
+    meet = propagation.env.get("MASTER_PORT", str(port))
     return LaunchPlan(
         engine="env", context=context.kind, num_nodes=nnodes, nproc_per_node=1,
         commands=tuple(commands), files=(), propagation=propagation,
+        master_port=int(meet) if meet.isdigit() else None,
     )  # fmt: skip

@@ -164,7 +164,8 @@ def check_request(request: LaunchRequest, *, num_nodes: int | None = None) -> La
     from hpnet.launch.hosts import check_host  # noqa: PLC0415 - hosts imports this module
 
     check_job_name(request.job_name)
-    check_port(request.master_port, where=f"--master-port {request.master_port}")
+    if request.master_port is not None:
+        check_port(request.master_port, where=f"--master-port {request.master_port}")
     if request.ssh_port is not None:
         check_port(request.ssh_port, where=f"--ssh-port {request.ssh_port}")
     if request.nproc_per_node is not None:
