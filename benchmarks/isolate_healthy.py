@@ -67,6 +67,7 @@ def run_once(nodes: int, device: str, slow: int | None, work: Path) -> dict[str,
     row["named"] = [f"{o['kind']} {o.get('node')} {o['fault']}" for o in data["outliers"]]
     row["inconclusive"] = [f"{i['node']}: {i['cause'][:80]}" for i in data["inconclusive"]]
     row["collectives"] = data["collectives"]
+    row["verdict"] = data
     if data["outliers"] or data["inconclusive"]:  # what it measured, to read why
         row["pairs"] = [
             (p["round"], p["a"], p["b"], p["rail"], p["median_gbps"] and round(p["median_gbps"], 3))
@@ -82,6 +83,7 @@ def main() -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--slow-host", type=int, default=None, metavar="K")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds a run may take")
+    parser.add_argument("--save", metavar="DIR", help="write each wrong run's verdict there")
     ns = parser.parse_args()
     low, _, high = ns.nodes.partition("-")
     counts = range(int(low), int(high or low) + 1)
@@ -96,6 +98,11 @@ def main() -> int:
                 ok = row["named"] == [f"node host{ns.slow_host} configuration"]
             ok = ok and float(row["seconds"]) <= ns.limit  # type: ignore[arg-type]
             bad += not ok
+            verdict = row.pop("verdict", None)
+            if not ok and ns.save and verdict is not None:
+                os.makedirs(ns.save, exist_ok=True)
+                name = f"wrong-{nodes}-{bad}.json"
+                Path(ns.save, name).write_text(json.dumps(verdict, indent=1))
             print(("ok   " if ok else "FAIL ") + json.dumps(row), flush=True)
     print(f"{bad} of {len(counts) * ns.runs} runs wrong")
     return 1 if bad else 0

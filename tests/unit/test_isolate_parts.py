@@ -100,9 +100,24 @@ def test_no_majority_no_blame_and_gdr_and_nic_rules() -> None:
     nogdr = dataclasses.replace(ib, rank=2, node="n2", gdr="no", inter_node=("NET/IB",))
     (issue,) = config_issues([full, dataclasses.replace(full, rank=1, node="n1"), nogdr])
     assert issue.code == "no-gdr" and issue.node == "n2"
-    other_nic = dataclasses.replace(full, rank=2, node="n2", nics=("mlx5_7",))
+    other_nic = dataclasses.replace(full, rank=2, node="n2", nics=("NIC 7",))
     (issue,) = config_issues([full, dataclasses.replace(full, rank=1, node="n1"), other_nic])
+    assert issue.code == "unexpected-nic" and "NIC 7" in issue.what
+    named = dataclasses.replace(full, nics=("mlx5_0:1",))
+    other_name = dataclasses.replace(named, rank=2, node="n2", nics=("mlx5_7:1",))
+    (issue,) = config_issues([named, dataclasses.replace(named, rank=1, node="n1"), other_name])
     assert issue.code == "unexpected-nic" and "mlx5_7" in issue.what
+
+
+def test_a_nic_named_is_not_compared_with_a_nic_indexed() -> None:
+    """NCCL names its NICs once per process: the odd node out of round 1, whose first
+    communicator is in round 2, logs ``NET/Socket : Using [0]eth0`` there, the others
+    only ``via NET/Socket/0``. Seen on an H200 with 7 fake hosts: the healthy odd node
+    was a configuration fault ("used eth0 where GPU 0 of the other nodes used NIC 0")."""
+    ib = observe_log(str(IB_GDR), rank=0, node="n0", rail=0)
+    others = [dataclasses.replace(ib, rank=r, node=f"n{r}") for r in range(3)]
+    first = dataclasses.replace(ib, rank=3, node="n3", nics=("eth0",))
+    assert config_issues([*others, first]) == ()
 
 
 def test_drain_commands_only_for_names_the_scheduler_accepts() -> None:

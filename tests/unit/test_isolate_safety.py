@@ -216,6 +216,26 @@ def test_slow_once_and_not_confirmed_is_inconclusive() -> None:
     assert v.outliers == () and [i.node for i in v.inconclusive] == [cross_pairs(nodes, {}, 0)[1]]
 
 
+def test_a_failed_pair_is_explained_before_the_odd_one_out_is_tested() -> None:
+    """5 nodes, one rail: one round-1 pair fails on its link, two nodes are good. Both
+    sides of the failed pair get the good partners (the failure is explained: the bad
+    side is named); the odd one out, left without a partner, is not judged. Seen on an
+    H200 with 5 fake hosts, host 4 slowed: the odd one out took a good partner and
+    the pair stayed an unresolved link."""
+    nodes = [f"n{i}" for i in range(5)]
+    pairs, odd = cross_pairs(nodes, {}, 0)
+    bad = pairs[0][1]
+
+    def rule(t: Test) -> Measurement | float:
+        if bad in (t.a, t.b):
+            return Measurement(test=t, samples_gbps=(), error="DistBackendError: NCCL error")
+        return NOMINAL
+
+    v = drive(Isolation(nodes, rails=1), rule)
+    assert [(o.kind.value, o.node) for o in v.outliers] == [("node", bad)]
+    assert [(i.node, i.round) for i in v.inconclusive] == [(odd, 2)]
+
+
 # -- drain -------------------------------------------------------------------------------
 def _result(verdict: object, nodes: list[str], names: dict[str, str]) -> dict[str, object]:
     return {

@@ -58,6 +58,7 @@ from hpnet.isolate.scoring import (
     judge,
     judge_rails,
 )
+from hpnet.isolate.scoring import noise as noise_of
 from hpnet.isolate.scoring import reference as reference_of
 
 __all__ = ["Isolation"]
@@ -232,17 +233,25 @@ class Isolation:
         return self._plan_rails()
 
     def _plan_repair(self) -> tuple[Test, ...]:
-        # one side of every pair before the other sides: when good nodes are short, a
-        # side found slow again still explains its pair
+        # both sides of every slow pair before the nodes not yet tested: a failure seen
+        # is explained first; one side of every pair before the other sides: when good
+        # nodes are short, a side found slow again still explains its pair
         sides = [a for a, _ in self._suspect_pairs] + [b for _, b in self._suspect_pairs]
         untested = [n for n in self.nodes if n in self.untested]
         leftover = [] if self._leftover is None else [self._leftover]
-        wanting = [n for n in [*leftover, *untested, *sides] if n not in self.issues]
+        wanting = [n for n in [*sides, *untested, *leftover] if n not in self.issues]
         self._first_in_round_2 = {*leftover, *untested}
         chosen = partners(wanting, self.good, self.groups, self.seed + 2)
         for node in wanting:
             if node not in chosen:
                 self.notes[node].append("round 2: no good node was left to re-pair it with")
+                if node in self._first_in_round_2:  # never tested: not judged
+                    self.untested.setdefault(
+                        node,
+                        Inconclusive(
+                            node=node, round=2, cause="no good node was left to test it with"
+                        ),
+                    )
         return tuple(Test(round=2, a=n, b=chosen[n]) for n in wanting if n in chosen)
 
     def _plan_rails(self) -> tuple[Test, ...]:
@@ -280,7 +289,9 @@ class Isolation:
     # -- what each round proves ----------------------------------------------------------
     def _record_pairs(self, ms: Sequence[Measurement]) -> list[str]:
         medians = [m.median_gbps for m in ms if m.error is None and m.median_gbps is not None]
-        self.ref = reference_of(medians, floor=self.t.scale_floor, label="cluster")
+        self.ref = reference_of(
+            medians, floor=self.t.scale_floor, label="cluster", noise=noise_of(ms)
+        )
         found = findings.cluster_line(self.ref, len(ms))
         if self.ref is not None and self.baseline is not None:
             before = self.baseline.cluster_median_gbps

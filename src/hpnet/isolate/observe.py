@@ -111,19 +111,31 @@ def config_issues(observations: Sequence[Observation]) -> tuple[ConfigIssue, ...
     seen = [o for o in observations if o.seen]
     network = _majority(o.network for o in seen)
     gdr = _majority(o.gdr == "yes" for o in seen if o.gdr is not None)
-    rails: dict[int, tuple[str, ...] | None] = {}
-    for rail in {o.rail for o in seen}:
-        rails[rail] = _majority(o.nics for o in seen if o.rail == rail and o.nics)
+    # NCCL names its NICs once per process (NET/IB : Using [0]mlx5_0:1/IB ...), at the
+    # first communicator: a rank whose first test is in a later round shows names where
+    # the other ranks' round files show only NET/<net>/<index> ("NIC 0"). Names are
+    # compared with names, indexes with indexes, never one with the other.
+    rails: dict[tuple[int, bool], tuple[str, ...] | None] = {}
+    for rail, named in {(o.rail, _named(o.nics)) for o in seen}:
+        rails[(rail, named)] = _majority(
+            o.nics for o in seen if o.rail == rail and o.nics and _named(o.nics) == named
+        )
     issues: list[ConfigIssue] = []
     for o in sorted(seen, key=lambda o: o.rank):
         if network is not None and o.network != network:
             issues.append(_network_issue(o, network))
         elif gdr is True and o.gdr == "no":
             issues.append(_gdr_issue(o))
-        expected = rails.get(o.rail)
+        expected = rails.get((o.rail, _named(o.nics)))
         if expected is not None and o.nics and o.nics != expected and o.network == network:
             issues.append(_nic_issue(o, expected))
     return tuple(issues)
+
+
+def _named(nics: tuple[str, ...]) -> bool:
+    """The NICs by name (``mlx5_0:1``, ``eth0``), not by NCCL's index alone (``NIC 0``,
+    hpnet.ncclog.transports.nic_names: the process's log did not name them)."""
+    return not all(n.startswith("NIC ") for n in nics)
 
 
 def _issue(o: Observation, code: str, what: str, fix: str) -> ConfigIssue:

@@ -28,6 +28,7 @@ __all__ = [
     "Thresholds",
     "judge",
     "judge_rails",
+    "noise",
     "reference",
 ]
 
@@ -110,18 +111,44 @@ class Score:
         return self.status in (PairState.SLOW, PairState.UNSTABLE, PairState.ERROR)
 
 
-def reference(values: Sequence[float], *, floor: float, label: str) -> Reference | None:
-    """Median and robust scale of ``values``; None when there are none.
+def reference(
+    values: Sequence[float], *, floor: float, label: str, noise: float = 0.0
+) -> Reference | None:
+    """Median and robust scale of ``values``; None when there are none. The scale is
+    at least ``noise``: how much one test's own iterations spread (:func:`noise`), so
+    that a reference of one or two tests on a noisy host does not turn the host's
+    noise into a slow node.
 
     >>> reference([10.0, 10.0, 11.0, 9.0, 2.0], floor=0.03, label="cluster").scale_gbps
     1.4826
+    >>> reference([10.0], floor=0.03, label="cluster", noise=4.0).scale_gbps
+    4.0
     """
     if not values:
         return None
     median = statistics.median(values)
     mad = statistics.median(abs(v - median) for v in values)
-    scale = max(mad * MAD_TO_SIGMA, floor * abs(median), 1e-9)
+    scale = max(mad * MAD_TO_SIGMA, floor * abs(median), noise, 1e-9)
     return Reference(median_gbps=median, scale_gbps=scale, num_tests=len(values), label=label)
+
+
+def noise(ms: Sequence[Measurement]) -> float:
+    """The typical spread of one test's iterations (the median, over the tests that
+    ran, of each one's MAD x 1.4826), GB/s: the noise of the measurement itself. On a
+    healthy fabric 2-3% of the median (under the scale floor); on CPU ranks sharing a
+    loaded host, iterations of one test were seen spread 0.04-0.09 GB/s.
+
+    >>> from hpnet.isolate.model import Measurement, Test
+    >>> t = Test(round=1, a="a", b="b")
+    >>> round(noise([Measurement(test=t, samples_gbps=(0.09, 0.04, 0.08, 0.09, 0.05))]), 4)
+    0.0148
+    """
+    spreads = []
+    for m in ms:
+        if m.error is None and len(m.samples_gbps) >= 3:
+            median = statistics.median(m.samples_gbps)
+            spreads.append(statistics.median(abs(v - median) for v in m.samples_gbps))
+    return statistics.median(spreads) * MAD_TO_SIGMA if spreads else 0.0
 
 
 def judge(
