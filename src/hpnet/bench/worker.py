@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from hpnet.bench.backends import RankContext, Tensor
@@ -47,6 +47,12 @@ PROGRESS = "hpnet bench:"
 
 # ---------------------------------------------------------------- the check
 
+#: elements written or checked at a time: the check's temporaries (int64 indices, the
+#: float64 expected values and the copy of what came back) are a few MiB, whatever the
+#: size, so that a rank holds its two buffers and little more (issue 23: building the
+#: expected result of a 256 MiB all_reduce in one piece took ten buffers' worth more)
+CHUNK_ELEMENTS = 1 << 20
+
 
 def _values(ctx: RankContext, rank: int, offset: int, count: int) -> Tensor:
     """Rank ``rank``'s input at elements [offset, offset + count): small integers that
@@ -59,66 +65,71 @@ def _values(ctx: RankContext, rank: int, offset: int, count: int) -> Tensor:
     return values.to(ctx.dtype)
 
 
+def _fill(ctx: RankContext, target: Tensor, rank: int, offset: int = 0) -> None:
+    """Write rank ``rank``'s input from element ``offset`` on into ``target``, a piece
+    at a time (:data:`CHUNK_ELEMENTS`)."""
+    total = target.numel()
+    for start in range(0, total, CHUNK_ELEMENTS):
+        count = min(CHUNK_ELEMENTS, total - start)
+        target[start : start + count] = _values(ctx, rank, offset + start, count)
+
+
 def _reduce(ctx: RankContext, offset: int, count: int) -> Tensor:
+    """Every rank's input at [offset, offset + count) reduced with ``ctx.redop``, in
+    float64 (exact: small integers), one rank's part at a time."""
     torch = ctx.torch
-    parts = [_values(ctx, r, offset, count).to(torch.float64) for r in range(ctx.world)]
-    stacked = torch.stack(parts)
-    if ctx.redop == "sum":
-        out = stacked.sum(0)
-    elif ctx.redop == "prod":
-        out = stacked.prod(0)
-    elif ctx.redop == "max":
-        out = stacked.max(0).values
-    elif ctx.redop == "min":
-        out = stacked.min(0).values
-    else:
-        out = stacked.sum(0) / ctx.world
+    out = _values(ctx, 0, offset, count).to(torch.float64)
+    for r in range(1, ctx.world):
+        part = _values(ctx, r, offset, count).to(torch.float64)
+        if ctx.redop == "prod":
+            out.mul_(part)
+        elif ctx.redop == "max":
+            torch.maximum(out, part, out=out)
+        elif ctx.redop == "min":
+            torch.minimum(out, part, out=out)
+        else:  # sum, avg
+            out.add_(part)
+    if ctx.redop == "avg":
+        out.div_(ctx.world)
     return out
 
 
-def _check(
-    ctx: RankContext, op: str, geometry: OpShape, *, send: Tensor, recv: Tensor, placement: str
-) -> int:
-    """Run the op once on known data; count the wrong elements on this rank."""
-    torch = ctx.torch
-    rank, world, count = ctx.rank, ctx.world, geometry.count
-    source = recv if placement == "in" else send
-    recv.fill_(-1)
-    if op in ("all_reduce", "broadcast", "reduce", "sendrecv"):
-        source[:count] = _values(ctx, rank, 0, count)
-    elif op == "all_gather":
-        target = recv[rank * count : (rank + 1) * count] if placement == "in" else send[:count]
-        target.copy_(_values(ctx, rank, 0, count))
-    else:  # reduce_scatter, alltoall: count elements per peer
-        source[: count * world] = _values(ctx, rank, 0, count * world)
-    launch = ctx.launcher(op, geometry, send, recv, placement)
-    # the data above was written on torch's current stream, the direct NCCL backend
-    # launches on its own: without this the collective races the writes (wrong
-    # elements from 128 MiB up on H200, found on the device)
-    ctx.sync()
-    ctx.barrier()
-    launch()
-    ctx.sync()
-    if op == "all_reduce":
-        got, expected = recv[:count], _reduce(ctx, 0, count)
-    elif op == "broadcast":
-        got, expected = recv[:count], _values(ctx, ctx.root, 0, count)
-    elif op == "reduce":
-        if rank != ctx.root:
-            return 0
-        got, expected = recv[:count], _reduce(ctx, 0, count)
-    elif op == "sendrecv":
-        got, expected = recv[:count], _values(ctx, (rank - 1) % world, 0, count)
-    elif op == "all_gather":
-        got = recv[: count * world]
-        expected = torch.cat([_values(ctx, r, 0, count) for r in range(world)])
-    elif op == "reduce_scatter":
+#: (where the result lands in this rank's receive buffer, the expected values of its
+#: elements [offset, offset + count) as a function of offset and count)
+_Expected = tuple[Tensor, Callable[[int, int], Tensor]]
+
+
+def _expected(
+    ctx: RankContext, op: str, count: int, recv: Tensor, placement: str
+) -> list[_Expected]:
+    """What this rank should hold after ``op``, in pieces of its receive buffer."""
+    rank, world = ctx.rank, ctx.world
+    if op == "all_reduce" or (op == "reduce" and rank == ctx.root):
+        return [(recv[:count], lambda o, n: _reduce(ctx, o, n))]
+    if op == "reduce":
+        return []
+    if op == "broadcast":
+        return [(recv[:count], lambda o, n: _values(ctx, ctx.root, o, n))]
+    if op == "sendrecv":
+        return [(recv[:count], lambda o, n: _values(ctx, (rank - 1) % world, o, n))]
+    if op == "reduce_scatter":
         got = recv[rank * count : (rank + 1) * count] if placement == "in" else recv[:count]
-        expected = _reduce(ctx, rank * count, count)
-    else:  # alltoall: block q of my result is block `rank` of rank q's input
-        got = recv[: count * world]
-        expected = torch.cat([_values(ctx, q, rank * count, count) for q in range(world)])
-    got, expected = got.to(torch.float64), expected.to(torch.float64)
+        return [(got, lambda o, n: _reduce(ctx, rank * count + o, n))]
+    # all_gather: block q is rank q's input; alltoall: block q of my result is block
+    # `rank` of rank q's input
+    base = 0 if op == "all_gather" else rank * count
+    return [(recv[q * count : (q + 1) * count], _input_of(ctx, q, base)) for q in range(world)]
+
+
+def _input_of(ctx: RankContext, rank: int, base: int) -> Callable[[int, int], Tensor]:
+    """Rank ``rank``'s input from element ``base`` on, as a function of offset and count."""
+    return lambda offset, count: _values(ctx, rank, base + offset, count)
+
+
+def _count_wrong(ctx: RankContext, got: Tensor, expected: Tensor, op: str) -> int:
+    """The elements of ``got`` that differ from ``expected`` (float64)."""
+    torch = ctx.torch
+    got = got.to(torch.float64)
     if ctx.redop == "avg" and op in ("all_reduce", "reduce", "reduce_scatter"):
         if not ctx.dtype.is_floating_point:  # integer avg: the sum divided, truncated
             expected = torch.trunc(expected)
@@ -127,9 +138,43 @@ def _check(
             # each input by 1/world before summing: allow each of the world additions
             # its rounding. A wrong or unwritten element (-1) is off by far more.
             eps = torch.finfo(ctx.dtype).eps
-            tolerance = (world + 1) * eps * expected.abs().clamp(min=1)
+            tolerance = (ctx.world + 1) * eps * expected.abs().clamp(min=1)
             return int(((got - expected).abs() > tolerance).sum().item())
     return int((got != expected).sum().item())
+
+
+def _check(
+    ctx: RankContext, op: str, geometry: OpShape, *, send: Tensor, recv: Tensor, placement: str
+) -> int:
+    """Run the op once on known data; count the wrong elements on this rank. The data
+    is written and compared :data:`CHUNK_ELEMENTS` at a time: no full-size temporary."""
+    torch = ctx.torch
+    rank, world, count = ctx.rank, ctx.world, geometry.count
+    source = recv if placement == "in" else send
+    recv.fill_(-1)
+    if op in ("all_reduce", "broadcast", "reduce", "sendrecv"):
+        _fill(ctx, source[:count], rank)
+    elif op == "all_gather":
+        target = recv[rank * count : (rank + 1) * count] if placement == "in" else send[:count]
+        _fill(ctx, target, rank)
+    else:  # reduce_scatter, alltoall: count elements per peer
+        _fill(ctx, source[: count * world], rank)
+    launch = ctx.launcher(op, geometry, send, recv, placement)
+    # the data above was written on torch's current stream, the direct NCCL backend
+    # launches on its own: without this the collective races the writes (wrong
+    # elements from 128 MiB up on H200, found on the device)
+    ctx.sync()
+    ctx.barrier()
+    launch()
+    ctx.sync()
+    wrong = 0
+    for got, expected in _expected(ctx, op, count, recv, placement):
+        total = got.numel()
+        for start in range(0, total, CHUNK_ELEMENTS):
+            n = min(CHUNK_ELEMENTS, total - start)
+            piece = expected(start, n).to(torch.float64)
+            wrong += _count_wrong(ctx, got[start : start + n], piece, op)
+    return wrong
 
 
 # ---------------------------------------------------------------- timing
@@ -209,59 +254,17 @@ def run(
     up (``hpnet check --all`` measures and gathers there); rank 0's value comes back
     as the result's ``"after"``."""
     ctx = RankContext(spec, ranks)
-    torch = ctx.torch
     hosts = ctx.gather_text(os.uname().nodename)  # every rank takes part
     meta = _metadata(ctx, hosts) if ctx.rank == 0 else None
-    typesize = DTYPES[spec["dtype"]]
-    sizes = spec["sizes"]
     runs: list[dict[str, Any]] = []
-    total = len(spec["ops"]) * len(sizes)
+    total = len(spec["ops"]) * len(spec["sizes"])
     done = 0
     for op in spec["ops"]:
-        biggest = shape(op, max(sizes), ctx.world, typesize)
-        length = max(biggest.send_count, biggest.recv_count, 1)
-        send = torch.empty(length, dtype=ctx.dtype, device=ctx.device)
-        recv = torch.empty(length, dtype=ctx.dtype, device=ctx.device)
-        send.copy_(_values(ctx, ctx.rank, 0, length))
-        recv.copy_(_values(ctx, ctx.rank, 0, length))
-        ctx.sync()  # written on torch's stream; NCCL (direct) reads them on its own
         rows: list[dict[str, Any]] = []
         runs.append({"op": op, "nranks": ctx.world, "rows": rows})
-        for size in sizes:
-            geometry = shape(op, size, ctx.world, typesize)
-            row: dict[str, Any] = {
-                "size_bytes": geometry.size_bytes,
-                "count": geometry.count,
-                "dtype": spec["dtype"],
-                "redop": spec["redop"] if reduces(op) else "none",
-                "root": ctx.root if op in ("broadcast", "reduce") else -1,
-                "out_of_place": None,
-                "in_place": None,
-            }
-            for placement in ctx.placements(op):
-                launch = ctx.launcher(op, geometry, send, recv, placement)
-                for _ in range(spec["warmup"]):
-                    launch()
-                ctx.sync()
-                seconds = _time(ctx, launch, spec["iters"], spec["graph_launches"])
-                iterations = (
-                    _per_iteration(ctx, launch, spec["iters"]) if spec["per_iteration"] else []
-                )
-                # in-place alltoall / sendrecv overwrite their own input: nccl-tests
-                # times them and prints N/A for the check (src/alltoall.cu reportErrors)
-                checkable = spec["check"] and not (
-                    placement == "in" and op in ("alltoall", "sendrecv")
-                )
-                wrong = (
-                    _check(ctx, op, geometry, send=send, recv=recv, placement=placement)
-                    if checkable
-                    else None
-                )
-                gathered = ctx.gather([seconds, -1.0 if wrong is None else wrong, *iterations])
-                if ctx.rank == 0:
-                    row["out_of_place" if placement == "out" else "in_place"] = _measurement(
-                        op, geometry.size_bytes, ctx.world, gathered
-                    )
+        # the op's buffers (and every view of them) go when the sweep of it ends: the
+        # next op's are made after, never while these are still held (issue 23)
+        for row in _sweep_op(ctx, spec, op):
             done += 1
             if ctx.rank == 0:
                 rows.append(row)
@@ -269,7 +272,7 @@ def run(
                     checkpoint({"runs": runs, "metadata": meta, "complete": False})
                 # standard error: under a launcher, standard output is the user's table
                 print(
-                    f"{PROGRESS} {done}/{total} {op} {geometry.size_bytes} B",
+                    f"{PROGRESS} {done}/{total} {op} {row['size_bytes']} B",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -284,6 +287,55 @@ def run(
     if after is not None:
         result["after"] = extra
     return result
+
+
+def _sweep_op(ctx: RankContext, spec: dict[str, Any], op: str) -> Iterator[dict[str, Any]]:
+    """Every size of one op, on two buffers made for its largest size: what a rank
+    holds is these two (:func:`hpnet.bench.memory.rank_need_bytes`), the check's
+    pieces of :data:`CHUNK_ELEMENTS` and what the backend copies. Yields each size's
+    row (filled in on rank 0) as it is measured."""
+    torch = ctx.torch
+    typesize = DTYPES[spec["dtype"]]
+    sizes = spec["sizes"]
+    biggest = shape(op, max(sizes), ctx.world, typesize)
+    length = max(biggest.send_count, biggest.recv_count, 1)
+    send = torch.empty(length, dtype=ctx.dtype, device=ctx.device)
+    _fill(ctx, send, ctx.rank)
+    recv = torch.empty(length, dtype=ctx.dtype, device=ctx.device)
+    _fill(ctx, recv, ctx.rank)
+    ctx.sync()  # written on torch's stream; NCCL (direct) reads them on its own
+    for size in sizes:
+        geometry = shape(op, size, ctx.world, typesize)
+        row: dict[str, Any] = {
+            "size_bytes": geometry.size_bytes,
+            "count": geometry.count,
+            "dtype": spec["dtype"],
+            "redop": spec["redop"] if reduces(op) else "none",
+            "root": ctx.root if op in ("broadcast", "reduce") else -1,
+            "out_of_place": None,
+            "in_place": None,
+        }
+        for placement in ctx.placements(op):
+            launch = ctx.launcher(op, geometry, send, recv, placement)
+            for _ in range(spec["warmup"]):
+                launch()
+            ctx.sync()
+            seconds = _time(ctx, launch, spec["iters"], spec["graph_launches"])
+            iterations = _per_iteration(ctx, launch, spec["iters"]) if spec["per_iteration"] else []
+            # in-place alltoall / sendrecv overwrite their own input: nccl-tests
+            # times them and prints N/A for the check (src/alltoall.cu reportErrors)
+            checkable = spec["check"] and not (placement == "in" and op in ("alltoall", "sendrecv"))
+            wrong = (
+                _check(ctx, op, geometry, send=send, recv=recv, placement=placement)
+                if checkable
+                else None
+            )
+            gathered = ctx.gather([seconds, -1.0 if wrong is None else wrong, *iterations])
+            if ctx.rank == 0:
+                row["out_of_place" if placement == "out" else "in_place"] = _measurement(
+                    op, geometry.size_bytes, ctx.world, gathered
+                )
+        yield row
 
 
 def _measurement(op: str, size: int, world: int, gathered: list[list[float]]) -> dict[str, Any]:
