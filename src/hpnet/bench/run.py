@@ -19,21 +19,25 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from hpnet.bench.memory import killed_note
 from hpnet.bench.model import BenchReport, BenchSpec, average_busbw, report_from_data
 from hpnet.bench.rank_logs import ProgressEcho, last_line, port_taken, port_taken_in
 from hpnet.bench.ranks import launcher_ranks, local_defaults
 from hpnet.bench.train import TrainSpec
 from hpnet.errors import HpnetError, InputError, Terminated
+from hpnet.node.sysfs import FsRoot
 
 # launcher_ranks and local_defaults (hpnet.bench.ranks) are looked up here by the CLI
 # and the check, where tests replace them
 __all__ = [
     "BenchPlan",
+    "check_memory",
     "launcher_ranks",
     "local_defaults",
     "plan_local",
@@ -104,6 +108,18 @@ def plan_local(
     )
 
 
+def check_memory(spec: BenchSpec, *, nproc: int, device: str, fs_root: str = "/") -> None:
+    """Refuse, before any rank starts, a CPU sweep whose ``nproc`` local ranks cannot
+    fit the memory this machine has available (:func:`hpnet.bench.memory.check_fits`;
+    InputError ``not-enough-memory``). GPU ranks keep their buffers on the GPUs: not
+    checked. ``fs_root``: where proc/meminfo is read (a planted one in tests)."""
+    if device != "cpu" or not spec.sizes:
+        return
+    from hpnet.bench.memory import check_fits  # noqa: PLC0415
+
+    check_fits(spec.ops, spec.sizes, spec.dtype, nproc=nproc, root=FsRoot(fs_root))
+
+
 def _report(
     data: Mapping[str, Any], metadata: Mapping[str, Any], *, incomplete: str | None = None
 ) -> BenchReport:
@@ -146,6 +162,9 @@ class RanksOutcome:
     interrupted: BaseException | None = None
     #: the rendezvous port was taken (EADDRINUSE in a rank's log)
     port_taken: bool = False
+    #: the failed rank was killed by SIGKILL, by the out-of-memory killer for certain
+    #: or most likely (``failure`` says which; :func:`hpnet.bench.memory.killed_note`)
+    out_of_memory: bool = False
 
 
 def execute(
@@ -154,11 +173,16 @@ def execute(
     environ: Mapping[str, str],
     keep_dir: str | None = None,
     progress: bool = True,
+    fs_root: str = "/",
 ) -> RanksOutcome:
-    """Start the plan's ranks, echo rank 0's progress, wait, read rank 0's result."""
+    """Start the plan's ranks, echo rank 0's progress, wait, read rank 0's result.
+    ``fs_root``: where /proc and /sys/fs/cgroup are read (the out-of-memory killer's
+    counter), a planted tree in tests."""
     directory = keep_dir or tempfile.mkdtemp(prefix="hpnet-bench-")
     with _own_directory(directory):
-        return _execute_in(plan, directory, environ=environ, keep_dir=keep_dir, progress=progress)
+        return _execute_in(
+            plan, directory, environ=environ, keep_dir=keep_dir, progress=progress, fs_root=fs_root
+        )
 
 
 @contextlib.contextmanager
@@ -198,7 +222,9 @@ def _execute_in(
     environ: Mapping[str, str],
     keep_dir: str | None,
     progress: bool,
+    fs_root: str,
 ) -> RanksOutcome:
+    from hpnet.bench.memory import oom_kills  # noqa: PLC0415
     from hpnet.localrun import (  # noqa: PLC0415
         RankSpec,
         describe_exit,
@@ -226,6 +252,7 @@ def _execute_in(
         for rank in range(plan.nproc)
     ]
     echo = ProgressEcho(specs[0].log_path) if progress else None
+    oom_before = oom_kills(FsRoot(fs_root))
     started = time.monotonic()
     try:
         results = run_ranks(specs, timeout_seconds=TIMEOUT_SECONDS, on_tick=echo)
@@ -247,7 +274,14 @@ def _execute_in(
         first = first_failure(results) or (failed[0] if failed else results[0])
         tail = last_line(first.log_path)
         how = describe_exit(first) if not first.ok else "exited with 0 but left no complete result"
-        what = f"rank {first.rank} {how}" + (f": {tail}" if tail else "")
+        oom = None
+        if first.returncode == -signal.SIGKILL and first.ended_by is None:
+            oom = killed_note(oom_before, oom_kills(FsRoot(fs_root)), _need_text(plan))
+        if oom is not None:
+            how += f": {oom}; use a smaller -e or fewer --nproc"
+        what = f"rank {first.rank} {how}" + (f" (its log ends: {tail})" if tail and oom else "")
+        if tail and not oom:
+            what += f": {tail}"
         taken = any(port_taken_in(r.log_path) for r in failed)
         if taken:
             port = plan.rank_env[0].get("MASTER_PORT", "?")
@@ -255,10 +289,28 @@ def _execute_in(
                 f"the rendezvous port {port} on 127.0.0.1 is taken (EADDRINUSE: address already "
                 f"in use), so the ranks could not meet; {what}"
             )
-        return RanksOutcome(data=data, failure=what, directory=directory, port_taken=taken)
+        return RanksOutcome(
+            data=data,
+            failure=what,
+            directory=directory,
+            port_taken=taken,
+            out_of_memory=oom is not None,
+        )
     if keep_dir is None:
         shutil.rmtree(directory, ignore_errors=True)
     return RanksOutcome(data=data, failure=None, directory=directory)
+
+
+def _need_text(plan: BenchPlan) -> str | None:
+    """``about 3.3 GiB per rank, 6.6 GiB for 2 ranks``: what the plan's CPU ranks need
+    (:func:`hpnet.bench.memory.rank_need_bytes`); None for GPU ranks and training."""
+    from hpnet.bench.memory import gib, rank_need_bytes  # noqa: PLC0415
+
+    spec = plan.spec
+    if plan.device != "cpu" or not isinstance(spec, BenchSpec) or not spec.sizes:
+        return None
+    need = rank_need_bytes(spec.ops, spec.sizes, spec.dtype, plan.nproc)
+    return f"about {gib(need)} per rank, {gib(need * plan.nproc)} for {plan.nproc} ranks"
 
 
 def run_plan(
@@ -269,6 +321,7 @@ def run_plan(
     keep_dir: str | None = None,
     progress: bool = True,
     on_interrupt: Callable[[BenchReport], None] | None = None,
+    fs_root: str = "/",
 ) -> BenchReport:
     """Run a collective sweep's ranks (``plan``, or a function of the rendezvous port
     that makes it: then a port taken meanwhile is retried on another); the report
@@ -281,9 +334,13 @@ def run_plan(
     the command still exits as interrupted (130, 128 + the signal).
     """
     if callable(plan):
-        outcome = execute_with_port(plan, environ=environ, keep_dir=keep_dir, progress=progress)
+        outcome = execute_with_port(
+            plan, environ=environ, keep_dir=keep_dir, progress=progress, fs_root=fs_root
+        )
     else:
-        outcome = execute(plan, environ=environ, keep_dir=keep_dir, progress=progress)
+        outcome = execute(
+            plan, environ=environ, keep_dir=keep_dir, progress=progress, fs_root=fs_root
+        )
     data = outcome.data
     measured = data is not None and any(run["rows"] for run in data.get("runs", ()))
     if outcome.interrupted is not None:
@@ -314,6 +371,14 @@ def run_plan(
                 "its tries): rerun, and if it keeps happening see what takes the ports "
                 "(ss -ltnp)",
             )
+        if outcome.out_of_memory:
+            raise HpnetError(
+                failure,
+                code="out-of-memory",
+                where=os.path.join(outcome.directory, "rank0.log"),
+                fix="a smaller largest size (-e) or fewer ranks (--nproc); "
+                "`hpnet bench --device cpu` refuses a sweep that cannot fit MemAvailable",
+            )
         raise HpnetError(
             failure,
             code="bench-failed",
@@ -343,18 +408,23 @@ def execute_with_port(
     keep_dir: str | None = None,
     progress: bool = True,
     attempts: int = 3,
+    fs_root: str = "/",
 ) -> RanksOutcome:
     """:func:`execute` the plan ``build(port)`` makes, on a new free port when the
     last one was taken before rank 0 could bind it."""
     from hpnet.localrun import free_port  # noqa: PLC0415
 
-    outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
+    def attempt() -> RanksOutcome:
+        plan = build(free_port())
+        return execute(plan, environ=environ, keep_dir=keep_dir, progress=progress, fs_root=fs_root)
+
+    outcome = attempt()
     for _ in range(attempts - 1):
         if outcome.interrupted is not None:
             break
         if not (port_taken(outcome.failure) and outcome.data is None):
             break
-        outcome = execute(build(free_port()), environ=environ, keep_dir=keep_dir, progress=progress)
+        outcome = attempt()
     return outcome
 
 

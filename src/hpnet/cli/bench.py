@@ -213,6 +213,8 @@ def run(ns: argparse.Namespace) -> int:
             )  # fmt: skip
 
         plan(0)  # refuse a bad --nproc / --fake-hosts before any rank starts
+        # and a CPU sweep the machine's memory cannot hold (issue 23)
+        bench.check_memory(spec, nproc=nproc, device=device)
         meta["spec"] = _spec_meta(spec)
         meta["fake_hosts"] = ns.fake_hosts
 
