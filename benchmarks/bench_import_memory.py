@@ -4,8 +4,11 @@ A real output (tests/data/nccl-tests, the GCP a3mega all_reduce) is repeated to 
 target size, once as plain nccl-tests text and once with every line behind an NCCL
 INFO-style launcher prefix (what a job's combined log looks like); each is imported in
 a fresh Python (``load_result``), measuring tracemalloc's peak and the wall time.
+With ``--json`` the child runs the whole ``hpnet bench import FILE --json`` instead
+(standard output to /dev/null), and the peak resident memory (``ru_maxrss``) is
+printed too: the JSON rendering's memory is what issue 23 is about.
 
-    python benchmarks/bench_import_memory.py [--mb 20] [--src SRC]
+    python benchmarks/bench_import_memory.py [--mb 20] [--src SRC] [--json]
 
 ``--src`` puts another hpnet checkout's ``src`` first on the path (an A/B run).
 """
@@ -28,14 +31,20 @@ SOURCE = (
 )
 
 CHILD = """
-import json, sys, time, tracemalloc
+import contextlib, json, os, resource, sys, time, tracemalloc
 from hpnet.bench.load import load_result
+from hpnet.cli.main import main
 tracemalloc.start()
 started = time.perf_counter()
-report = load_result(sys.argv[1])
+if sys.argv[2] == "json":
+    with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
+        main(["bench", "import", sys.argv[1], "--json"])
+else:
+    report = load_result(sys.argv[1])
 seconds = time.perf_counter() - started
 peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"seconds": seconds, "peak_bytes": peak}))
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"seconds": seconds, "peak_bytes": peak, "rss_bytes": rss}), file=sys.stderr)
 """
 
 
@@ -53,31 +62,34 @@ def build(path: Path, megabytes: int, *, prefixed: bool) -> None:
             written += len(text)
 
 
-def measure(path: Path, src: str | None) -> dict[str, float]:
+def measure(path: Path, src: str | None, *, as_json: bool = False) -> dict[str, float]:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    done = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
+    mode = "json" if as_json else "load"
+    done = subprocess.run([sys.executable, "-c", CHILD, str(path), mode], capture_output=True,
                           text=True, env=env, check=True)  # fmt: skip
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(done.stderr.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=int, default=20)
     parser.add_argument("--src", help="another checkout's src directory (A/B)")
+    parser.add_argument("--json", action="store_true", help="the whole `bench import --json`")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for prefixed in (False, True):
             path = Path(tmp) / f"{'info' if prefixed else 'plain'}.txt"
             build(path, args.mb, prefixed=prefixed)
             size = path.stat().st_size
-            result = measure(path, args.src)
+            result = measure(path, args.src, as_json=args.json)
             name = "INFO-prefixed" if prefixed else "plain"
-            peak = result["peak_bytes"]
+            peak, rss = result["peak_bytes"], result["rss_bytes"]
             print(
                 f"{name:>13} {size / 2**20:6.1f} MiB: peak {peak / 2**20:7.1f} MiB "
-                f"({peak / size:5.2f}x the file), {result['seconds']:.2f} s"
+                f"({peak / size:5.2f}x the file), max RSS {rss / 2**20:7.1f} MiB "
+                f"({rss / size:5.2f}x), {result['seconds']:.2f} s"
             )
 
 

@@ -1,15 +1,17 @@
 """How ``hpnet bench`` results leave: printed (table, JSON, CSV), verdict, saved files.
 
 :func:`emit` prints a report with its verdict (:func:`verdict_of`), :func:`result_json`
-is what ``--save`` and ``--json`` write, :func:`write_result` saves it, and
+is what ``--save`` and ``--json`` write (``--json`` streams it:
+:func:`stream_result_json`), :func:`write_result` saves it, and
 :func:`check_output` refuses an output path that cannot be written before any work.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from hpnet.result import Status
 
@@ -22,6 +24,7 @@ __all__ = [
     "emit",
     "remove_file",
     "result_json",
+    "stream_result_json",
     "title_of",
     "verdict_of",
     "write_result",
@@ -31,7 +34,7 @@ __all__ = [
 def emit(report: BenchReport, *, json: bool, csv: bool, gates: Sequence[GateResult] = ()) -> None:
     """Print the report as JSON, CSV, or the nccl-tests table with the verdict."""
     if json:
-        print(result_json(report, gates), end="")
+        stream_result_json(sys.stdout, report, gates)
     elif csv:
         from hpnet.render.bench import render_csv  # noqa: PLC0415
 
@@ -127,6 +130,24 @@ def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:
             verdict=verdict,
             after={"gates": list(gates)},
         )
+    )
+
+
+def stream_result_json(out: TextIO, report: BenchReport, gates: Sequence[GateResult] = ()) -> None:
+    """Write :func:`result_json`'s text to ``out`` piece by piece
+    (:mod:`hpnet.bench.jsonstream`): the same bytes, without holding the document in
+    memory (``bench import --json`` of a large output held ~60x the input, issue 23)."""
+    from hpnet.bench.jsonstream import write_envelope  # noqa: PLC0415
+    from hpnet.bench.model import SCHEMA_VERSION  # noqa: PLC0415
+
+    status, verdict = verdict_of(report, gates)
+    write_envelope(
+        out,
+        report,
+        schema_version=SCHEMA_VERSION,
+        status=status,
+        verdict=verdict,
+        after={"gates": list(gates)},
     )
 
 
