@@ -50,7 +50,9 @@ torchrun, mpirun, srun or `hpnet launch` started.
 
 Exit 0: measured, every check right, every expectation met; 1: wrong results, an
 expectation failed, or a rank failed (the rows measured before are printed);
-2: bad usage, or --save / --plot could not be written (the result is printed);
+2: bad usage, a CPU sweep its ranks cannot fit in the memory available (about 3x the
+largest size and 0.3 GiB per rank), a rank the out-of-memory killer ended before any
+row, or --save / --plot could not be written (the result is printed);
 130 / 143: Ctrl-C / SIGTERM (the rows measured before are printed and saved, marked
 incomplete). --json: docs/bench-schema.md.
 """
