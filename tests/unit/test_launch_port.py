@@ -171,3 +171,21 @@ def test_two_jobs_on_one_machine_do_not_collide(tmp_path: Path) -> None:
         assert [r["world"] for r in ranks] == [2, 2]  # each job met its own ranks only
         ports.append({r["port"] for r in ranks})
     assert len(ports[0]) == len(ports[1]) == 1 and ports[0] != ports[1]
+
+
+@pytest.mark.parametrize("command", [["bench", "--device", "cpu", "-e", "1K"], ["isolate"]])
+def test_a_rank_whose_rendezvous_port_is_taken_names_it(command: list[str], held_port: int) -> None:
+    """A rank started by a launcher (here: its variables), rank 0 of the job, cannot
+    listen on MASTER_PORT: error[port-taken] with the port, exit 2, not torch's
+    DistNetworkError as an internal error (exit 3)."""
+    clean = {k: v for k, v in environment().items() if "RANK" not in k and "SIZE" not in k}
+    port = held_port
+    done = subprocess.run(
+        [sys.executable, "-m", "hpnet", *command], capture_output=True, text=True,
+        timeout=120, check=False,
+        env={**clean, "RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
+             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "NCCL_HOSTID": "h0"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"error[port-taken]: the rendezvous port {port} (MASTER_PORT) is taken" in done.stderr
+    assert "error[internal]" not in done.stderr

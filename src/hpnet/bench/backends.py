@@ -61,22 +61,12 @@ class RankContext:
             # sets OMP_NUM_THREADS=1 for the same reason
             local_world = int(ranks.get("LOCAL_WORLD_SIZE", self.world))
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(local_world, 1)))
-        where = init_method(ranks)
-        if backend == "torch-nccl":
-            dist.init_process_group(
-                "nccl", init_method=where, rank=self.rank, world_size=self.world,
-                device_id=self.device,
-            )  # fmt: skip
-            self.control = dist.new_group(backend="gloo")
-        else:
-            # spec["timeout_s"]: how long ranks wait for each other (torch's default: 30
-            # minutes), for jobs that must not wait that long for a rank that never came
-            timeout = spec.get("timeout_s")
-            extra = {"timeout": datetime.timedelta(seconds=timeout)} if timeout else {}
-            dist.init_process_group(
-                "gloo", init_method=where, rank=self.rank, world_size=self.world, **extra
-            )
-            self.control = None
+        try:
+            self._join(spec, backend, ranks)
+        except Exception as exc:
+            _raise_if_port_taken(exc, ranks)
+            raise
+
         self.stream: Any = torch.cuda.Stream(device=self.device) if cuda else None
         self.comm: Any = None
         if backend == "nccl":
@@ -101,6 +91,25 @@ class RankContext:
         self.nccl_dtype = _nccl_dtype(self.nccl, spec["dtype"]) if backend == "nccl" else None
         self.redop = spec["redop"]
         self.root = spec["root"]
+
+    def _join(self, spec: dict[str, Any], backend: str, ranks: Mapping[str, str]) -> None:
+        """Meet the other ranks at MASTER_ADDR:MASTER_PORT."""
+        dist, where = self.dist, init_method(ranks)
+        if backend == "torch-nccl":
+            dist.init_process_group(
+                "nccl", init_method=where, rank=self.rank, world_size=self.world,
+                device_id=self.device,
+            )  # fmt: skip
+            self.control = dist.new_group(backend="gloo")
+        else:
+            # spec["timeout_s"]: how long ranks wait for each other (torch's default: 30
+            # minutes), for jobs that must not wait that long for a rank that never came
+            timeout = spec.get("timeout_s")
+            extra = {"timeout": datetime.timedelta(seconds=timeout)} if timeout else {}
+            dist.init_process_group(
+                "gloo", init_method=where, rank=self.rank, world_size=self.world, **extra
+            )
+            self.control = None
 
     # -- control plane (always gloo, on the CPU)
     def barrier(self) -> None:
@@ -290,6 +299,26 @@ def init_method(ranks: Mapping[str, str]) -> str:
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     return f"tcp://{host}:{ranks.get('MASTER_PORT', '29500')}"
+
+
+def _raise_if_port_taken(exc: Exception, ranks: Mapping[str, str]) -> None:
+    """Rank 0 could not listen on MASTER_PORT (torch's TCPStore: ``... name: EADDRINUSE,
+    message: address already in use``): an error that names the port and the fix, not
+    torch's traceback."""
+    from hpnet.errors import HpnetError  # noqa: PLC0415
+    from hpnet.launch.rendezvous import port_taken  # noqa: PLC0415
+
+    port = ranks.get("MASTER_PORT", "29500")
+    if port.isdigit() and port_taken(str(exc), int(port)):
+        raise HpnetError(
+            f"the rendezvous port {port} (MASTER_PORT) is taken: another process listens "
+            "on it, so rank 0 could not start the rendezvous (EADDRINUSE)",
+            code="port-taken",
+            where=f"MASTER_PORT={port}",
+            fix="start the job with another port (hpnet launch --master-port, torchrun "
+            "--master-port, or MASTER_PORT), or end what listens there (ss -ltnp "
+            f"'sport = :{port}')",
+        ) from None
 
 
 def _has_cupy_nccl() -> bool:
