@@ -1,4 +1,4 @@
-"""Every log format string NCCL 2.3.5 .. 2.30.7 (and the NET plugins whose lines its logs
+"""Every log format string NCCL 2.3.5 .. 2.32.3 (and the NET plugins whose lines its logs
 carry) prints that carries evidence is read, and no other is read as evidence.
 
 The table (src/hpnet/ncclog/data/nccl_formats.json) is built from NCCL's git history by
@@ -21,7 +21,8 @@ from hpnet.ncclog.lines import classify
 
 TABLE = load_table()
 FORMATS = [f for f in TABLE.formats if evidence_of(str(f["level"]), str(f["format"]))]
-#: every release from 2.4.2 to 2.30.7 (and the two 2.3 tags)
+#: every release from 2.4.2 to 2.30.7 (and the two 2.3 tags) from the source; 2.31.2 and
+#: 2.32.3 from the libnccl.so.2 of their PyPI wheels (tools/nccl_formats/binary.py)
 RELEASES = {
     "2.3.5-5", "2.3.7", "2.4.2", "2.4.6", "2.4.7", "2.4.8", "2.5.6", "2.5.6-2", "2.5.7",
     "2.6.4", "2.7.3", "2.7.5", "2.7.6", "2.7.8", "2.8.3", "2.8.4", "2.9.6", "2.9.8", "2.9.9",
@@ -30,11 +31,11 @@ RELEASES = {
     "2.19.1", "2.19.3", "2.19.4", "2.20.3", "2.20.5", "2.21.5", "2.22.3", "2.23.4",
     "2.24.3", "2.25.1", "2.26.2", "2.26.3", "2.26.5", "2.26.6", "2.27.3", "2.27.5",
     "2.27.6", "2.27.7", "2.28.3", "2.28.7", "2.28.9", "2.29.2", "2.29.3", "2.29.7",
-    "2.30.3", "2.30.4", "2.30.7",
+    "2.30.3", "2.30.4", "2.30.7", "2.31.2", "2.32.3",
 }  # fmt: skip
 
 
-def test_the_table_covers_every_release_from_2_4_to_2_30() -> None:
+def test_the_table_covers_every_release_from_2_4_to_the_newest_on_pypi() -> None:
     assert set(TABLE.releases) == RELEASES
     printed = {
         tag
@@ -43,7 +44,32 @@ def test_the_table_covers_every_release_from_2_4_to_2_30() -> None:
         if run
         for tag in run.split("~")
     }
-    assert {"2.4.2", "2.30.7"} <= printed
+    assert {"2.4.2", "2.30.7", "2.31.2", "2.32.3"} <= printed
+
+
+def test_the_binary_releases_are_read_from_their_wheels() -> None:
+    binaries = load_table().binaries
+    assert set(binaries) == {"2.31.2", "2.32.3"}
+    assert binaries["2.31.2"]["banner"] == ["NCCL version 2.31.2+cuda13.3"]
+    assert binaries["2.32.3"]["wheel"] == "nvidia-nccl-cu12 2.32.3"
+    # 2.31's diagnostics print "host:pid NCCL DIAG <tag><check>" outside the logger
+    assert "%s:%d NCCL DIAG === NCCL Diagnostics ===\n" in binaries["2.31.2"]["diag"]
+    assert {"[OK]   ", "[INFO] "} == set(binaries["2.31.2"]["diag_tags"])
+    # a format both the source (<= 2.30.7) and the binaries print runs on into 2.32.3
+    bootstrap = [f for f in FORMATS if f["format"] == "Bootstrap: Using%s"]
+    assert bootstrap and str(bootstrap[0]["runs"]).endswith("~2.32.3")
+    # a WARN of 2.31.2 names its file:line as the binary's call site says
+    new_sites = [
+        site
+        for f in TABLE.formats
+        if f["level"] == "WARN"
+        for site, runs in (f.get("sites") or {}).items()  # type: ignore[attr-defined]
+        if "2.31.2" in str(runs)
+    ]
+    assert len(new_sites) > 500
+    # a format found only in a binary cannot say whether the call fails after it
+    only = [f for f in TABLE.formats if f.get("binary") and f["level"] == "WARN"]
+    assert only and {f["fatal"] for f in only} == {"unknown"}
 
 
 def test_the_table_holds_the_net_plugins_nccl_logs_carry_lines_of() -> None:

@@ -3,7 +3,10 @@ tested against and the facts it reads from WARN lines.
 
 ``data/nccl_formats.json`` is built from NCCL's git history by
 ``tools/nccl_formats/build_table.py`` (every ``INFO``/``WARN``/``VERSION`` call of every
-release tag from 2.3.5 to 2.30.7, with the release runs that print it in that form), and
+release tag from 2.3.5 to 2.30.7, with the release runs that print it in that form), from
+the ``libnccl.so.2`` of the releases published only as wheels (2.31.2, 2.32.3) by
+``tools/nccl_formats/binary.py`` (each log call's level, format and ``file:line`` read
+from the machine code; such a format's ``fatal`` is ``unknown``), and
 from the history of the NET plugins whose lines NCCL logs carry (aws-ofi-nccl,
 nccl-rdma-sharp-plugins, GCP's FastSocket, GPUDirect-TCPX and -TCPXO). It holds, per
 format:
@@ -162,6 +165,10 @@ class FormatTable:
         #: NET plugin -> its repository and the tags read (the formats of a plugin carry
         #: ``plugin``; their runs are the plugin's own releases)
         self.plugins: Mapping[str, Mapping[str, object]] = data.get("plugins") or {}  # type: ignore[assignment]
+        #: releases read from a released libnccl.so.2 rather than the source (2.31.2,
+        #: 2.32.3): the wheel, the library's sha256, its version banner and the
+        #: ``NCCL DIAG`` formats its diagnostics print (tools/nccl_formats/binary.py)
+        self.binaries: Mapping[str, Mapping[str, object]] = data.get("binaries") or {}  # type: ignore[assignment]
         self.formats: tuple[dict[str, object], ...] = tuple(data["formats"])  # type: ignore[arg-type]
         self._warns: list[tuple[re.Pattern[str], dict[str, object]]] | None = None
         self._by_site: dict[str, list[tuple[re.Pattern[str], str, dict[str, object]]]] | None = None
