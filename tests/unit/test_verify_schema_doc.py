@@ -33,6 +33,7 @@ def test_doc_and_output_agree(capsys: pytest.CaptureFixture[str]) -> None:
     process, rest = rest.split("## A host", 1)
     host, rest = rest.split("## A communicator", 1)
     comm, finding = rest.split("## A finding", 1)
+    finding, artefact = finding.split("## An input other than an NCCL log", 1)
     assert keys(top) == set(data)
     assert keys(process) == set(data["ranks"][0])
     assert keys(host) == set(data["hosts"][0])
@@ -40,3 +41,17 @@ def test_doc_and_output_agree(capsys: pytest.CaptureFixture[str]) -> None:
     assert keys(finding) == set(data["findings"][0])
     assert set(data["expectations"][0]) == {"expectation", "met", "detail"}
     assert set(data["transports"]) == {"intra_node", "inter_node"}
+
+
+def test_artefacts_doc_and_output_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    """An ncclras report's entry in ``artefacts`` has the documented keys."""
+    main(
+        [
+            "verify",
+            "--json",
+            str(DATA / "artefacts" / "ras-text-mismatch-allgather-30-lag-2-ahead-nccl2.26.2.txt"),
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)
+    artefact = DOC.split("## An input other than an NCCL log", 1)[1]
+    assert keys(artefact) == set(data["artefacts"][0])

@@ -8,6 +8,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hpnet.artefacts.model import ArtefactFacts
     from hpnet.ncclog.model import NcclLog
 
 DESCRIPTION = """\
@@ -15,6 +16,9 @@ Read NCCL debug logs (NCCL_DEBUG=INFO output of any NCCL from 2.3 on, behind mpi
 srun or torchrun prefixes) and prove which transport every connection used: P2P,
 SHM, NET/IB (with or without GPUDirect RDMA), NET/Socket, a plugin, CollNet, NVLS;
 per host and per communicator; with known failure signatures, their causes and fixes.
+Also read, in any mix with the logs: ncclras reports (text or JSON), PyTorch's
+ProcessGroupNCCL watchdog and error text, XLA/JAX and wrapper (vLLM, SGLang, CuPy)
+NCCL errors, and RCCL logs (said to be RCCL, not dated as NCCL).
 
   hpnet verify job.log                       one log (several: repeat; - is stdin)
   hpnet verify logs/                         a directory of per-rank logs
@@ -154,6 +158,7 @@ def run(namespace: argparse.Namespace) -> int:
         from hpnet.verify.probe import run_probe  # noqa: PLC0415
 
         log = run_probe(nproc=args.nproc, fake_hosts=args.fake_hosts or 1, keep_dir=args.logs)
+        facts: list[ArtefactFacts] = []
     else:
         if not args.paths:
             raise UsageError(
@@ -162,8 +167,12 @@ def run(namespace: argparse.Namespace) -> int:
                 where="hpnet verify",
                 fix="hpnet verify job.log (or a directory, or - for stdin), or --run",
             )
-        log = _read(args)
+        log, facts = _read(args)
     report = analyse(log, expectation)
+    if args.run is False and facts:
+        from hpnet.artefacts.judge import merge_artefacts  # noqa: PLC0415
+
+        report = merge_artefacts(report, facts)
     if report.status == "UNKNOWN" and not report.ranks and not report.findings:
         from hpnet.errors import InputError  # noqa: PLC0415
 
@@ -197,8 +206,9 @@ def run(namespace: argparse.Namespace) -> int:
     return 1 if report.status == "FAIL" else 0
 
 
-def _read(args: VerifyArgs) -> NcclLog:
-    from hpnet.ncclog.read import ProgressPrinter, collect_inputs, read_logs  # noqa: PLC0415
+def _read(args: VerifyArgs) -> tuple[NcclLog, list[ArtefactFacts]]:
+    from hpnet.artefacts.reading import read_with_artefacts  # noqa: PLC0415
+    from hpnet.ncclog.read import ProgressPrinter, collect_inputs  # noqa: PLC0415
 
     inputs, notes = collect_inputs(args.paths)
     if not inputs:
@@ -210,7 +220,7 @@ def _read(args: VerifyArgs) -> NcclLog:
             where=", ".join(args.paths),
             fix="pass the NCCL debug log (text written with NCCL_DEBUG=INFO)",
         )
-    return read_logs(
+    return read_with_artefacts(
         inputs,
         jobs=args.jobs,
         progress=ProgressPrinter("hpnet verify"),

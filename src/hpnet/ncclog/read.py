@@ -231,8 +231,12 @@ def read_logs(
     notes: Sequence[str] = (),
     idle_timeout_seconds: float | None = None,
     waiting: Callable[[str], None] | None = None,
+    tap: Callable[[str, bytes], None] | None = None,
 ) -> NcclLog:
     """Parse every input into one :class:`NcclLog` (``jobs``: worker processes).
+
+    ``tap`` hears every block of a stream or gzip input (``(name, bytes)``), which is
+    read once: :class:`hpnet.artefacts.scan.ArtefactTap` keeps it for the artefact readers.
 
     A stream (standard input, a FIFO) that sends nothing for ``idle_timeout_seconds``
     is read up to there; ``waiting`` hears, once per stream, that hpnet waits for one
@@ -271,6 +275,8 @@ def read_logs(
                     idle_timeout_seconds=idle_timeout_seconds,
                     waiting=waiting,
                 )
+                if tap is not None:
+                    chunks_read = _tapped(chunks_read, tap, name)
                 _scan_lines(whole_lines(chunks_read, MAX_LINE_BYTES), folder, name, advance)
                 for note in stream_notes:
                     folder.note(note)
@@ -300,6 +306,14 @@ def read_logs(
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return folder.result()
+
+
+def _tapped(
+    chunks: Iterator[bytes], tap: Callable[[str, bytes], None], name: str
+) -> Iterator[bytes]:
+    for chunk in chunks:
+        tap(name, chunk)
+        yield chunk
 
 
 def _cpu_count() -> int:

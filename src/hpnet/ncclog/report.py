@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from hpnet.artefacts.model import ArtefactSummary
 from hpnet.ncclog.choice import Choice, choice_of, summarize
 from hpnet.ncclog.conclusions import placement_findings
 from hpnet.ncclog.environment import env_findings
@@ -158,6 +159,9 @@ class VerifyReport:
     #: the log shows NCCL or the job failing (a failure line, not a costly choice): the
     #: status is then FAIL whatever else the log proves
     fatal: bool = False
+    #: inputs other than NCCL debug logs (ncclras reports, PyTorch / XLA / wrapper
+    #: error text, RCCL logs): what each is and what it said (hpnet.artefacts)
+    artefacts: tuple[ArtefactSummary, ...] = ()
     num_lines: int
     num_nccl_lines: int
     num_bytes: int

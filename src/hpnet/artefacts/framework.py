@@ -1,0 +1,220 @@
+"""Framework text around NCCL -> :class:`TorchEvent` and :class:`WrappedError`; pure.
+
+PyTorch (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, 2.0-2.7, and
+``NCCLUtils.hpp``'s ``C10D_NCCL_CHECK``):
+
+- ``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=N, OpType=OP,
+  NumelIn=I, NumelOut=O, Timeout(ms)=T) ran for R milliseconds before timing out.``
+- ``ProcessGroupNCCL's watchdog got stuck for S seconds without making progress`` (the
+  heartbeat monitor, 2.3+), ``Process group watchdog thread terminated with exception``
+- ``Exception (either an error or timeout) detected by watchdog at work: N, last
+  enqueued NCCL work: E, last completed NCCL work: C.`` (2.2-2.4) and ``failure detected
+  by watchdog at work sequence id: N PG status: last enqueued work: E, last completed
+  work: C`` (2.5+)
+- ``NCCL error in: FILE:LINE, <ncclGetErrorString>, NCCL version X`` then the result's
+  name and ``Last error:`` with NCCL's last WARN on the next lines.
+
+XLA (``xla/service/gpu/nccl_utils.cc``, ``nccl_api.cc``): ``NCCL operation CALL(...)
+failed: <error>[ (run with NCCL_DEBUG=INFO for details)][. Last NCCL warning(error) log
+entry (may be unrelated) '<text>']``. vLLM and SGLang (``pynccl_wrapper.py``
+``NCCL_CHECK``): ``RuntimeError: NCCL error: <error>``; CuPy (DeepSpeed, Chainer):
+``NcclError: NCCL_ERROR_X: <error>``; Horovod: ``ncclCommInitRank failed: <error>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from hpnet.artefacts.lines import Logical
+from hpnet.artefacts.model import TorchEvent, WrappedError
+
+__all__ = ["NCCL_ERRORS", "read_torch", "read_wrapped"]
+
+#: ncclGetErrorString (src/misc/utils.cc / init.cc), the texts every wrapper repeats
+NCCL_ERRORS = (
+    "unhandled cuda error",
+    "unhandled system error",
+    "internal error",
+    "invalid argument",
+    "invalid usage",
+    "remote process exited or there was a network error",
+    "NCCL operation in progress",
+    "operation timed out",
+)
+_ERROR = "|".join(re.escape(e) for e in NCCL_ERRORS)
+_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\[rank(\d+)\]")
+_TIMEOUT = re.compile(
+    r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
+    r"(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
+)
+_STUCK = re.compile(r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds")
+_STATUS = re.compile(
+    r"(?:detected by watchdog at work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL "
+    r"work: (-?\d+)|failure detected by watchdog at work sequence id: (\d+) PG status: last "
+    r"enqueued work: (\d+), last completed work: (-?\d+))"
+)
+_NCCL_ERROR_IN = re.compile(
+    rf"NCCL error in: (\S+?):(\d+), ({_ERROR})[^,]*?(?:, NCCL version ([\d.]+))?(?:\s|$|\n)"
+)
+_ABORTED = re.compile(r"NCCL communicator was aborted|ncclCommAbort|communicator .*aborted")
+_XLA = re.compile(
+    rf"NCCL operation (\w+)\(.*?\) failed: ({_ERROR})"
+    r"(?:.*?Last NCCL warning\(error\) log entry \(may be unrelated\) '(.*?)'\.)?"
+)
+_RUNTIME = re.compile(rf"(?:RuntimeError|NCCL_CHECK|Error): NCCL error: ({_ERROR})")
+_CUPY = re.compile(rf"NcclError: NCCL_ERROR_\w+: ({_ERROR})")
+_HOROVOD = re.compile(rf"\b(nccl\w+) failed: ({_ERROR})")
+
+
+def _rank(text: str) -> int | None:
+    found = _RANK.search(text)
+    return int(found.group(1) or found.group(2)) if found else None
+
+
+def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
+    """PyTorch ProcessGroupNCCL events, in input order.
+
+    >>> from hpnet.artefacts.lines import logical_lines
+    >>> line = ("[rank0]:[E1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+    ...         "operation "
+    ...         "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    ...         "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.")
+    >>> [(e.what, e.seq, e.op) for e in read_torch(logical_lines("f", [(1, line)]))]
+    [('timeout', 5, 'ALLREDUCE')]
+    """
+    events: list[TorchEvent] = []
+    pending: TorchEvent | None = None  # "NCCL error in" waiting for its "Last error:"
+    want_last = False
+    for message in messages:
+        text = message.text
+        if pending is not None and want_last:
+            events.append(_with_last(pending, message))
+            pending, want_last = None, False
+            continue
+        if pending is not None:
+            if text.strip() == "Last error:":
+                want_last = True
+                pending = _add_quote(pending, message)
+                continue
+            if text.startswith("nccl") and ":" in text:  # ncclRemoteError: A call failed...
+                pending = _add_quote(pending, message)
+                continue
+            if found := re.search(r"Last error:\s*(\S.*)$", text):
+                events.append(_with_last(pending, message, found.group(1)))
+                pending = None
+                continue
+            events.append(pending)
+            pending = None
+        if found := _TIMEOUT.search(text):
+            events.append(
+                TorchEvent(
+                    what="timeout",
+                    rank=_rank(text),
+                    seq=int(found.group(1)),
+                    op=found.group(2),
+                    numel_in=int(found.group(3)) if found.group(3) else None,
+                    numel_out=int(found.group(4)) if found.group(4) else None,
+                    timeout_ms=int(found.group(5)),
+                    ran_ms=int(found.group(6)),
+                    quotes=message.parts,
+                )
+            )
+        elif found := _STUCK.search(text):
+            events.append(
+                TorchEvent(
+                    what="stuck",
+                    rank=_rank(text),
+                    stuck_seconds=int(found.group(1)),
+                    quotes=message.parts,
+                )
+            )
+        elif found := _STATUS.search(text):
+            groups = [g for g in found.groups() if g is not None]
+            events.append(
+                TorchEvent(
+                    what="status",
+                    rank=_rank(text),
+                    seq=int(groups[0]),
+                    last_enqueued=int(groups[1]),
+                    last_completed=int(groups[2]),
+                    quotes=message.parts,
+                )
+            )
+        elif found := _NCCL_ERROR_IN.search(text + "\n"):
+            pending = TorchEvent(
+                what="nccl-error",
+                rank=_rank(text),
+                error=found.group(3),
+                nccl_version=found.group(4),
+                quotes=message.parts,
+            )
+            if found2 := re.search(r"Last error:\s*(\S.*)$", text):
+                events.append(_with_last(pending, message, found2.group(1), add=False))
+                pending = None
+    if pending is not None:
+        events.append(pending)
+    return events
+
+
+def _add_quote(event: TorchEvent, message: Logical) -> TorchEvent:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(event, quotes=(*event.quotes, *message.parts))
+
+
+def _with_last(
+    event: TorchEvent, message: Logical, text: str | None = None, *, add: bool = True
+) -> TorchEvent:
+    from dataclasses import replace  # noqa: PLC0415
+
+    quotes = (*event.quotes, *message.parts) if add else event.quotes
+    return replace(event, last_error=(text or message.text).strip(), quotes=quotes)
+
+
+def read_wrapped(messages: Iterable[Logical]) -> list[WrappedError]:
+    """NCCL errors as XLA and the Python wrappers report them (one per message).
+
+    >>> from hpnet.artefacts.lines import logical_lines
+    >>> text = "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO)"
+    >>> [(w.via, w.error) for w in read_wrapped(logical_lines("f", [(1, text)]))]
+    [('wrapper', 'unhandled cuda error')]
+    """
+    found_errors: list[WrappedError] = []
+    call_hint: str | None = None
+    via_hint = "wrapper"
+    for message in messages:
+        text = message.text
+        if "pynccl_wrapper.py" in text or "vllm/" in text:
+            via_hint = "vllm"
+        elif "sglang/" in text:
+            via_hint = "sglang"
+        if hint := re.search(r", in (nccl\w+)\b", text):
+            call_hint = hint.group(1)
+        if found := _XLA.search(text):
+            found_errors.append(
+                WrappedError(
+                    via="xla",
+                    call=found.group(1),
+                    error=found.group(2),
+                    last_error=found.group(3) or None,
+                    quotes=message.parts,
+                )
+            )
+        elif found := _RUNTIME.search(text):
+            found_errors.append(
+                WrappedError(
+                    via=via_hint, call=call_hint, error=found.group(1), quotes=message.parts
+                )
+            )
+        elif found := _CUPY.search(text):
+            found_errors.append(
+                WrappedError(via="cupy", call=call_hint, error=found.group(1), quotes=message.parts)
+            )
+        elif (found := _HOROVOD.search(text)) and "NCCL operation" not in text:
+            found_errors.append(
+                WrappedError(
+                    via="wrapper", call=found.group(1), error=found.group(2), quotes=message.parts
+                )
+            )
+    return found_errors

@@ -1,0 +1,61 @@
+"""Physical lines -> logical lines: messages a terminal hard-wrapped are joined again.
+
+Pasted PyTorch errors are often wrapped at the terminal's width (116 or 140
+characters: ``... ProcessGroupNCCL'`` / ``s watchdog got stuck ...``). A physical line
+continues the one before when that one is at least :data:`WRAP_MIN` characters long
+and this one does not start a record of its own (a ``[rank`` / glog / timestamp
+prefix, a stack frame, an NCCL line). Evidence always quotes the physical lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator
+
+from hpnet.artefacts.model import Quote
+
+__all__ = ["Logical", "logical_lines"]
+
+#: a line this long may have been wrapped by a terminal (80 columns and up)
+WRAP_MIN = 80
+#: how many physical lines one message may span
+MAX_PARTS = 12
+_RECORD = re.compile(
+    r"^(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
+    r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |\S+Error\b|\S+Exception\b|\s*$)"
+)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Logical:
+    """One message: its text joined, and the physical lines it came from."""
+
+    text: str
+    parts: tuple[Quote, ...]
+
+
+def logical_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[Logical]:
+    """Join wrapped lines; ``lines`` are ``(line number, text)`` without newlines.
+
+    >>> [l.text for l in logical_lines("f", [(1, "a" * 80), (2, "b"), (3, "[x")])]
+    ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab', '[x']
+    """
+    text = ""
+    parts: list[Quote] = []
+    for number, line in lines:
+        quote = Quote(source=source, line=number, text=line)
+        if (
+            parts
+            and len(parts[-1].text) >= WRAP_MIN
+            and len(parts) < MAX_PARTS
+            and not _RECORD.match(line)
+        ):
+            text += line
+            parts.append(quote)
+            continue
+        if parts:
+            yield Logical(text=text, parts=tuple(parts))
+        text, parts = line, [quote]
+    if parts:
+        yield Logical(text=text, parts=tuple(parts))

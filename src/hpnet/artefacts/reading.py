@@ -1,0 +1,56 @@
+"""The edge for artefacts: the inputs ``hpnet verify`` was given, read once for both the
+NCCL log pipeline and the artefact readers.
+
+Regular files are read again here (whole up to :data:`~hpnet.artefacts.scan.MAX_TEXT_BYTES`,
+else their first MiB: the NCCL pipeline keeps a large log's failure lines itself);
+streams and gzip files, which can be read once only, through the pipeline's ``tap``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hpnet.artefacts.model import ArtefactFacts
+from hpnet.artefacts.scan import ArtefactTap, file_text, read_artefacts
+from hpnet.ncclog.inputs import LogInput
+from hpnet.ncclog.model import NcclLog
+
+__all__ = ["read_with_artefacts"]
+
+
+def read_with_artefacts(
+    inputs: Sequence[LogInput],
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    notes: Sequence[str] = (),
+    idle_timeout_seconds: float | None = None,
+    waiting: Callable[[str], None] | None = None,
+) -> tuple[NcclLog, list[ArtefactFacts]]:
+    """The NCCL log of every input, and each input's artefact facts."""
+    from hpnet.ncclog.read import read_logs  # noqa: PLC0415 - read imports the scanner
+
+    tap = ArtefactTap()
+    log = read_logs(
+        inputs,
+        jobs=jobs,
+        progress=progress,
+        notes=notes,
+        idle_timeout_seconds=idle_timeout_seconds,
+        waiting=waiting,
+        tap=tap,
+    )
+    facts = []
+    for source in inputs:
+        name = "<stdin>" if source.path == "-" else source.path
+        if source.stream or source.gzip:
+            text = tap.text(name)
+        else:
+            try:
+                text, _ = file_text(source.path, source.size_bytes, source.skip_bytes)
+            except OSError:  # gone since the pipeline read it: its lines are judged there
+                continue
+        found = read_artefacts(name, text)
+        if found.kinds:
+            facts.append(found)
+    return log, facts

@@ -1,0 +1,109 @@
+"""Which kinds of artefact a text holds, and every reader's facts: :func:`read_artefacts`.
+
+A pure function of text. One input may hold several kinds (an ncclras report pasted
+with PyTorch's watchdog lines; NCCL debug lines followed by XLA's error). NCCL debug
+lines themselves are read by :mod:`hpnet.ncclog`; here they only count as a kind.
+:class:`ArtefactTap` keeps what a stream (standard input, a FIFO, a gzip file) sent
+so that it can be read here too; :func:`file_text` reads a regular file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hpnet.artefacts.framework import read_torch, read_wrapped
+from hpnet.artefacts.lines import logical_lines
+from hpnet.artefacts.model import ArtefactFacts, Kind, Quote, RasReport
+from hpnet.artefacts.ras import looks_like_ras_json, parse_ras_json, parse_ras_text
+from hpnet.artefacts.rccl import read_rccl
+
+__all__ = ["MAX_TEXT_BYTES", "ArtefactTap", "file_text", "read_artefacts"]
+
+#: a file up to this size is read whole; a larger one (a big NCCL log) by its first
+#: :data:`EDGE_BYTES` (RAS reports and framework errors are small; the NCCL pipeline
+#: keeps the failure lines of a large log itself)
+MAX_TEXT_BYTES = 64 << 20
+EDGE_BYTES = 1 << 20
+_RAS_TEXT = re.compile(
+    r"^(?:Job summary$|Group\s+Comms\s+Nodes\s+Ranks"
+    r"|#\d+-\d+ \([0-9a-f]+\) (?:MISMATCH|ERROR|INCOMPLETE)"
+    r"|NCCL version \S+ compiled with CUDA)",
+    re.MULTILINE,
+)
+_NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
+_TORCH = re.compile(r"ProcessGroupNCCL|WorkNCCL\(|DistBackendError|c10d")
+
+
+def read_artefacts(source: str, text: str) -> ArtefactFacts:
+    """Every artefact fact in ``text`` (``source`` names it in quotes).
+
+    >>> read_artefacts("f", "hello").kinds
+    ()
+    """
+    kinds: list[Kind] = []
+    ras: list[RasReport] = []
+    if looks_like_ras_json(text):
+        try:
+            ras.append(parse_ras_json(source, text))
+            kinds.append(Kind.RAS_JSON)
+        except ValueError:  # json.JSONDecodeError too: a cut document is read as text
+            pass
+    lines = list(enumerate(text.splitlines(), 1))
+    if not ras and _RAS_TEXT.search(text):
+        report = parse_ras_text(source, lines)
+        if report.groups or report.comms or report.nccl_version:
+            ras.append(report)
+            kinds.append(Kind.RAS_TEXT)
+    quotes = [Quote(source=source, line=n, text=t) for n, t in lines]
+    rccl = read_rccl(quotes)
+    if rccl is not None:
+        kinds.append(Kind.RCCL)
+    elif _NCCL_LINE.search(text):
+        kinds.append(Kind.NCCL_LOG)
+    messages = list(logical_lines(source, lines))
+    torch = read_torch(messages)
+    if torch or (_TORCH.search(text) and torch):
+        kinds.append(Kind.TORCH)
+    wrapped = read_wrapped(messages)
+    if any(w.via == "xla" for w in wrapped):
+        kinds.append(Kind.XLA)
+    if any(w.via != "xla" for w in wrapped):
+        kinds.append(Kind.WRAPPER)
+    return ArtefactFacts(
+        source=source,
+        kinds=tuple(kinds),
+        ras=tuple(ras),
+        torch=tuple(torch),
+        wrapped=tuple(wrapped),
+        rccl=rccl,
+    )
+
+
+def file_text(path: str, size_bytes: int, skip_bytes: int = 0) -> tuple[str, int]:
+    """A regular file's text (whole up to :data:`MAX_TEXT_BYTES`, else its first
+    :data:`EDGE_BYTES` up to a line's end) and the line number it starts at."""
+    with open(path, "rb") as handle:
+        handle.seek(skip_bytes)
+        if size_bytes - skip_bytes <= MAX_TEXT_BYTES:
+            return handle.read().decode("utf-8", "replace"), 1
+        head = handle.read(EDGE_BYTES)
+        head = head[: head.rfind(b"\n") + 1]
+        return head.decode("utf-8", "replace"), 1
+
+
+class ArtefactTap:
+    """Keeps the first :data:`MAX_TEXT_BYTES` of each stream it is fed."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, list[bytes]] = {}
+        self.sizes: dict[str, int] = {}
+
+    def __call__(self, name: str, chunk: bytes) -> None:
+        kept = self.sizes.get(name, 0)
+        if kept >= MAX_TEXT_BYTES:
+            return
+        self.texts.setdefault(name, []).append(chunk[: MAX_TEXT_BYTES - kept])
+        self.sizes[name] = kept + len(chunk)
+
+    def text(self, name: str) -> str:
+        return b"".join(self.texts.get(name, [])).decode("utf-8", "replace")
