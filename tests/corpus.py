@@ -191,6 +191,12 @@ def grade_log(path: Path, values: dict[str, str]) -> list[Check]:
         if value.isdigit():
             checks.append(Check(key, value, str(count), int(value) == count))
 
+    leads = head(values.get("leads", ""))
+    if leads:  # the cause the verdict must lead with (issue 24: the earliest cause first)
+        errors = [f.id for f in report.findings if f.severity == "error"]
+        got_lead = errors[0] if errors else "-"
+        checks.append(Check("leads", leads, got_lead, got_lead == leads))
+
     quote = values.get("quote", "")
     found_quote = re.match(r"L(\d+):", quote)
     # a failure line, or the line that names the network, must be quoted as evidence
@@ -325,7 +331,78 @@ def grade_nccl_tests(path: Path, values: dict[str, str]) -> list[Check]:
     return checks
 
 
+# ---------------------------------------------------------------- other artefacts
+
+
+def grade_artefact(path: Path, values: dict[str, str]) -> list[Check]:
+    """``hpnet verify`` on an ncclras report, framework error text or an RCCL log: the
+    kinds read, fatal (never a pass), the collective a watchdog names, who lags in a RAS
+    mismatch, a contradiction noted, the NCCL error and last warning, RCCL's version."""
+    from hpnet.artefacts.judge import merge_artefacts
+    from hpnet.artefacts.reading import read_with_artefacts
+    from hpnet.ncclog.read import collect_inputs
+    from hpnet.ncclog.report import analyse
+
+    found, notes = collect_inputs([str(path)])
+    log, facts = read_with_artefacts(found, jobs=1, notes=notes)
+    report = merge_artefacts(analyse(log), facts)
+    checks = []
+    kinds = {k for a in report.artefacts for k in a.kinds}
+    want = items(values.get("artefacts", ""))
+    if want:
+        checks.append(
+            Check("artefacts", ", ".join(sorted(want)), ", ".join(sorted(kinds)), want == kinds)
+        )
+    fatal = head(values.get("fatal", "")).lower()
+    if fatal in ("yes", "no"):
+        ok = report.fatal == (fatal == "yes") and (fatal == "no" or report.status == "FAIL")
+        checks.append(Check("fatal", fatal, f"{report.fatal}, {report.status}", ok))
+    status = head(values.get("status", ""))
+    if status:
+        checks.append(Check("status", status, report.status, report.status == status))
+    collective = head(values.get("collective", ""))
+    if collective:
+        op, seq, timeout = collective.split()[:3]
+        got = [c for a in report.artefacts for c in a.collectives]
+        ok = any(c.startswith(f"{op} SeqNum {seq} timeout {timeout} ms") for c in got)
+        checks.append(Check("collective", collective, "; ".join(got) or "-", ok))
+    lagging = head(values.get("lagging", ""))
+    if lagging:
+        op, launched = lagging.split()[:2]
+        got = [s for a in report.artefacts for s in a.lagging]
+        ok = any(f"lag at {op} operation {launched};" in s for s in got)
+        checks.append(Check("lagging", lagging, "; ".join(got) or "-", ok))
+    contradiction = head(values.get("contradiction", "")).lower()
+    if contradiction in ("yes", "no"):
+        got_c = any(f.id == "ras-ok-beside-timeout" for f in report.findings)
+        checks.append(
+            Check(
+                "contradiction",
+                contradiction,
+                "yes" if got_c else "no",
+                got_c == (contradiction == "yes"),
+            )
+        )
+    error = head(values.get("nccl_error", ""))
+    titles = " | ".join(f.title for f in report.findings)
+    if error:
+        checks.append(Check("nccl_error", error, titles[:200], error in titles))
+    call = head(values.get("call", ""))
+    if call:
+        checks.append(Check("call", call, titles[:200], f"{call} failed" in titles))
+    last = values.get("last_error", "").split("\n", 1)[0].strip()
+    if last and last != "none":
+        checks.append(Check("last_error", last, titles[:200], last in titles))
+    rccl = head(values.get("rccl", ""))
+    if rccl:
+        got_r = {a.rccl_version for a in report.artefacts if a.rccl_version}
+        want_r = set() if rccl == "none" else {rccl}
+        checks.append(Check("rccl", rccl, ", ".join(sorted(got_r)) or "none", got_r == want_r))
+    return checks
+
+
 GRADERS: dict[str, Callable[[Path, dict[str, str]], list[Check]]] = {
+    "artefact": grade_artefact,
     "nccl-log": grade_log,
     "nccl-tests": grade_nccl_tests,
 }

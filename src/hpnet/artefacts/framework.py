@@ -93,7 +93,7 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
             pending, want_last = None, False
             continue
         if pending is not None:
-            if text.strip() == "Last error:":
+            if text.rstrip().endswith("Last error:"):
                 want_last = True
                 pending = _add_quote(pending, message)
                 continue

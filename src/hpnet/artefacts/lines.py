@@ -23,7 +23,8 @@ WRAP_MIN = 80
 MAX_PARTS = 12
 _RECORD = re.compile(
     r"^(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
-    r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |\S+Error\b|\S+Exception\b|\s*$)"
+    r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |Last error:"
+    r"|\S+Error\b|\S+Exception\b|\s*$)"
 )
 
 

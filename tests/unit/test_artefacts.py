@@ -1,0 +1,132 @@
+"""hpnet verify on real artefacts other than NCCL logs (tests/data/artefacts, issue 24 rule 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hpnet.artefacts import Kind, read_artefacts
+from hpnet.artefacts.ras import parse_ras_json
+from hpnet.cli.main import main
+
+DATA = Path(__file__).parent.parent / "data" / "artefacts"
+
+
+def _verify(capsys: pytest.CaptureFixture[str], name: str) -> tuple[int, dict[str, object]]:
+    code = main(["verify", "--json", str(DATA / name)])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_ras_mismatch_names_the_laggards_not_the_listed_outliers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = _verify(capsys, "ras-text-mismatch-allgather-30-lag-2-ahead-nccl2.26.2.txt")
+    assert code == 0 and report["status"] == "WARN"  # a hang in progress: never a PASS
+    verdict = str(report["verdict"])
+    assert "30 ranks lag at AllGather operation 640" in verdict
+    assert "ranks 12, 13: they are ahead" in verdict
+
+
+def test_ras_running_ok_beside_a_watchdog_timeout_is_a_contradiction_and_fatal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = _verify(capsys, "ras-text-running-ok-beside-watchdog-timeout-nccl2.26.2.txt")
+    assert code == 1 and report["status"] == "FAIL" and report["fatal"]
+    ids = [f["id"] for f in report["findings"]]  # type: ignore[attr-defined]
+    assert "ras-ok-beside-timeout" in ids and "watchdog-timeout" in ids
+    assert "ALLREDUCE SeqNum 2398459" in str(report["verdict"])
+
+
+def test_wrapped_watchdog_lines_are_joined_and_quoted_as_written() -> None:
+    path = DATA / "torch-watchdog-thread-terminated-broadcast-seq4-wrapped-traceback.txt"
+    text = path.read_text()
+    facts = read_artefacts(str(path), text)
+    (event,) = [e for e in facts.torch if e.what == "timeout"]
+    assert (event.op, event.seq, event.timeout_ms, event.rank) == ("BROADCAST", 4, 1800000, 1)
+    lines = text.splitlines()
+    assert all(lines[q.line - 1] == q.text for q in event.quotes)  # real lines only
+    assert len(event.quotes) == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "error", "last"),
+    [
+        (
+            "jax-xla-ncclcomminitrankconfig-invalid-argument-blocking-attribute.txt",
+            "ncclCommInitRankConfig",
+            "invalid argument",
+            "Invalid config blocking attribute value -2147483648",
+        ),
+        (
+            "jax-xla-ncclcomminitrank-unhandled-system-error-accept-failed-trail.txt",
+            "ncclCommInitRank",
+            "unhandled system error",
+            "socketTryAccept: Accept failed: Bad file descriptor",
+        ),
+    ],
+)
+def test_xla_errors_are_fatal_with_nccls_last_warning(
+    capsys: pytest.CaptureFixture[str], name: str, call: str, error: str, last: str
+) -> None:
+    code, report = _verify(capsys, name)
+    assert code == 1 and report["fatal"]
+    titles = " | ".join(f["title"] for f in report["findings"])  # type: ignore[attr-defined]
+    assert f"{call} failed: {error}" in titles and last in titles
+
+
+@pytest.mark.parametrize(
+    ("name", "version"),
+    [
+        ("rccl-2.18.3-hip5.5-rccl-tests-hipipcgetmemhandle-invalid-argument.log", "2.18.3"),
+        ("rccl-2.21.5-rocm6.2.4-mi100-version-block-rccl-tests.log", "2.21.5"),
+        ("rccl-2.17.1-hip5.7-enqueue-cuda-failure-invalid-kernel-file.log", "2.17.1"),
+    ],
+)
+def test_rccl_is_said_to_be_rccl_and_not_dated_by_nccl_formats(
+    capsys: pytest.CaptureFixture[str], name: str, version: str
+) -> None:
+    _, report = _verify(capsys, name)
+    artefacts = report["artefacts"]
+    assert isinstance(artefacts, list) and len(artefacts) == 1
+    artefact = artefacts[0]
+    assert artefact["rccl_version"] == version and "rccl" in artefact["kinds"]
+    assert all(r["version_range"] is None for r in report["ranks"])  # type: ignore[attr-defined]
+    assert version not in report["nccl_versions"]  # type: ignore[operator]
+
+
+def test_text_with_nothing_nccl_related_is_still_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("training started\nloss 0.5\n")
+    assert main(["verify", str(path)]) == 2
+    assert read_artefacts(str(path), path.read_text()).kinds == ()
+
+
+def test_ras_json_mismatch_and_dead_rank() -> None:
+    # the layout of rasClientJson* in NCCL's src/ras/client_support.cc (2.28.7+)
+    document = {
+        "nccl_version": "2.28.9",
+        "communicators": [
+            {
+                "hash": "0xabc",
+                "size": 3,
+                "ranks": [
+                    {
+                        "rank": r,
+                        "status": {"init_state": 0, "async_error": 0},
+                        "collective_counts": {"AllReduce": c},
+                    }
+                    for r, c in ((0, 7), (1, 7), (2, 6))
+                ],
+                "missing_ranks": [{"rank": 3, "status": {"considered_dead": True}}],
+            }
+        ],
+    }
+    report = parse_ras_json("f", json.dumps(document))
+    (comm,) = report.comms
+    assert comm.dead_ranks == (3,) and "MISMATCH" in (comm.errors or "")
+    assert [(g.launched, g.ranks) for g in comm.op_groups] == [(7, (0, 1)), (6, (2,))]
+    assert read_artefacts("f", json.dumps(document)).kinds == (Kind.RAS_JSON,)
