@@ -13,6 +13,12 @@ from tests.corpus import DATA, grade, inputs, table
 #: (input, check) -> why hpnet does not conclude what the note does
 KNOWN: dict[tuple[str, str], str] = {
     (
+        "artefacts/rccl-2.18.3-hip5.5-rccl-tests-hipipcgetmemhandle-invalid-argument.log",
+        "fatal",
+    ): "RCCL's transport/p2p.cc hipIpcGetMemHandle WARN is the failure (the tests fail on "
+    "ncclGroupEnd), but the excerpt ends at it: the log pipeline reads an unfollowed WARN "
+    "as a warning, and RCCL's call sites are not in NCCL's format table",
+    (
         "nccl-logs/gcp-a3-gpudirecttcpx-rx-ctrl-timeout-warn-rank-prefix-ncclunknown.log",
         "nics",
     ): "the GPUDirect-TCPX plugin names its NICs only inside its own WARN texts, whose "
