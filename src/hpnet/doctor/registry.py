@@ -22,6 +22,7 @@ CHECKS: dict[str, Check] = {
     "vars.transport": hca.check_transport,
     "vars.debug": variables.check_debug,
     "versions.nccl": node.check_nccl_version,
+    "versions.known_bad": node.check_known_bad,
     "versions.cuda": node.check_cuda_version,
     "userspace.libibverbs": node.check_libibverbs,
     "userspace.providers": node.check_providers,

@@ -1,20 +1,24 @@
-"""Findings of ``hpnet verify`` about NCCL releases: processes that ran different ones.
+"""Findings of ``hpnet verify`` about NCCL releases: processes that ran different ones,
+and releases with a known serious bug.
 
 :func:`mixed_versions` compares the versions the log's processes printed, and the
 release ranges their lines' formats fit (:mod:`hpnet.ncclog.versions`) where a process
-printed none; one of the shared findings of :mod:`hpnet.ncclog.findings`.
+printed none; :func:`known_bad_versions` checks every version the log shows against the
+cited table of :mod:`hpnet.nccl.known_bad`. Both are shared findings of
+:mod:`hpnet.ncclog.findings`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hpnet.nccl.known_bad import affecting, conditions_met
 from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.model import LogLine, NcclLog
 from hpnet.ncclog.versions import contains
 from hpnet.result import Finding, Severity
 
-__all__ = ["mixed_versions"]
+__all__ = ["known_bad_versions", "mixed_versions"]
 
 
 def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
@@ -84,6 +88,64 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
         conclusions=tuple(conclusions[:MAX_EVIDENCE]),
         count=len(conclusions),
     )
+
+
+def known_bad_versions(log: NcclLog, versions: Sequence[str]) -> list[Finding]:
+    """A finding per known bug (:mod:`hpnet.nccl.known_bad`) of a release the log shows,
+    when the log also shows its conditions (more than one host, the IB network); a
+    condition the log cannot show (no network line) counts as possible. Already worked
+    around (``NCCL_PXN_DISABLE=1``, ``NCCL_RAS_ENABLE=0`` echoed by NCCL): a note.
+
+    A log of NCCL 2.27.7 (RAS on by default) gets ``nccl-known-bug-ras-peers-update-
+    segfault``; one of 2.30.4 over IB on two hosts ``nccl-known-bug-pxn-ib-multinode-hang``,
+    a note when NCCL echoed ``NCCL_PXN_DISABLE set by environment to 1``.
+    """
+    hosts = {p.host for p in log.processes if p.host}
+    networks = {n for p in log.processes for n in p.networks}
+    shows = {"ras-enabled"}
+    if len(hosts) > 1:
+        shows.add("multi-node")
+    if "IB" in networks or any(
+        c.transport.kind == "NET" and c.transport.name == "IB"
+        for p in log.processes
+        for c in p.connections
+    ):
+        shows.add("net-ib")
+    elif not networks:
+        shows.add("unknown:net-ib")
+    env: dict[str, str] = {}
+    for p in log.processes:
+        env.update(dict(p.env))
+    found = []
+    for version in versions:
+        for bug in affecting(version):
+            applies, worked_around = conditions_met(bug, env=env, shows=frozenset(shows))
+            if not applies:
+                continue
+            witnesses = [p.line("version") for p in log.processes if p.nccl_version == version] + [
+                p.line(f"env:{name}") for p in log.processes for name in bug.workaround
+            ]
+            setting = " ".join(f"{k}={v}" for k, v in bug.workaround.items())
+            found.append(
+                Finding(
+                    id=f"nccl-known-bug-{bug.id}",
+                    # a bug only an outside action triggers (a RAS query) is a note
+                    severity=Severity.INFO if worked_around or bug.trigger else Severity.WARNING,
+                    title=f"NCCL {version} has a known bug: {bug.what}"
+                    + (f" (worked around here: {setting})" if worked_around else ""),
+                    cause=f"it matters with {bug.when}"
+                    + (f", when {bug.trigger}" if bug.trigger else "")
+                    + f"; sources: {'; '.join(bug.citations)}",
+                    fix="" if worked_around else f"{bug.fix}, or set {setting}",
+                    evidence=quotes(witnesses),
+                    conclusions=tuple(
+                        f"NCCL {version} is in the affected releases "
+                        f"{'.'.join(map(str, bug.first))}-{'.'.join(map(str, bug.last))}"
+                        for _ in (0,)
+                    ),
+                )
+            )
+    return found
 
 
 def _dotted(text: str) -> bool:

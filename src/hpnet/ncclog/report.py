@@ -50,7 +50,7 @@ from hpnet.ncclog.placement import (
     machine_labels,
     shared_gpus,
 )
-from hpnet.ncclog.releases import mixed_versions
+from hpnet.ncclog.releases import known_bad_versions, mixed_versions
 from hpnet.ncclog.transports import (
     combine_gdr,
     gdr_state,
@@ -340,6 +340,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     mixed = mixed_versions(log, versions)
     if mixed is not None:
         findings.append(mixed)
+    findings += known_bad_versions(log, versions)
     findings += network_findings(
         log,
         rows,

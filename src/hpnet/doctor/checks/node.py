@@ -12,11 +12,13 @@ from hpnet.doctor.checks._util import (
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.doctor.packages import install_fix
 from hpnet.nccl.fill import unknown_ports
+from hpnet.nccl.known_bad import KnownBad, affecting, conditions_met
 from hpnet.nccl.rules import version_tuple
 from hpnet.result import Status
 
 __all__ = [
     "check_cuda_version",
+    "check_known_bad",
     "check_libibverbs",
     "check_librdmacm",
     "check_nccl_version",
@@ -68,6 +70,48 @@ def check_nccl_version(facts: Facts) -> CheckResult:
         )
     return result(
         "versions.nccl", "versions", Status.PASS, f"NCCL {facts.nccl_version} within {wanted}"
+    )
+
+
+def check_known_bad(facts: Facts) -> CheckResult:
+    """The node's NCCL against the cited known-bug table (:mod:`hpnet.nccl.known_bad`).
+
+    A node cannot know the job's node count or network, so those conditions count as
+    possible; a workaround already in the settings (``NCCL_PXN_DISABLE=1``) passes, and a
+    bug only an outside action triggers (a RAS query) is noted without a warning.
+    """
+    bugs = affecting(facts.nccl_version)
+    if not facts.nccl_version:
+        return result(
+            "versions.known_bad", "versions", Status.SKIP, "the NCCL version is not known here"
+        )
+    shows = frozenset({"ras-enabled", "unknown:multi-node", "unknown:net-ib"})
+    warn: list[tuple[KnownBad, str]] = []
+    noted: list[tuple[KnownBad, str]] = []
+    for bug in bugs:
+        _, worked_around = conditions_met(bug, env=facts.variables, shows=shows)
+        line = f"{bug.id}: {bug.what} ({'; '.join(bug.citations)})"
+        (noted if worked_around or bug.trigger else warn).append((bug, line))
+    if warn:
+        fixes = [
+            f"{b.fix}, or set " + " ".join(f"{k}={v}" for k, v in b.workaround.items())
+            for b, _ in warn
+        ]
+        return result(
+            "versions.known_bad",
+            "versions",
+            Status.WARN,
+            f"NCCL {facts.nccl_version} has {len(warn)} known bug(s): "
+            + "; ".join(b.what for b, _ in warn),
+            *(line for _, line in warn + noted),
+            fix_note="; ".join(fixes),
+            fix=" ".join(f"export {k}={v}" for b, _ in warn for k, v in b.workaround.items()),
+        )
+    summary = f"NCCL {facts.nccl_version}: no known bug that applies here"
+    if noted:
+        summary += " (noted: " + ", ".join(b.id for b, _ in noted) + ")"
+    return result(
+        "versions.known_bad", "versions", Status.PASS, summary, *(line for _, line in noted)
     )
 
 
