@@ -4,8 +4,9 @@ The documents are the command's own (:func:`hpnet.cli.isolate.result_data` over 
 result a job's rank 0 returns), their verdicts from the decision engine driven by the
 simulated cluster with planted faults: one of every outlier kind (node, rail, link,
 group, cluster) and fault (hardware, configuration), drift of both kinds, a failed
-test, a test the harness could not run, an outlier that cannot be drained. Forward: every path any of them has is documented. Backward: every documented
-path is emitted by one of them.
+test, a test the harness could not run, an outlier that cannot be drained. Forward:
+every path any of them has is documented. Backward: every documented path is emitted by
+one of them.
 """
 
 from __future__ import annotations
