@@ -576,7 +576,7 @@ def test_what_nccls_source_does_after_a_warn_decides_failure_or_warning() -> Non
             "node1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
         ]
     )
-    failure = next(f for f in went_on.findings if f.id == "nccl-failure")
+    failure = next(f for f in went_on.findings if f.id == "topology-failed")
     assert failure.severity == "error" and failure.fatal and went_on.status == "FAIL"
     trail = report(
         [
@@ -585,7 +585,7 @@ def test_what_nccls_source_does_after_a_warn_decides_failure_or_warning() -> Non
             "node1:1:2 [0] NCCL INFO init.cc:1 -> 5",
         ]
     )
-    assert "nccl-failure" not in ids(trail)
+    assert "topology-failed" not in ids(trail)
     warning = next(f for f in trail.findings if f.id == "other-warnings")
     assert warning.severity == "warning" and not warning.fatal
     # the same text from a line no release prints it from: the failing path decides
@@ -596,7 +596,7 @@ def test_what_nccls_source_does_after_a_warn_decides_failure_or_warning() -> Non
             "node1:1:2 [0] NCCL INFO init.cc:1 -> 5",
         ]
     )
-    assert "nccl-failure" in ids(moved)
+    assert "topology-failed" in ids(moved)
 
 
 def test_aws_ofi_nccls_provider_line_without_a_nic_count_names_the_provider() -> None:

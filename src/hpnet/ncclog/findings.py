@@ -20,6 +20,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
+from hpnet.ncclog.causes import SUBSYSTEMS, Subsystem, location_of, subsystem_of, warn_files
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
@@ -159,6 +160,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         lines += [(said, decision.line, False) for decision in said.gdr]
         lines += [(said, note, False) for note in said.plugin_notes]
     found: dict[str, _Matched] = {}
+    broke: dict[str, list[tuple[ProcessLog | None, LogLine]]] = {}
     failed: list[tuple[ProcessLog | None, LogLine]] = []
     survived: list[tuple[ProcessLog | None, LogLine]] = []
     transient: list[LogLine] = []
@@ -175,8 +177,10 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         signatures = matching.get(message)
         if signatures is None:  # the same text from many processes: matched once
             signatures = matching[message] = _signatures_of(message)
+        line_fatal = False
         for signature in signatures:
             severity, fatal = _judged(signature, process, failure, log)
+            line_fatal = line_fatal or fatal
             entry = found.setdefault(signature.id, _Matched(signature))
             entry.lines.append(line)
             if process is not None:
@@ -185,12 +189,12 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             if _RANK[severity] > _RANK[entry.severity]:
                 entry.severity = severity
             entry.fatal = entry.fatal or fatal
-        if signatures or not failure:
-            continue
-        if _unknown_failed(process, line, log):
-            failed.append((process, line))
-        else:
-            survived.append((process, line))
+        # only a generic signature, or none: the line's source location names what broke
+        subsystem = _broken(process, line, log, signatures, line_fatal if failure else None)
+        if subsystem is not None:
+            broke.setdefault(subsystem.id, []).append((process, line))
+        elif not (signatures or not failure):
+            (failed if _unknown_failed(process, line, log) else survived).append((process, line))
     findings = [
         Finding(
             id=m.signature.id,
@@ -207,6 +211,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         )
         for m in found.values()
     ]
+    findings += [_broke(_SUBSYSTEM[key], said) for key, said in broke.items()]
     if failed:
         findings.append(
             Finding(
@@ -273,6 +278,55 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             )
         )
     return findings
+
+
+_SUBSYSTEM = {s.id: s for s in SUBSYSTEMS}
+
+
+def _broken(
+    process: ProcessLog | None,
+    line: LogLine,
+    log: NcclLog,
+    signatures: Sequence[Signature],
+    fatal: bool | None,
+) -> Subsystem | None:
+    """The subsystem a fatal failure line (``fatal`` None: not a failure line) names by
+    its source location, when no signature but a generic one matched it (a generic
+    subsystem only without any)."""
+    if fatal is None or any(not s.consequence for s in signatures):
+        return None
+    message = line.message or line.text
+    subsystem = subsystem_of(message)
+    if subsystem is None or (subsystem.generic and signatures):
+        return None
+    if not signatures:
+        fatal = _unknown_failed(process, line, log) or (
+            process is None and warn_files(message.removeprefix("WARN "))[1] == "fatal"
+        )
+    return subsystem if fatal else None
+
+
+def _broke(subsystem: Subsystem, said: Sequence[tuple[ProcessLog | None, LogLine]]) -> Finding:
+    """A fatal failure line whose cause its NCCL source location names
+    (:mod:`hpnet.ncclog.causes`)."""
+    return Finding(
+        id=subsystem.id,
+        severity=Severity.ERROR,
+        title=subsystem.broke,
+        cause=subsystem.cause,
+        fix=subsystem.fix,
+        evidence=quotes(line for _, line in said),
+        conclusions=tuple(
+            f"the failing call is in {where} ({subsystem.name})"
+            for where in dict.fromkeys(
+                location_of(line.message) or "the NCCL source that prints this message"
+                for _, line in said
+            )
+        )[:3],
+        count=sum(line.count for _, line in said),
+        processes=tuple(sorted({p.key for p, _ in said if p is not None})),
+        fatal=True,
+    )
 
 
 #: ibv_wc_status (rdma-core libibverbs/verbs.h), as NCCL prints it: a number up to

@@ -50,6 +50,7 @@ from hpnet.ncclog.placement import (
     machine_labels,
     shared_gpus,
 )
+from hpnet.ncclog.precedence import order_findings
 from hpnet.ncclog.releases import known_bad_versions, mixed_versions
 from hpnet.ncclog.transports import (
     combine_gdr,
@@ -367,9 +368,8 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     )
     named = {key for f in findings if f.severity == "error" for key in f.processes}
     findings += trail_findings(log, named)
-    findings.sort(
-        key=lambda f: (("error", "warning", "info").index(f.severity), not f.fatal, f.consequence)
-    )
+    # causes first, the earliest in time first; effects after what explains them
+    findings = order_findings(findings, log.sources)
     intra_all = uniq(t for r in rows for t in r.intra_node)
     inter_all = uniq(t for r in rows for t in r.inter_node)
     results = check_expectation(expectation, rows) if expectation else ()

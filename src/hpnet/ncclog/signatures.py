@@ -172,6 +172,31 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "ib-async-event",
+        "warning",  # NCCL goes on after it; an error when the failures after it follow from it
+        "the RDMA NIC reported an asynchronous error event",
+        # "NET/IB : Got async event : %s" (2.4-2.19), "NET/IB : %s:%d Got async event : %s"
+        # (2.20-2.22), "... Got non-fatal async event: %s(%d)" (2.28.7+): ibv_get_async_event's
+        # ibv_event_type_str() text (transport/net_ib.cc, transport/net_ib/common.cc)
+        # 2.23-2.30: "Got async error event: %s", "async fatal event on QP (%p): %s",
+        # "... on CQ", "async fatal event: %s"
+        r"Got (?:non-fatal )?async (?:error )?event ?: ?|async fatal event\b",
+        "the NIC or the driver raised an event on a port or a queue pair: 'local access "
+        "violation work queue error' / 'local work queue catastrophic error' (a queue pair hit a "
+        "memory-access fault and went to the error state: memory registration or GPUDirect "
+        "RDMA), 'port error' / 'port active' (the link went down or flapped), 'GID table change' "
+        "(an address of the port changed under running connections), 'local catastrophic "
+        "error' (the device failed); transfers on the affected queue pairs then complete with "
+        "errors on both sides",
+        "read the event: for a port error or GID change check the link and who changes the "
+        "interface's addresses (NetworkManager, a CNI) during the job; for an access violation "
+        "check GPUDirect RDMA (nvidia_peermem / dma-buf, ACS) and retry with "
+        "NCCL_NET_GDR_LEVEL=LOC; for a catastrophic error the NIC needs a reset",
+        'src/transport/net_ib.cc ("NET/IB : %s:%d Got async event : %s"), '
+        "src/transport/net_ib/common.cc (2.29+)",
+        exclusive=True,
+    ),
+    _sig(
         "completion-retry-exceeded",
         "error",
         "RDMA transfers failed: retry count exceeded (status 12, vendor error 129)",

@@ -1,0 +1,137 @@
+"""Cause before effect: the order of ``hpnet verify``'s findings.
+
+:data:`EXPLAINS` is the cause -> effect precedence: a finding explains the later
+findings it lists (an IB async event the completion errors after it, a NET plugin that
+failed to load the "network X not found" after it, a watchdog timeout the socket error
+trail of the teardown after it). :func:`order_findings` puts causes first, the earliest
+in time first, and effects after. Pure functions and literal data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from hpnet.ncclog.causes import SUBSYSTEMS
+from hpnet.result import Finding, Severity
+
+__all__ = ["BY_STAGE", "EXPLAINS", "explains", "order_findings"]
+
+#: cause -> the findings it explains when it comes first (ids; a trailing ``*`` is a
+#: prefix). Why: an async event puts the NIC's queue pairs in error, so transfers on
+#: them complete with errors (rdma-core ibv_get_async_event(3)); a NET plugin that did
+#: not load leaves NCCL_NET naming nothing (plugin/net.cc); a watchdog timeout aborts
+#: the communicator, whose teardown fails its sockets (PyTorch ProcessGroupNCCL);
+#: a failed subsystem passes its error up (trails, "unhandled ... error").
+_EFFECTS_OF_FAILURE = (
+    "error-trail",
+    "system-error",
+    "internal-error",
+    "remote-error",
+    "invalid-usage",
+    "comm-aborted",
+    "cuda-failure",
+    "nccl-tests-failure",
+    "proxy-connect-failed",
+    "nccl-failure",
+    "init-incomplete",
+)
+EXPLAINS: dict[str, tuple[str, ...]] = {
+    "ib-async-event": ("completion-*", "collective-timeout", "net-socket-error",
+                       "ib-failed", *_EFFECTS_OF_FAILURE),
+    "net-plugin-load-failed": ("net-plugin-failed", "no-net-plugin", "ofi-plugin-error",
+                               *_EFFECTS_OF_FAILURE),
+    "collective-timeout": ("net-socket-error", "socket-failed", "connection-refused",
+                           "peer-exited", "retries-exhausted", *_EFFECTS_OF_FAILURE),
+    "completion-*": ("collective-timeout", "net-socket-error", "socket-failed", "peer-exited",
+                     *_EFFECTS_OF_FAILURE),
+    **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
+}  # fmt: skip
+
+#: (cause, effect) pairs in NCCL's own fixed sequence, so the cause comes first whatever
+#: the line order of different processes: every process loads its NET plugins at its
+#: first NCCL call, before any communicator picks NCCL_NET (plugin/net.cc
+#: ncclNetPluginLoad, then ncclNetInit's selection)
+#: ncclIbAsyncThreadMain prints the NIC's event from its own thread while the thread
+#: that hits the failed queue pair prints its error: their line order is a race
+BY_STAGE: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("net-plugin-load-failed", "net-plugin-failed"),
+        ("net-plugin-load-failed", "no-net-plugin"),
+        ("ib-async-event", "ib-failed"),
+    }
+)
+
+
+def _matches(effect: str, pattern: str) -> bool:
+    return effect.startswith(pattern[:-1]) if pattern.endswith("*") else effect == pattern
+
+
+def explains(cause: str, effect: str) -> bool:
+    """Does a finding ``cause`` explain a later finding ``effect`` (:data:`EXPLAINS`)?
+
+    >>> explains("ib-async-event", "completion-error")
+    True
+    """
+    return any(
+        _matches(cause, key) and any(_matches(effect, p) for p in effects)
+        for key, effects in EXPLAINS.items()
+    )
+
+
+def _position(finding: Finding, sources: Sequence[str]) -> tuple[int, int]:
+    """(input, line) of the finding's earliest evidence line; last when it quotes none."""
+    best = (len(sources) + 1, 0)
+    for quote in finding.evidence:
+        for index, source in enumerate(sources):
+            head = quote[len(source) + 1 :] if quote.startswith(source + ":") else None
+            number = head.split(":", 1)[0] if head else ""
+            if number.isdigit():
+                best = min(best, (index, int(number)))
+                break
+    return best
+
+
+_SEVERITY = {"error": 0, "warning": 1, "info": 2}
+
+
+def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[Finding]:
+    """Causes first, earliest in time first; effects after what explains them.
+
+    A finding that explains a fatal error after it (:data:`EXPLAINS`: a NET plugin that
+    did not load, before "network X not found") is itself an error and fatal: it is why
+    the job failed. Line order is time order within an input (NCCL writes a process's
+    lines in order); findings quoting no line go last among their kind.
+    """
+    items = list(findings)
+    where = {id(f): _position(f, sources) for f in items}
+    explained: set[int] = set()
+    promoted: dict[int, Finding] = {}
+    for cause in items:
+        for effect in items:
+            # the error going up (a trail) follows its cause whatever the line order
+            staged = (cause.id, effect.id) in BY_STAGE or effect.id == "error-trail"
+            if cause is effect or (where[id(cause)] > where[id(effect)] and not staged):
+                continue
+            # any failure that is not itself a generic consequence explains the generic
+            # consequences (trails, "unhandled ... error", aborts)
+            root = cause.fatal and not cause.consequence and effect.id in _EFFECTS_OF_FAILURE
+            if not (root or explains(cause.id, effect.id)):
+                continue
+            explained.add(id(effect))
+            if effect.fatal and effect.severity == "error" and not cause.fatal:
+                promoted[id(cause)] = dataclasses.replace(
+                    cause, severity=Severity.ERROR, fatal=True, consequence=False
+                )
+    ordered = [promoted.get(id(f), f) for f in items]
+    keys = {
+        id(new): (
+            _SEVERITY[new.severity],
+            not new.fatal,
+            id(old) in explained,
+            new.consequence,
+            where[id(old)] if new.severity == "error" else (0, 0),
+        )
+        for old, new in zip(items, ordered, strict=True)
+    }
+    return sorted(ordered, key=lambda f: keys[id(f)])
