@@ -45,6 +45,16 @@ KNOWN: dict[tuple[str, str], str] = {
         "versions",
     ): "the WARN comes from CUCHECK, a macro whose log call stands in a header: the "
     "line's file:line is the macro's caller, which the table does not hold (as for trails)",
+    **{
+        (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
+        "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "
+        "table does not hold"
+        for name in (
+            "nvls-cumulticastadddevice-401-illegal-state-vllm-h100-nccl2.26.2",
+            "nvls-invalid-argument-timestamped-single-line-nccl2.26.2",
+            "p2p-cuda-failure-101-invalid-device-ordinal-title-line-nccl2.28.9",
+        )
+    },
 }
 
 CASES = inputs()
