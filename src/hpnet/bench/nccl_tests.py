@@ -16,6 +16,7 @@ and ``time`` (``redop``, ``root``, both, or neither) do not need to be known.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
@@ -23,12 +24,17 @@ from hpnet.bench.formulas import OPS
 from hpnet.bench.model import BenchReport, BenchRun, Row, average_busbw
 from hpnet.bench.nccl_tests_infer import infer_nranks, infer_op
 from hpnet.bench.nccl_tests_rows import TYPES, read_float, read_int, read_row
+from hpnet.bench.nccl_tests_where import NRANKS as _NRANKS
+from hpnet.bench.nccl_tests_where import Where
 
 __all__ = ["parse_nccl_tests", "parse_nccl_tests_lines"]
 
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s(?=\s*[#\d]))")
+#: launcher prefixes: Open MPI's ``[1,0]<stdout>:``, srun's ``0: ``, and MPICH / Intel MPI's
+#: ``[0] `` (``-prepend-rank``)
+_PREFIX = re.compile(
+    r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s(?=\s*[#\d])|\[\d+\]\s(?=\s*[#\d]))"
+)
 _PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
-_NRANKS = re.compile(r"#\s+Rank\s+(\d+)\s")
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+\d.eE]+|nan)")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)")
 _NTHREAD = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)(?:.*?graph:\s*(\d+))?")
@@ -43,12 +49,29 @@ _HPNET = re.compile(r"^#\s*hpnet bench:\s*([a-z_]+)\b.*?\b(\d+) ranks?\b")
 
 
 _VALIDATION = re.compile(r"\bvalidation:\s*(\d+)")
-_TESTS_VERSION = re.compile(r"#\s*nccl-tests version (\S+)(?:.*?nccl-library=(\d+))?")
-_NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
-#: a device line's host, device and GPU name: "... on  node1 device  3 [0x1b] NVIDIA A100"
-_DEVICE = re.compile(r"\bon\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$")
 #: nccl-tests' failure messages (TESTCHECK / NCCLCHECK in src/common.h)
 _FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure\b.*")
+#: nccl-tests' footer (src/common.cu, v2.16.0+: ``PRINT("# Collective test concluded: %s\\n",
+#: program_invocation_short_name)``): it names the op of the run it closes
+_CONCLUDED = re.compile(r"#\s*Collective test concluded:\s*(\S+)")
+#: NCCL's own lines that give the communicator's size: ``comm 0x.. rank 3 nranks 16 cudaDev``
+#: (init.cc "Init COMPLETE" / "Destroy COMPLETE") and ``rank 1 nRanks 8 nNodes 1`` (2.19+)
+_NCCL_NRANKS = re.compile(r"\bNCCL INFO\b.*?\brank \d+ n[Rr]anks (\d+)\b")
+#: a line of NCCL's debug output (``host:pid:tid [dev] NCCL INFO ...``)
+_NCCL_LINE = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL ")
+#: a debug line another process wrote into the middle of a row (no newline between them):
+#: the row's part ends in a digit, the debug line starts with its launcher prefix (a host
+#: glued to a digit without one cannot be told from the digits before it)
+_GLUED = re.compile(r"(?<=\d)(?=\[\d+\]\s*[\w.-]+:\d+:\d+ \[\d+\] NCCL )")
+#: the start of a row: size, count, type
+_ROW_HEAD = re.compile(
+    r"^\s*#?\s*\d+\s+\d+\s+(?:" + "|".join(sorted(TYPES, key=len, reverse=True)) + r")(?:\s|$)"
+)
+#: what the rest of a row split across lines holds: numbers, N/A, a redop name
+_CELL = r"(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?|N/A|--)"
+_ROW_REST = re.compile(rf"^{_CELL}(?:\s+{_CELL})*$")
+#: measurement cells of a whole row: time algbw busbw wrong, out-of-place and in-place
+_ROW_CELLS = 8
 
 
 class _Run:
@@ -70,6 +93,9 @@ class _Run:
         self.notes: list[str] = []
         self.header_seen = False
         self.nranks: int | None = None  # declared by a banner
+        self.nccl_nranks: int | None = None  # NCCL's own "rank r nranks n" lines
+        #: a row whose cells other processes' lines split apart, joined as they come
+        self.fragment: str | None = None
 
 
 def _strip(line: str) -> str:
@@ -117,13 +143,14 @@ def parse_nccl_tests_lines(lines: Iterable[str], *, source: str = "<text>") -> B
     not), read in one pass: memory holds the rows, not the text (a job's output with a
     gigabyte of NCCL INFO lines around one table)."""
     reader = _Reader()
+    where = Where()
     for number, physical in enumerate(lines, start=1):
         # the same lines as str.splitlines() of the whole text (\r, \v, \x1c... too)
         for line in physical.splitlines():
-            reader.metadata(line)
+            where.feed(_strip(line))
             for piece in _unflatten(line):
                 reader.feed(piece, source, number)
-    return BenchReport(source=source, runs=tuple(reader.finish()), metadata=reader.meta())
+    return BenchReport(source=source, runs=tuple(reader.finish()), metadata=where.meta())
 
 
 def _split_lines(text: str) -> Iterator[str]:
@@ -153,66 +180,114 @@ class _Reader:
         self.runs: list[BenchRun] = []
         self.run: _Run | None = None
         self.pending_op: str | None = None  # an op named before its table (command, banner)
-        self.tests_version: str | None = None
-        self.gpus: dict[str, int] = {}
-        self.hosts: dict[str, None] = {}
-        self.nccl: dict[str, None] = {}
-
-    def metadata(self, raw: str) -> None:
-        """What the output says of where it ran: nccl-tests' version, NCCL's, the GPUs
-        and hosts of its device table (an item is left out when the output does not
-        say it)."""
-        line = _strip(raw)
-        version = _TESTS_VERSION.search(line)
-        if version:
-            if self.tests_version is None:
-                self.tests_version = version.group(1)
-            if version.group(2):
-                code = int(version.group(2)[:9])  # NCCL_VERSION_CODE: 22907 = 2.29.7
-                self.nccl.setdefault(f"{code // 10000}.{code // 100 % 100}.{code % 100}", None)
-            return
-        found = _NCCL_VERSION.search(line)
-        if found:
-            self.nccl.setdefault(found.group(1), None)
-        if _NRANKS.search(line):
-            device = _DEVICE.search(line)
-            if device:
-                self.hosts.setdefault(device.group(1), None)
-                self.gpus[device.group(2)] = self.gpus.get(device.group(2), 0) + 1
-
-    def meta(self) -> dict[str, object]:
-        meta: dict[str, object] = {}
-        if self.tests_version is not None:
-            meta["nccl_tests_version"] = self.tests_version
-        if self.nccl:
-            meta["nccl_version"] = ", ".join(self.nccl)
-        if self.gpus:
-            meta["gpus"] = [f"{count} x {name}" for name, count in self.gpus.items()]
-        if self.hosts:
-            meta["hosts"] = list(self.hosts)
-        return meta
+        #: a failure printed while no run was open (before the table: nccl-tests' TESTCHECK
+        #: of the communicator's init), given to the run that follows, else to the last one
+        self.failure: str | None = None
+        #: a run closed by its average line, finished only at the next run or the end:
+        #: the footer after it ("# Collective test concluded: ...") still names its op
+        self.ended: _Run | None = None
+        #: NCCL's communicator size, seen outside a run
+        self.nccl_nranks: int | None = None
+        self.source = "<text>"
 
     def close(self) -> None:
+        self._settle()
         run = self.run
-        if run is not None and (run.rows or run.avg is not None or run.notes):
-            self.runs.append(_finish(run))
         self.run = None
+        if run is None:
+            return
+        self._flush(run)
+        if self.failure is not None and run.failure is None:
+            run.failure = self.failure
+            self.failure = None
+        if run.rows or run.avg is not None or run.notes or run.failure:
+            self.ended = run
+
+    def _settle(self) -> None:
+        """The run closed before is finished: nothing after this can name its op."""
+        if self.ended is not None:
+            self.runs.append(_finish(self.ended))
+            self.ended = None
 
     def start(self) -> _Run:
+        self._settle()
         self.run = _Run()
         self.run.op = self.pending_op
+        self.run.nccl_nranks = self.nccl_nranks
+        if self.failure is not None:
+            self._fail(self.run, self.failure)
+            self.failure = None
         return self.run
 
     def finish(self) -> list[BenchRun]:
         self.close()
+        if self.failure is not None:
+            # a failure after the last run ended, or in a text with no table at all:
+            # never a pass (nccl-tests stopped; src/common.h TESTCHECK)
+            if self.ended is not None:
+                self._fail(self.ended, self.failure)
+            elif self.runs:
+                last = self.runs[-1]
+                self.runs[-1] = dataclasses.replace(
+                    last,
+                    failure=last.failure or self.failure,
+                    notes=(*last.notes, f"the run failed: {self.failure[:120]}"),
+                )
+            else:
+                run = self.start()
+                self.ended = run
+                self.run = None
+        self._settle()
         return self.runs
 
+    @staticmethod
+    def _fail(run: _Run, failure: str) -> None:
+        if run.failure is None:
+            run.failure = failure[:160]
+        if len(run.notes) < MAX_NOTES:
+            run.notes.append(f"the run failed: {failure[:120]}")
+
+    def _flush(self, run: _Run) -> None:
+        """A row still split when something else comes: it was cut off."""
+        if run.fragment is not None and len(run.notes) < MAX_NOTES:
+            run.notes.append(f"a row cut off: {run.fragment.strip()[:80]}")
+        run.fragment = None
+
+    def _join(self, run: _Run, content: str, source: str, number: int) -> bool:
+        """``content`` continues the row other processes' lines split (NCCL INFO lines
+        printed between its cells): True when it was taken. A row is joined once it has
+        all its cells (both placements); a part that never completes is a row cut off."""
+        if run.fragment is None or not _ROW_REST.match(content):
+            return False
+        run.fragment += " " + content
+        tokens = run.fragment.split()
+        if len(tokens) - 3 >= _ROW_CELLS:
+            row = read_row(run.fragment, run.milliseconds, source, number)
+            if row is not None:
+                run.rows.append(row)
+                if len(run.notes) < MAX_NOTES and not any(
+                    n.startswith("rows split") for n in run.notes
+                ):
+                    run.notes.append("rows split by other processes' lines were joined")
+                run.fragment = None
+            elif len(tokens) - 3 > _ROW_CELLS + 2:
+                self._flush(run)
+        return True
+
     def feed(self, raw: str, source: str, number: int) -> None:
+        self.source = source
         line = _strip(raw)
+        glued = _GLUED.search(line) if "NCCL" in line else None
+        if glued:  # "... sum -1[0] host:1:1 [0] NCCL INFO ...": two lines in one
+            self.feed(line[: glued.start()], source, number)
+            self.feed(line[glued.start() :], source, number)
+            return
         content = line.strip()
         if not content:
             return
         run = self.run
+        if run is not None and run.fragment is not None and self._between(run, content, number):
+            return
         banner = _HPNET.match(content)
         if banner:
             self.close()
@@ -242,10 +317,35 @@ class _Reader:
             self.close()
             self.pending_op = None
             return
+        concluded = _CONCLUDED.search(content)
+        if concluded:
+            # the footer names the run it closes, never the next one
+            op = op_from(concluded.group(1))
+            closed = self.ended if run is None else run
+            if op and closed is not None and closed.op is None:
+                closed.op = op
+            self.pending_op = None
+            return
         oob = _OOB.search(content)
         if oob and run is not None:
             run.oob = read_int(oob.group(1), source, number)
             return
+        self._body(line, content, source, number)
+
+    def _between(self, run: _Run, content: str, number: int) -> bool:
+        """A line while a row is split: its next cells (joined), or another process's
+        NCCL line between them (True: taken); else the row was cut off (False)."""
+        if self._join(run, content, self.source, number):
+            return True
+        if _NCCL_LINE.search(content) or "NCCL INFO" in content:
+            self._nccl_line(content, run)
+            return True
+        self._flush(run)
+        return False
+
+    def _body(self, line: str, content: str, source: str, number: int) -> None:
+        """A row, a failure, a row's first part, an NCCL line, or anything else."""
+        run = self.run
         row = read_row(line, run.milliseconds if run else False, source, number)
         if row is not None:
             if run is None:  # rows without a header (a tail of the output)
@@ -254,14 +354,44 @@ class _Reader:
             run.rows.append(row)
             return
         failed = _FAILURE.search(content) if "Test " in content else None
-        if failed and run is not None:
-            # nccl-tests' TESTCHECK: the run stopped here (a CUDA / NCCL error)
-            if run.failure is None:
-                run.failure = failed.group(0)[:160]
-            if len(run.notes) < MAX_NOTES:
-                run.notes.append(f"the run failed: {failed.group(0)[:120]}")
+        if failed:
+            # nccl-tests' TESTCHECK (src/common.h, every tag: "%s: Test NCCL failure
+            # %s:%d '%s'", "Test CUDA failure", " .. %s pid %d: Test failure"): the run
+            # stopped here, wherever the line stands (before the table: the init failed)
+            if run is not None:
+                self._fail(run, failed.group(0))
+            elif self.ended is not None:
+                self._fail(self.ended, failed.group(0))
+            elif self.failure is None:
+                self.failure = failed.group(0)[:160]
+            head = content[: failed.start()]
+            if run is not None and _ROW_HEAD.match(head):
+                run.fragment = head  # the row the failure cut off
+                self._flush(run)
+            return
+        if _ROW_HEAD.match(line):
+            if run is None:
+                run = self.start()
+                run.notes.append("rows without their table header (an excerpt)")
+            self._flush(run)
+            run.fragment = content  # its cells follow, other processes' lines between
+            return
+        if "NCCL INFO" in content:
+            self._nccl_line(content, run)
             return
         self._other(content, run)
+
+    def _nccl_line(self, content: str, run: _Run | None) -> None:
+        """NCCL's communicator size, from its own lines (the device table may be cut off)."""
+        found = _NCCL_NRANKS.search(content)
+        if found:
+            nranks = int(found.group(1)[:9])
+            if run is not None:
+                run.nccl_nranks = max(run.nccl_nranks or 0, nranks)
+            elif self.ended is not None:
+                self.ended.nccl_nranks = max(self.ended.nccl_nranks or 0, nranks)
+            else:
+                self.nccl_nranks = max(self.nccl_nranks or 0, nranks)
 
     def _table_header(self, content: str) -> None:
         """A table's header: a new run, unless the open one has no row yet."""
@@ -320,6 +450,9 @@ def _finish(run: _Run) -> BenchRun:
     nranks = run.nranks
     if run.ranks:
         nranks = max(run.ranks) + 1  # the device table: one line per rank
+    elif nranks is None and run.nccl_nranks:
+        nranks = run.nccl_nranks
+        notes.append(f"{nranks} ranks: NCCL's own lines ('rank r nranks {nranks}')")
     elif nranks is None:
         nranks, why = infer_nranks(run.rows, run.op)
         if why:

@@ -39,6 +39,17 @@ HEADER = (
 )
 
 
+def _header(run: BenchRun) -> str:
+    """:data:`HEADER`, whose check column is named for what it holds: nccl-tests before
+    2.13 printed the largest error as a float (``%5.0le``, column ``error``: src/common.cu
+    at v2.11.0), 2.13+ the count of wrong elements (``#wrong``, src/common.cu at v2.13.0);
+    a float error is never shown under ``#wrong``."""
+    measured = [m for row in run.rows for m in (row.out_of_place, row.in_place) if m is not None]
+    if any(m.error is not None for m in measured) and all(m.wrong is None for m in measured):
+        return HEADER.replace("#wrong", " error")
+    return HEADER
+
+
 def _cells(m: Measurement | None) -> str:
     if m is None:
         return f"  {'--':>7}  {'--':>6}  {'--':>6}  {'--':>6}"
@@ -78,10 +89,14 @@ def _run_table(report: BenchReport, run: BenchRun) -> list[str]:
     lines = [_banner(report, run)]
     gpus = report.metadata.get("gpus") or []
     if gpus:
-        lines.append(
-            f"#   GPUs: {len(gpus)} x {gpus[0]}" if len(set(gpus)) == 1 else f"#   GPUs: {gpus}"
-        )
-    lines += ["#", HEADER]
+        counted = all(" x " in str(g) for g in gpus)  # imported: "16 x NVIDIA B200"
+        if counted:
+            lines.append(f"#   GPUs: {', '.join(str(g) for g in gpus)}")
+        else:
+            lines.append(
+                f"#   GPUs: {len(gpus)} x {gpus[0]}" if len(set(gpus)) == 1 else f"#   GPUs: {gpus}"
+            )
+    lines += ["#", _header(run)]
     for row in run.rows:
         lines.append(
             f"{row.size_bytes:12d}  {row.count:12d}  {row.dtype:>8}  {row.redop:>6}  {row.root:6d}"
