@@ -45,6 +45,11 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
                            "peer-exited", "retries-exhausted", *_EFFECTS_OF_FAILURE),
     "completion-*": ("collective-timeout", "net-socket-error", "socket-failed", "peer-exited",
                      *_EFFECTS_OF_FAILURE),
+    # a NET plugin's own failure (aws-ofi-nccl's WARNs, EFA completion errors) is
+    # returned to NCCL as an error code: the trails and "internal error" after it
+    "ofi-plugin-error": _EFFECTS_OF_FAILURE,
+    "efa-completion-error": ("collective-timeout", "net-socket-error", "peer-exited",
+                             "ofi-plugin-error", *_EFFECTS_OF_FAILURE),
     **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
 }  # fmt: skip
 

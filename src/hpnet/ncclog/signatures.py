@@ -474,10 +474,36 @@ SIGNATURES: tuple[Signature, ...] = (
         consequence=True,
     ),
     _sig(
+        "efa-completion-error",
+        "error",
+        "a transfer to a peer failed on the network (AWS OFI / EFA completion error)",
+        # aws-ofi-nccl's completion-error WARNs (every form in data/nccl_formats.json:
+        # "NET/OFI Request %p [seq %d] [(%s)] completed with error ...", "Remote write
+        # completed with error", "... recv completed with error") and libfabric's EFA
+        # provider lines for the same event (prov/efa efa_rdm_txe/rxe_handle_error
+        # "err: %d, message: %s", the older rxr_cq_write_tx/rx_error; efa_strerror's
+        # "Unresponsive receiver", "Destination address unreachable"...)
+        r"NET/OFI (?:Request .*|Remote write |Fatal: .*|Operation .*)completed with error"
+        r"|efa_rdm_[rt]xe_handle_error\(\).*err: \d+|rxr_cq_write_[rt]x_error.*err: \d+"
+        r"|[Uu]nresponsive receiver|EFA.*handshake (?:failed|timed out)",
+        "a send or receive to a peer completed with an error on the EFA network: the peer "
+        "cannot be reached (an EC2 security group that does not allow all traffic to and "
+        "from itself; the peer's process gone or its instance failed), not a setup "
+        "problem on this node; libfabric's line names the peer (host id, EFA address)",
+        "check that every instance's security group has inbound and outbound rules 'All "
+        "traffic' with the security group itself as source and destination; then the "
+        "peer's own log and instance health at that time",
+        "aws-ofi-nccl (NET/OFI ... completed with error), libfabric prov/efa; "
+        "aws/aws-ofi-nccl#156, #663, #346",
+        exclusive=True,
+    ),
+    _sig(
         "ofi-plugin-error",
         "error",
         "the AWS OFI (libfabric) network plugin failed",
-        r"NET/OFI .*(?:Couldn't|[Ff]ailed|ERROR|RC: -\d+|[Uu]nable)",
+        # "Unexpected ...": the plugin's RDMA protocol checks (remote rail count, a
+        # completion matching no request), aws/aws-ofi-nccl#927, #990, NVIDIA/nccl#1921
+        r"NET/OFI .*(?:Couldn't|[Ff]ailed|ERROR|RC: -\d+|[Uu]nable|Unexpected)",
         "aws-ofi-nccl could not set up libfabric (address vector, endpoint or memory "
         "registration): wrong provider, EFA not usable in this container, or a plugin / "
         "libfabric version mismatch",
