@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,6 +170,37 @@ def test_parsing_in_parallel_gives_the_same_answer(tmp_path: Path) -> None:
     line = big.read_bytes().splitlines()[number - 1].decode()
     assert warn.evidence[0] == f"{big}:{number}: {line.rstrip()}"
     assert "status=4" in line or "error 4" in line
+
+
+class _InProcessPool:
+    """``concurrent.futures``' map, run here: the ranges are what is tested."""
+
+    def map(self, *args: Any) -> Iterator[Any]:
+        return map(*args)
+
+    def shutdown(self, **_: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in LOGS.iterdir() if not p.name.endswith(".txt")),
+    ids=lambda p: p.name,
+)
+def test_every_recorded_log_in_ranges_gives_the_same_answer(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each log (files and directories) alone, cut into ranges of 512 bytes: a range
+    boundary between lines without a host prefix, or quoted with ``> ``, changes no fact."""
+    from hpnet.ncclog import read as logread
+
+    inputs, _ = collect_inputs([str(path)])
+    one = analyse(read_logs(inputs, jobs=1))
+    monkeypatch.setattr(logread, "RANGE_BYTES", 512)
+    monkeypatch.setattr(logread, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(logread, "RANGES_PER_WORKER", 1 << 20)
+    monkeypatch.setattr(logread, "_pool", lambda _workers: _InProcessPool())
+    assert analyse(read_logs(inputs, jobs=2)) == one
 
 
 def test_lines_and_text_give_the_same_answer() -> None:

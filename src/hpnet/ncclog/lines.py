@@ -28,6 +28,7 @@ from hpnet.ncclog.prefix import (
     PREFIX,
     TIMESTAMP,
     launcher_rank,
+    unlink,
     where_of,
 )
 from hpnet.ncclog.versions import VersionRange, hint_for
@@ -256,7 +257,7 @@ class Classifier:
         cached = self._prefixes.get((prefix, source))
         if cached is not None:
             return cached
-        text = prefix.decode("utf-8", "replace")
+        text = unlink(prefix.decode("utf-8", "replace"))
         if text[:1].isdigit() or "-" in text[:12] or "[" in text[:2]:
             text = TIMESTAMP.sub(" ", text)
         found = PREFIX.search(text)

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HOSTNAME", "LAUNCHER_ONLY", "PREFIX", "TIMESTAMP", "launcher_rank", "where_of"]
+__all__ = [
+    "HOSTNAME",
+    "LAUNCHER_ONLY",
+    "MARKDOWN_LINK",
+    "PREFIX",
+    "TIMESTAMP",
+    "launcher_rank",
+    "unlink",
+    "where_of",
+]
 
 #: ``host:pid:tid [dev]`` and, on WARN lines, `` file.cc:line`` (searched from the end
 #: of the text before ``NCCL INFO``/``NCCL WARN``). 2.30.7 adds the function, ``file.cc:123
@@ -42,10 +51,25 @@ _BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
 #: what NCCL can print as a host: gethostname() cut at the first '.' (getHostName,
 #: misc/utils.cc), with '%' and '/' made '-' from 2.29.2 (debug.cc:51 @2.29.2)
 HOSTNAME = re.compile(r"[A-Za-z0-9_-]+")
-#: text before the host that is a launcher's tags and nothing else
+#: text before the host that is a launcher's tags and nothing else; ``>`` quotes a line in
+#: Markdown and e-mail (an issue's pasted log): the host after it is the line's own, not
+#: program output glued to it
 LAUNCHER_ONLY = re.compile(
-    r"\s*(?:(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[[A-Za-z_]*\d+(?:\|\d+)?\]:|\[\d+\] )\s*)*"
+    r"\s*(?:(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[[A-Za-z_]*\d+(?:\|\d+)?\]:|\[\d+\] |>)\s*)*"
 )
+#: a link GitHub's Markdown made of a word that looks like a domain (``net_ib.cc:101``
+#: -> ``[net_ib.cc:101](http://net_ib.cc:101/)``) in a pasted log: the word is what NCCL
+#: printed (:func:`unlink`)
+MARKDOWN_LINK = re.compile(r"\[([^\[\]\s]+)\]\(https?://[^()\s]*\)")
+
+
+def unlink(text: str) -> str:
+    """The text NCCL printed, without the links a Markdown renderer made of it.
+
+    >>> unlink("n1:7:9 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) ")
+    'n1:7:9 [0] transport/net_ib.cc:101 '
+    """
+    return MARKDOWN_LINK.sub(r"\1", text) if "](http" in text else text
 
 
 def launcher_rank(tags: str) -> int | None:

@@ -212,7 +212,13 @@ class ProcessFacts:
             launcher_rank=self.launcher_rank,
             devices=tuple(sorted(self.devices)),
             nccl_version=self.nccl_version,
-            version_range=format_range(self.version_range) if self.version_range else None,
+            # lines whose forms no one release prints have no range: which of them came
+            # first depends on how the input was cut into ranges, the conflict does not
+            version_range=(
+                format_range(self.version_range)
+                if self.version_range and not self.version_conflict
+                else None
+            ),
             version_conflict=self.version_conflict,
             cuda_version=self.cuda_version,
             cuda_driver=self.cuda_driver,

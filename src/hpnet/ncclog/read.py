@@ -131,41 +131,54 @@ def _stream_chunks(
             raw.close()
 
 
+#: a line that the next line continues: PyTorch prints NCCL's last error on the line
+#: after it (scan.py reads the two together), so no range boundary falls between them
+_CONTINUED = b"Last error:"
+
+
+def _boundary(handle: BinaryIO, position: int) -> int:
+    """The first line start at or after ``position`` (the end of the file if none) that
+    does not continue the line before it: where a range may start or end, the same
+    wherever the ranges were cut."""
+    if position <= 0:
+        return 0
+    handle.seek(position - 1)
+    if handle.read(1) != b"\n":  # inside a line: its end
+        while True:
+            data = handle.read(BLOCK_BYTES)
+            if not data:
+                return handle.tell()
+            newline = data.find(b"\n")
+            if newline >= 0:
+                position = handle.tell() - len(data) + newline + 1
+                break
+    while True:
+        before = max(0, position - 256)
+        handle.seek(before)
+        previous = handle.read(position - before)
+        if not previous[:-1].rstrip(b" \t\r").endswith(_CONTINUED):
+            return position
+        line = handle.readline()  # the continuing line goes with the one before
+        if not line:
+            return position
+        position += len(line)
+
+
 def _range_chunks(
     handle: BinaryIO, start: int, end: int, *, line_start: bool = False
 ) -> Iterator[bytes]:
-    """The bytes of the lines that begin in ``[start, end)`` of a file: from the first
-    line start at or after ``start`` (``start`` itself with ``line_start``) to the end
-    of the line under ``end - 1``."""
-    if start > 0 and not line_start:
-        handle.seek(start - 1)
-        if handle.read(1) != b"\n":  # the line under start belongs to the range before
-            while True:
-                data = handle.read(BLOCK_BYTES)
-                if not data:
-                    return
-                newline = data.find(b"\n")
-                if newline >= 0:
-                    start = handle.tell() - len(data) + newline + 1
-                    break
-    if start >= end:
-        return
+    """The bytes of the lines between the range boundaries (:func:`_boundary`) at
+    ``start`` (``start`` itself with ``line_start``) and at ``end``."""
+    if not line_start:
+        start = _boundary(handle, start)
+    end = _boundary(handle, end)
     handle.seek(start)
     position = start
-    data = b""
     while position < end:
         data = handle.read(min(BLOCK_BYTES, end - position))
         if not data:
             return
         position += len(data)
-        yield data
-    while not data.endswith(b"\n"):  # the last line goes on past the range
-        data = handle.read(BLOCK_BYTES)
-        if not data:
-            return
-        newline = data.find(b"\n")
-        if newline >= 0:
-            data = data[: newline + 1]
         yield data
 
 
