@@ -30,6 +30,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ): "the third process's lines are glued to another's with their pid cut off; no "
     "line of that process carries host:pid:tid, so it cannot be told apart",
     (
+        "nccl-logs/ib-async-event-local-access-violation-then-completion-status9-nccl2.2x.log",
+        "network",
+    ): "no line says which network NCCL chose; hpnet infers NET/IB from the completion "
+    "error of NCCL's IB module (net_ib.cc, 'NET/IB : Got completion') and says it is "
+    "inferred, where the note grades only a stated choice",
+    (
         "nccl-logs/roce-gid-autoselect-addr-range-sysfs-read-fail-k8s-nccl2.21.5.log",
         "versions",
     ): "the note dates the log by the file:line of NCCLCHECK error-trail lines; the "
