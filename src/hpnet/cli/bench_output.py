@@ -135,10 +135,10 @@ def result_json(report: BenchReport, gates: Sequence[GateResult] = ()) -> str:
 
 def stream_result_json(out: TextIO, report: BenchReport, gates: Sequence[GateResult] = ()) -> None:
     """Write :func:`result_json`'s text to ``out`` piece by piece
-    (:mod:`hpnet.bench.jsonstream`): the same bytes, without holding the document in
+    (:func:`hpnet.jsonout.write_envelope`): the same bytes, without holding the document in
     memory (``bench import --json`` of a large output held ~60x the input, issue 23)."""
-    from hpnet.bench.jsonstream import write_envelope  # noqa: PLC0415
     from hpnet.bench.model import SCHEMA_VERSION  # noqa: PLC0415
+    from hpnet.jsonout import write_envelope  # noqa: PLC0415
 
     status, verdict = verdict_of(report, gates)
     write_envelope(
