@@ -197,16 +197,39 @@ def grade_log(path: Path, values: dict[str, str]) -> list[Check]:
         got_lead = errors[0] if errors else "-"
         checks.append(Check("leads", leads, got_lead, got_lead == leads))
 
+    diag = head(values.get("diag", ""))
+    if diag:  # NCCL 2.31+'s own diagnostics: "none", or "3 ok, 1 found"
+        statuses = [c.status for d in report.diagnostics for c in d.checks]
+        got_diag = (
+            f"{statuses.count('ok')} ok, {statuses.count('found')} found"
+            if report.diagnostics
+            else "none"
+        )
+        checks.append(Check("diag", diag, got_diag, got_diag == diag))
+
+    want_facts = items(values.get("facts", ""))
+    if want_facts:  # facts that explain a number (issue 24 rule 4), each on its lines
+        got_facts = {f.id for f in report.facts if f.evidence}
+        checks.append(
+            Check(
+                "facts",
+                ", ".join(sorted(want_facts)),
+                ", ".join(sorted(got_facts)) or "-",
+                want_facts <= got_facts,
+            )
+        )
+
     quote = values.get("quote", "")
     found_quote = re.match(r"L(\d+):", quote)
     # a failure line, or the line that names the network, must be quoted as evidence
     if found_quote and re.search(
-        r"NCCL WARN|Using (?:internal )?[Nn]etwork|NET/\S+ ?: Using", quote
+        r"NCCL WARN|Using (?:internal )?[Nn]etwork|NET/\S+ ?: Using|Bootstrap ?: Using", quote
     ):
         number = int(found_quote.group(1))
         quoted = [e for f in report.findings for e in f.evidence] + [
             e for r in report.ranks for e in r.chose_evidence
         ]
+        quoted += [e for f in report.facts for e in f.evidence]
         hit = any(re.match(rf"^.*:{number}: ", e) for e in quoted)
         checks.append(Check("quote", f"L{number}", "quoted" if hit else "not quoted", hit))
     return checks

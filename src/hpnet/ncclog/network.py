@@ -32,11 +32,13 @@ def network_findings(
     choices: Mapping[str, Choice | None],
     *,
     socket_expected: bool,
+    one_host: bool = False,
 ) -> list[Finding]:
     """Inter-node traffic over TCP, a node that would send it there, NCCL_IB_HCA that
-    selects nothing or more than it names, and interfaces that exist on one host."""
+    selects nothing or more than it names, and interfaces that exist on one host.
+    ``one_host``: the log proves a single-host run (nothing crosses a network)."""
     by_key = {p.key: p for p in log.processes}
-    findings = _sockets(log, rows, by_key, choices, socket_expected)
+    findings = _sockets(log, rows, by_key, choices, socket_expected, one_host=one_host)
     findings += _hca_matched_nothing(log)
     findings += _hca_prefix(log)
     findings += _ifname_prefix(log)
@@ -50,6 +52,8 @@ def _sockets(
     by_key: Mapping[str, ProcessLog],
     choices: Mapping[str, Choice | None],
     socket_expected: bool,
+    *,
+    one_host: bool,
 ) -> list[Finding]:
     socket_rows = [r for r in rows if any(t.startswith("NET/Socket") for t in r.inter_node)]
     socket_processes = [by_key[r.process] for r in socket_rows if r.process in by_key]
@@ -131,21 +135,42 @@ def _sockets(
         and (choices.get(p.key) is None or choices[p.key].network == "Socket")  # type: ignore[union-attr]
     ]
     if fallback and not socket_expected:
+        evidence = quotes(
+            [p.line("ib-no-device") for p in fallback[:2]]
+            + [p.line("network:Socket") for p in fallback[:2]]
+        )
+        cause = (
+            "no RDMA NIC is usable in this machine or container (none present, the "
+            "verbs library or provider missing, /dev/infiniband not passed in, or "
+            "NCCL_IB_HCA matching none)"
+        )
+        doctor = (
+            "`hpnet doctor` says what is missing (devices in the container, provider "
+            "library, port state)"
+        )
+        if one_host:  # nothing here crossed a network: a note, not a warning
+            return [
+                Finding(
+                    id="no-rdma-device",
+                    severity=Severity.INFO,
+                    title="NCCL found no usable RDMA device: nothing to do for this "
+                    "single-host run; a multi-node job from here would use TCP sockets",
+                    cause=cause,
+                    fix=f"nothing to do on one host; before running across nodes: {doctor}",
+                    evidence=evidence,
+                    count=len(fallback),
+                    processes=tuple(p.key for p in fallback),
+                )
+            ]
         return [
             Finding(
                 id="no-rdma-device",
                 severity=Severity.WARNING,
                 title="NCCL found no usable RDMA device: a multi-node job from here would "
                 "use TCP sockets",
-                cause="no RDMA NIC is usable in this machine or container (none present, the "
-                "verbs library or provider missing, /dev/infiniband not passed in, or "
-                "NCCL_IB_HCA matching none)",
-                fix="on a machine with RDMA NICs: `hpnet doctor` says what is missing (devices "
-                "in the container, provider library, port state); on a single node, nothing to do",
-                evidence=quotes(
-                    [p.line("ib-no-device") for p in fallback[:2]]
-                    + [p.line("network:Socket") for p in fallback[:2]]
-                ),
+                cause=cause,
+                fix=f"on a machine with RDMA NICs: {doctor}; on a single node, nothing to do",
+                evidence=evidence,
                 count=len(fallback),
                 processes=tuple(p.key for p in fallback),
             )

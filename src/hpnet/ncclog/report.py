@@ -32,6 +32,7 @@ from hpnet.ncclog.expectation import (
     net_matches,
     parse_expectation,
 )
+from hpnet.ncclog.explain import Fact, explaining_facts
 from hpnet.ncclog.findings import (
     comm_states,
     match_signatures,
@@ -163,6 +164,9 @@ class VerifyReport:
     #: inputs other than NCCL debug logs (ncclras reports, PyTorch / XLA / wrapper
     #: error text, RCCL logs): what each is and what it said (hpnet.artefacts)
     artefacts: tuple[ArtefactSummary, ...] = ()
+    #: what NCCL set up or was told that explains a number (an NCCL_TOPO_FILE, a
+    #: link-local bootstrap, a NIC at distance SYS, PXN, NVLS, CollNet), on its lines
+    facts: tuple[Fact, ...] = ()
     num_lines: int
     num_nccl_lines: int
     num_bytes: int
@@ -349,6 +353,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         socket_expected=bool(
             expectation and expectation.net and net_matches(expectation.net, "NET/Socket")
         ),
+        one_host=_one_host(rows, summaries),
     )
     findings += gdr_findings(log, rows)
     findings += env_findings(log, rows)
@@ -394,6 +399,22 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         num_bytes=log.num_bytes,
         environment=_environment(processes),
         fatal=any(f.fatal for f in findings),
+        facts=explaining_facts(log),
+    )
+
+
+def _one_host(rows: Sequence[ProcessRow], comms: Sequence[CommSummary]) -> bool:
+    """The log proves a single-host run: every process on one machine, no inter-node
+    connection, and every communicator seen whole there; a log that holds part of a
+    job proves nothing of the rest."""
+    machines = {r.host for r in rows}
+    return (
+        len(rows) > 0
+        and len(machines) == 1
+        and None not in machines
+        and not any(r.inter_node for r in rows)
+        and len(comms) > 0
+        and all(c.ranks_seen >= c.nranks and len(c.hosts) == 1 for c in comms)
     )
 
 

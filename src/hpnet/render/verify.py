@@ -99,6 +99,11 @@ def render_verify(report: VerifyReport) -> str:
             lines += [f"           => {c}" for c in finding.conclusions]
             lines.append(f"           cause: {finding.cause}")
             lines.append(f"           fix: {finding.fix}")
+    if report.facts:
+        lines += ["", "Facts that explain the numbers"]
+        for fact in report.facts:
+            lines.append(f"  [{fact.id}] {fact.text}")
+            lines += [f"           {e}" for e in fact.evidence]
     if report.environment:
         lines += ["", "Environment NCCL echoed"]
         lines += [f"  {e}" for e in report.environment[:MAX_ROWS]]

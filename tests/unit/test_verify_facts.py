@@ -1,0 +1,118 @@
+"""Issue 24 rule 4: a healthy run gets no warning that does not apply, and the facts that
+explain a number are reported on the log's own lines (text and ``--json``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hpnet.cli.main import main
+from hpnet.ncclog.explain import explaining_facts
+from hpnet.ncclog.facts import parse_nccl_log
+from hpnet.ncclog.read import collect_inputs, read_logs
+from hpnet.ncclog.report import VerifyReport, analyse
+from tests.conftest import DATA
+
+LOGS = DATA / "nccl-logs"
+DOC = (Path(__file__).parents[2] / "docs" / "verify-schema.md").read_text()
+
+
+def _report(name: str) -> VerifyReport:
+    found, notes = collect_inputs([str(LOGS / name)])
+    return analyse(read_logs(found, jobs=1, notes=notes))
+
+
+def _ids(lines: list[str]) -> list[str]:
+    return [f.id for f in explaining_facts(parse_nccl_log(lines))]
+
+
+def test_no_rdma_device_on_a_single_host_run_is_a_note_not_a_warning() -> None:
+    """4 processes on one machine, the communicator whole there: 'nothing to do' is info."""
+    report = _report("h200x4-p2p-cumem-nccl2.28.9")
+    finding = next(f for f in report.findings if f.id == "no-rdma-device")
+    assert finding.severity == "info"
+    assert "nothing to do" in finding.fix
+    assert report.status == "PASS"
+
+
+def test_no_rdma_device_stays_a_warning_where_the_log_spans_two_machines() -> None:
+    report = _report("libibverbs-missing-socket-same-hostname-two-nodes-nccl2.18.3.log")
+    assert any(f.id == "no-rdma-device" and f.severity == "warning" for f in report.findings)
+
+
+def test_a_link_local_bootstrap_is_a_fact_quoting_its_line() -> None:
+    """NVIDIA/nccl#1291: gh1 bootstraps on ib0's fe80:: address."""
+    report = _report("gh200-nccl-tests-bootstrap-ib0-ipv6-link-local-fe80-hang-ncclunknown.log")
+    (fact,) = report.facts
+    assert fact.id == "bootstrap-link-local"
+    assert "fe80::a288:c203:d2:aaf2%ib0" in fact.text
+    assert re.search(r"\.log:8: gh1:180172:180172 \[0\] NCCL INFO Bootstrap", fact.evidence[0])
+
+
+def test_only_the_first_bootstrap_interface_counts() -> None:
+    """2.4.8-2.7.8 list every interface; NCCL publishes the first: here IPv4 ens5."""
+    report = _report(
+        "ansi-reset-remnant-prefix-socket-ens5-plus-docker-veth-ipv6-linklocal-nccl2.7.8.log"
+    )
+    assert not any(f.id == "bootstrap-link-local" for f in report.facts)
+
+
+def test_nvls_channels_and_pxn_are_facts() -> None:
+    nvls = _report("ibext-v8-roce-bond-nvls-no-gdr-nccl2.20.log")
+    assert [f.id for f in nvls.facts] == ["nvls"]
+    assert "16 NVLS channels" in nvls.facts[0].text
+    assert "16 nvls channels" in nvls.facts[0].evidence[0]
+    pxn = _report("roce-single-hca-pxn-gdrdma-ofi-plugin-loaded-nccl2.27.5.log")
+    assert [f.id for f in pxn.facts] == ["pxn"]
+    assert "use ring PXN 1" in pxn.facts[0].evidence[0]
+
+
+def test_collnet_channel_counts_alone_prove_no_collnet() -> None:
+    """2.28.9 on a VM without SHARP prints '24 collnet channels' (h200x4 logs)."""
+    line = (
+        "vm:919:919 [0] NCCL INFO 24 coll channels, 24 collnet channels, 0 nvls channels, "
+        "32 p2p channels, 32 p2p channels per peer"
+    )
+    assert _ids([line]) == []
+
+
+def test_a_topology_file_is_a_fact_with_the_channel_count_beside_it() -> None:
+    """The env line's form (param.cc) with the channel line of the same process."""
+    ids = _ids(
+        [
+            "n1:7:7 [0] NCCL INFO NCCL_TOPO_FILE set by environment to "
+            "/opt/microsoft/ndv4-topo.xml",
+            "n1:7:7 [0] NCCL INFO 2 coll channels, 0 nvls channels, 2 p2p channels, 2 p2p "
+            "channels per peer",
+        ]
+    )
+    assert ids == ["topology-file"]
+
+
+def test_nic_distance_sys_needs_the_release_that_numbers_it() -> None:
+    """NVIDIA/nccl#1151's line: path type 7 is SYS in 2.12-2.25 only; without a version
+    the number is not named (2.26 calls 7 PHB, 2.27.5 PXN)."""
+    line = "h:5:5 [0] NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)"
+    assert _ids([line]) == []
+    versioned = ["h:5:5 [0] NCCL INFO NCCL version 2.18.5+cuda12.0", line]  # composed
+    assert _ids(versioned) == ["nic-distance-sys"]
+
+
+def test_the_schema_doc_names_every_fact_key_and_id(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["verify", "--json", str(LOGS / "ibext-v8-roce-bond-nvls-no-gdr-nccl2.20.log")])
+    data = json.loads(capsys.readouterr().out)
+    row = next(line for line in DOC.splitlines() if line.startswith("| `facts` |"))
+    assert set(data["facts"][0]) == {"id", "text", "evidence", "processes"}
+    assert all(f"`{key}`" in row for key in data["facts"][0])
+    for fact_id in ("topology-file", "bootstrap-link-local", "nic-distance-sys", "pxn"):
+        assert f"`{fact_id}`" in row
+    assert "`nvls`" in row and "`collnet`" in row
+
+
+def test_facts_are_rendered_in_text(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["verify", str(LOGS / "roce-single-hca-pxn-gdrdma-ofi-plugin-loaded-nccl2.27.5.log")])
+    out = capsys.readouterr().out
+    assert "[pxn] PXN on" in out
