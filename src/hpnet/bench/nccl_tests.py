@@ -21,9 +21,10 @@ import re
 from collections.abc import Iterable, Iterator
 
 from hpnet.bench.formulas import OPS
-from hpnet.bench.model import BenchReport, BenchRun, Row, average_busbw
-from hpnet.bench.nccl_tests_infer import infer_nranks, infer_op
+from hpnet.bench.model import BenchReport, BenchRun
 from hpnet.bench.nccl_tests_rows import TYPES, read_float, read_int, read_row
+from hpnet.bench.nccl_tests_run import Run as _Run
+from hpnet.bench.nccl_tests_run import finish as _finish
 from hpnet.bench.nccl_tests_where import NRANKS as _NRANKS
 from hpnet.bench.nccl_tests_where import Where
 
@@ -72,30 +73,6 @@ _CELL = r"(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?|N/A|--)"
 _ROW_REST = re.compile(rf"^{_CELL}(?:\s+{_CELL})*$")
 #: measurement cells of a whole row: time algbw busbw wrong, out-of-place and in-place
 _ROW_CELLS = 8
-
-
-class _Run:
-    def __init__(self) -> None:
-        self.op: str | None = None
-        self.ranks: set[int] = set()
-        self.validation: int | None = None
-        self.failure: str | None = None
-        #: the header has the one #wrong column of 2.13+, and device lines with "Group"
-        #: (2.13.4+): together they tell whether the redop column means a reduction
-        self.wrong_header = False
-        self.group_lines = False
-        self.rows: list[Row] = []
-        self.avg: float | None = None
-        self.oob: int | None = None
-        self.milliseconds = False
-        self.graph = 0
-        self.nthreads_gpus: tuple[int, int] | None = None
-        self.notes: list[str] = []
-        self.header_seen = False
-        self.nranks: int | None = None  # declared by a banner
-        self.nccl_nranks: int | None = None  # NCCL's own "rank r nranks n" lines
-        #: a row whose cells other processes' lines split apart, joined as they come
-        self.fragment: str | None = None
 
 
 def _strip(line: str) -> str:
@@ -443,59 +420,3 @@ class _Reader:
             and len(run.notes) < MAX_NOTES  # memory holds the rows, not every broken line
         ):
             run.notes.append(f"a row cut off: {content[:80]}")
-
-
-def _finish(run: _Run) -> BenchRun:
-    notes = list(run.notes)
-    nranks = run.nranks
-    if run.ranks:
-        nranks = max(run.ranks) + 1  # the device table: one line per rank
-    elif nranks is None and run.nccl_nranks:
-        nranks = run.nccl_nranks
-        notes.append(f"{nranks} ranks: NCCL's own lines ('rank r nranks {nranks}')")
-    elif nranks is None:
-        nranks, why = infer_nranks(run.rows, run.op)
-        if why:
-            notes.append(why)
-    avg = run.avg
-    if avg is None and run.rows:
-        mean = average_busbw(run.rows)
-        notes.append(
-            "no '# Avg bus bandwidth' line (cut off): nccl-tests' average is not known; "
-            f"the mean busbw of the rows present is {mean:.4g} GB/s"
-        )
-    op = run.op
-    if op is None:
-        # nccl-tests 2.13.0-2.13.3 print "sum" in every op's redop column; 2.13.4+ print
-        # "none" for ops without a reduction (and their device lines gained "Group"),
-        # and before 2.13 only reducing ops have the column at all
-        meaningful = not run.wrong_header or run.group_lines
-        op, why = infer_op(run.rows, nranks, redop_meaningful=meaningful)
-        notes.append(why)
-    if nranks is None and op is not None:
-        nranks, why = infer_nranks(run.rows, op)
-        if why:
-            notes.append(why)
-    return BenchRun(
-        op=op or "unknown",
-        nranks=nranks,
-        rows=tuple(run.rows),
-        avg_busbw_gbps=avg,
-        out_of_bounds=run.oob,
-        graph_launches=run.graph,
-        notes=tuple(notes),
-        checked=_checked(run),
-        failure=run.failure,
-    )
-
-
-def _checked(run: _Run) -> bool | None:
-    """Were the results checked: the ``validation:`` of the nThread line (the ``-c``
-    value), else the rows (a ``#wrong`` count or the old float ``error`` column is a
-    check's result, ``N/A`` is none); None when the output shows neither."""
-    if run.validation is not None:
-        return run.validation > 0
-    measured = [m for row in run.rows for m in (row.out_of_place, row.in_place) if m is not None]
-    if any(m.wrong is not None or m.error is not None for m in measured):
-        return True
-    return False if measured else None

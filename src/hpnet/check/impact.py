@@ -35,6 +35,7 @@ DOCTOR_IMPACT: Final[dict[str, int]] = {
     "limits.memlock": 2,
     "versions.nccl": 2,
     "versions.cuda": 2,
+    "versions.known_bad": 2,
     "vars.unknown": 3,
     "gpudirect.module": 4,
     "gpudirect.acs": 4,
