@@ -134,10 +134,14 @@ def test_gid(sysfs_tree: Tree) -> None:
     assert fix == "export NCCL_IB_HCA='=mlx5_0:1'"
     fixed = {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "=mlx5_0:1"}
     assert check("vars.gid", roce, fixed)[0] is Status.PASS
-    assert (
-        check("vars.gid", node(sysfs_tree, "cx6-ib-dgx"), {"NCCL_IB_GID_INDEX": "3"})[0]
-        is Status.SKIP
-    )
+    ib = node(sysfs_tree, "cx6-ib-dgx")
+    status, summary, _, _ = check("vars.gid", ib, {"NCCL_IB_GID_INDEX": "3"})
+    # issue 25: the skip said "NCCL_IB_GID_INDEX is 3 (negative)" for any value
+    assert status is Status.SKIP and "negative" not in summary
+    assert summary.startswith("NCCL_IB_GID_INDEX=3 is not checked: no usable RoCE")
+    summary = check("vars.gid", ib, {"NCCL_IB_GID_INDEX": "-1"}, nccl="2.23.4")[1]
+    assert summary.startswith("NCCL_IB_GID_INDEX=-1 is not checked")
+    assert check("vars.gid", ib)[1].startswith("NCCL_IB_GID_INDEX is not set: no usable")
 
 
 def test_ifname(sysfs_tree: Tree) -> None:

@@ -74,13 +74,19 @@ def check_gid(facts: Facts) -> CheckResult:
     ethernet = [(d, p) for d, p in ports if port_kind(d, p) != "ib" and p.gids]
     index = gid_index(value, version)
     automatic = index < 0 and (version is None or version >= AUTO_GID_SINCE)
-    shown = "not set" if value is None else f"{value} (negative)"
+    # "negative" only for a negative value: the skip below is reached by any value
+    shown = "not set" if not value else f"{value} (negative)" if index < 0 else value
     if not ethernet:
+        said = (
+            "NCCL_IB_GID_INDEX is not set"
+            if not value
+            else f"NCCL_IB_GID_INDEX={value} is not checked"
+        )
         return result(
             "vars.gid",
             AREA,
             Status.SKIP,
-            f"NCCL_IB_GID_INDEX is {shown}: no usable RoCE/eRDMA port with a known GID "
+            f"{said}: no usable RoCE/eRDMA port with a known GID "
             "table to check it on (InfiniBand ports are routed by LID and do not use it)",
         )
     visible = _visible(facts)
