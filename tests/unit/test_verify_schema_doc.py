@@ -54,4 +54,15 @@ def test_artefacts_doc_and_output_agree(capsys: pytest.CaptureFixture[str]) -> N
     )
     data = json.loads(capsys.readouterr().out)
     artefact = DOC.split("## An input other than an NCCL log", 1)[1]
+    artefact = artefact.split("## NCCL's own diagnostics", 1)[0]
     assert keys(artefact) == set(data["artefacts"][0])
+
+
+def test_diagnostics_doc_and_output_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    """NCCL 2.31's ``NCCL DIAG`` results: an entry per communicator and its checks."""
+    log = "h200-fake-hosts-one-gpu-diagnostics-ras-hostid-differs-socket-nccl2.31.2.log"
+    main(["verify", "--json", str(DATA / "nccl-logs" / log)])
+    data = json.loads(capsys.readouterr().out)
+    entry, check = DOC.split("## NCCL's own diagnostics", 1)[1].split("### A result", 1)
+    assert keys(entry) == set(data["diagnostics"][0])
+    assert keys(check) == set(data["diagnostics"][0]["checks"][0])

@@ -118,6 +118,7 @@ class LogFolder:
         self._sources: dict[str, None] = {}
         self._signals: dict[str, LogLine] = {}
         self._bare_warnings: dict[str, LogLine] = {}
+        self._diag: dict[str, LogLine] = {}
         self._bare_versions: dict[str, None] = {}
         self._placements: dict[int, tuple[int, str, int, int]] = {}
         self._notes: dict[str, None] = {}
@@ -149,7 +150,10 @@ class LogFolder:
         if block.num_cut:
             self._num_cut[block.source] = self._num_cut.get(block.source, 0) + block.num_cut
         for event in block.events:
-            self._fold(event)
+            if event.kind == "diag":  # NCCL's diagnostics: read whole (hpnet.ncclog.diag)
+                self._keep(self._diag, event.text, event)
+            else:
+                self._fold(event)
 
     def _keep(self, kept: dict[str, LogLine], message: str, event: Event) -> None:
         self.keep_line(kept, evidence_line(event, message))
@@ -196,6 +200,8 @@ class LogFolder:
             self.keep_line(self._signals, shift(line))
         for line in later._bare_warnings.values():
             self.keep_line(self._bare_warnings, shift(line))
+        for line in later._diag.values():
+            self.keep_line(self._diag, shift(line))
         for key, process in later._processes.items():
             mine = self._processes.get(key)
             if mine is None:
@@ -306,6 +312,7 @@ class LogFolder:
             processes=tuple(p.freeze() for p in self._processes.values()),
             signals=in_order(self._signals.values()),
             bare_warnings=in_order(self._bare_warnings.values()),
+            diag=in_order(self._diag.values()),
             num_lines=self._num_lines,
             num_nccl_lines=self._num_nccl_lines,
             num_bytes=self._num_bytes,

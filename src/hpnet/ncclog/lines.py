@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from hpnet.ncclog.diag import read_diag
 from hpnet.ncclog.formats import BARE_PREFIX_CHARS, load_table
 from hpnet.ncclog.messages import RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.prefix import (
@@ -62,7 +63,7 @@ LOCATED_KINDS = frozenset(
         "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
         "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
         "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support",
-        "net-nic", "net-module", "gin", "collnet-device",
+        "net-nic", "net-module", "gin", "collnet-device", "diag",
     }
 )  # fmt: skip
 #: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are
@@ -414,6 +415,8 @@ class Classifier:
         """A line with neither ``NCCL INFO`` nor ``NCCL WARN``: a bare version banner,
         nccl-tests' rank placement, a signal, or a bare line (:meth:`_bare`)."""
         text = line.decode("utf-8", "replace").rstrip("\r")
+        if "NCCL DIAG " in text and read_diag(text) is not None:  # 2.31+: printf, no level
+            return Event("diag", None, (), text.strip(), source)
         at = text.find("NCCL version ")
         if at >= 0 and (
             (at <= MAX_BARE_VERSION_PREFIX and _BARE_VERSION_PREFIX.fullmatch(text[:at]))

@@ -348,3 +348,5 @@ class NcclLog:
     bare_warnings: tuple[LogLine, ...] = ()
     #: communicator memberships beyond the per-process cap: followed, not reported
     num_dropped_memberships: int = 0
+    #: NCCL's own diagnostics (2.31+, ``host:pid NCCL DIAG ...``), in input order
+    diag: tuple[LogLine, ...] = ()

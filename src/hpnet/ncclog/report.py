@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from hpnet.artefacts.model import ArtefactSummary
 from hpnet.ncclog.choice import Choice, choice_of, summarize
 from hpnet.ncclog.conclusions import placement_findings
+from hpnet.ncclog.diag import DiagComm, diag_findings, summarize_diag
 from hpnet.ncclog.environment import env_findings
 from hpnet.ncclog.expectation import (
     ExpectationResult,
@@ -167,6 +168,8 @@ class VerifyReport:
     #: what NCCL set up or was told that explains a number (an NCCL_TOPO_FILE, a
     #: link-local bootstrap, a NIC at distance SYS, PXN, NVLS, CollNet), on its lines
     facts: tuple[Fact, ...] = ()
+    #: NCCL's own diagnostics (2.31+ ``NCCL DIAG`` lines), per communicator
+    diagnostics: tuple[DiagComm, ...] = ()
     num_lines: int
     num_nccl_lines: int
     num_bytes: int
@@ -357,6 +360,8 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
     )
     findings += gdr_findings(log, rows)
     findings += env_findings(log, rows)
+    diagnostics = summarize_diag(log.diag)
+    findings += diag_findings(diagnostics)
     findings += placement_findings(
         log,
         same_host_net=same_host_net,
@@ -400,6 +405,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         environment=_environment(processes),
         fatal=any(f.fatal for f in findings),
         facts=explaining_facts(log),
+        diagnostics=diagnostics,
     )
 
 

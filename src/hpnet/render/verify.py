@@ -30,6 +30,23 @@ def _uniq_lines(lines: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+def _diagnostics(report: VerifyReport) -> list[str]:
+    """Per communicator: how many checks passed, and every result that is not a pass."""
+    lines = []
+    for entry in report.diagnostics[:MAX_ROWS]:
+        counts: dict[str, int] = {}
+        for check in entry.checks:
+            counts[check.status] = counts.get(check.status, 0) + 1
+        size = f", {entry.num_ranks} ranks" if entry.num_ranks else ""
+        said = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no result line"
+        name = f"comm {entry.comm}" if entry.comm else "no comm named"
+        lines.append(f"  {name}{size} (printed by {', '.join(entry.processes)}): {said}")
+        lines += [f"    {c.status.upper():<6} {c.message}" for c in entry.checks]
+        lines += [f"    differs: {e}" for e in entry.env_differs]
+        lines += [f"    {c}" for c in entry.completed]
+    return lines
+
+
 def render_verify(report: VerifyReport) -> str:
     """The report as text for a terminal or an issue. Control characters that came
     from a log (escape sequences, carriage returns) are shown escaped."""
@@ -87,6 +104,9 @@ def render_verify(report: VerifyReport) -> str:
         )
         if len(report.communicators) > MAX_ROWS:
             lines.append(f"  ... {len(report.communicators) - MAX_ROWS} more (--json has all)")
+    if report.diagnostics:
+        lines += ["", "NCCL's own diagnostics (NCCL DIAG lines)"]
+        lines += _diagnostics(report)
     if report.findings:
         lines += ["", "Findings"]
         for finding in report.findings:
