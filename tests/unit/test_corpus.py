@@ -58,11 +58,6 @@ KNOWN: dict[tuple[str, str], str] = {
     "NCCL's own 'Cannot initialize CollNet, using point-to-point network instead' (a "
     "fallback), but hpnet reads any trail ending a process's lines as fatal; a fallback "
     "WARN that excuses the trails before it is not modelled yet",
-    (
-        "nccl-logs/h200-nccl-net-ib-forced-no-device-diagnostics-not-reached-nccl2.31.2.log",
-        "network",
-    ): "NCCL_NET=IB left no module ('Failed to initialize any NET plugin'), but hpnet "
-    "infers the socket fallback from 'NET/IB : No device found' as if Socket were allowed",
     **{
         (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
         "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "

@@ -28,6 +28,9 @@ __all__ = ["Choice", "choice_of", "describe_nic", "summarize"]
 
 #: a completion error names the module that carried the traffic and, from 2.20, the
 #: local HCA: "NET/IB: Got completion from peer %s with status=%d ... hca %s"
+#: NCCL found no network module it was allowed to use (NCCL_NET named one that is not
+#: there): nothing was chosen, Socket included (plugin/net.cc ncclNetInit, net.cc)
+_NO_MODULE = re.compile(r"Failed to initialize any NET plugin|Error: network \S+ not found")
 _COMPLETION = re.compile(r"\bNET/(\w+) ?: Got completion")
 _HCA = re.compile(r"\bhca (\S+)")
 _ASYNC = re.compile(r"\bNET/\w+ ?: ([^\s:]+):(\d+) Got async event")
@@ -129,9 +132,11 @@ def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | Non
         # an error passed up through a network module's code: that module was in use
         name = {"net_ib": "IB", "net_socket": "Socket"}[trailed[0]]
         return name, "its error trail through that module's code", []
-    if process.ib_no_device and not process.net_plugins:
+    no_module = any(_NO_MODULE.search(w.message) for w in process.warnings)
+    if process.ib_no_device and not process.net_plugins and not no_module:
         # NCCL tries IB, then Socket (net.cc / init.cc initNet, every release): with no
-        # IB device and no plugin loaded, Socket is what remains
+        # IB device and no plugin loaded, Socket is what remains - unless NCCL_NET named
+        # IB alone, and NCCL said no module was left (plugin/net.cc)
         said = process.line("ib-no-device")
         return "Socket", "NET/IB finding no device", [said] if said else []
     plugin_lists = [name for name in lists if name not in ("IB", "Socket")]
