@@ -267,9 +267,10 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     """
     from hpnet.rdma.listings import (  # noqa: PLC0415 - --from only
         DEV_NODES_KIND,
+        PARSERS,
+        listing_sections,
         merge_devices,
         parse_dev_infiniband,
-        parse_listing,
     )
 
     parsed = []
@@ -277,12 +278,16 @@ def inventory_from_listings(listings: Sequence[tuple[str, str]]) -> NodeInventor
     kinds = []
     dev_nodes = None
     for source, text in listings:
-        kind, (devices, found) = parse_listing(text, source=source)
-        kinds.append(f"{source} ({kind})")
-        parsed.append(devices)
-        problems += found
-        if kind == DEV_NODES_KIND:
-            dev_nodes = parse_dev_infiniband(text.splitlines(), source=source)
+        # every section of a multi-command paste; the ones no tool printed are problems
+        sections, unread = listing_sections(text, source=source)
+        problems += unread
+        kinds.append(f"{source} ({' + '.join(dict.fromkeys(k for k, _ in sections))})")
+        for kind, section in sections:
+            devices, found = PARSERS[kind](section.splitlines(), source=source)
+            parsed.append(devices)
+            problems += found
+            if kind == DEV_NODES_KIND:
+                dev_nodes = parse_dev_infiniband(section.splitlines(), source=source)
     return NodeInventory(
         schema_version=SCHEMA_VERSION,
         source="listing " + ", ".join(kinds),

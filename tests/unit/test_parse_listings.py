@@ -6,11 +6,15 @@ the listing's .source.txt.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from hpnet.detect import inventory_from_listings
 from hpnet.errors import ParseError
 from hpnet.rdma.listings import (
     detect_listing_kind,
+    listing_sections,
     merge_devices,
     parse_ibdev2netdev,
     parse_ibv_devinfo,
@@ -342,3 +346,63 @@ def test_a_listing_cut_above_its_hca_id_is_read_and_names_no_device() -> None:
     devices, problems = parse_ibv_devinfo(["\tport:\t1", "hca_id:\tmlx5_0"], source="cut.txt")
     assert [d.name for d in devices] == ["(unnamed)", "mlx5_0"]
     assert ("listing-no-device-name", "cut.txt:1") in [(p.code, p.where) for p in problems]
+
+
+# ------------------------------------------------------------------ issue 25: whole listings
+
+
+def test_a_text_that_mentions_uverbs0_is_not_a_listing() -> None:
+    # `hpnet doctor --from README.md` passed: one line naming /dev/infiniband or uverbs0
+    # made the whole text an `ls /dev/infiniband` listing
+    text = (
+        "# Containers\n\nMount the devices: `--device /dev/infiniband/uverbs0`.\n"
+        "Then run the doctor inside:\n\nuverbs0 rdma_cm\n\n"
+        "It reads what the container can open, and checks it against NCCL.\n"
+        "See the README for the full list of checks and what each one proves.\n"
+    )
+    with pytest.raises(ParseError) as info:
+        parse_listing(text, source="README.md")
+    assert info.value.code == "listing-unrecognised"
+    assert info.value.where.startswith("README.md:")
+    assert "ls [-l] of /dev/infiniband" in info.value.fix
+
+
+def test_the_project_readme_is_not_a_listing() -> None:
+    readme = Path(__file__).parents[2] / "README.md"
+    with pytest.raises(ParseError, match="not a recognised RDMA listing"):
+        parse_listing(readme.read_text(), source="README.md")
+
+
+def test_every_section_of_a_multi_directory_ls_is_read_and_the_rest_named() -> None:
+    # `ls -l /dev/infiniband /sys/class/infiniband /sys/class/net` in a pod: read up to
+    # the first section, it said "RDMA devices: none" above two listed mlx5 devices
+    name = "ls-l-dev-sys-class-infiniband-sys-class-net-k8s-shared-dev-pod-2xmlx5.txt"
+    read, unread = listing_sections(listing_text(name), source=name)
+    assert [kind for kind, _ in read] == ["ls /dev/infiniband", "ls /sys/class/infiniband"]
+    inventory = inventory_from_listings([(name, listing_text(name))])
+    assert [(d.name, d.pci_address) for d in inventory.rdma_devices] == [
+        ("mlx5_0", "0000:c3:00.0"),
+        ("mlx5_1", "0000:c3:00.1"),
+    ]
+    assert inventory.dev_nodes is not None
+    assert inventory.dev_nodes.uverbs == ("uverbs0", "uverbs1")
+    assert [(p.code, p.where) for p in unread] == [("listing-section-not-read", f"{name}:19")]
+    assert "(`ls /sys/class/net`) not read" in unread[0].what
+
+
+def test_prompted_sections_are_each_read() -> None:
+    text = (
+        "$ ip -br link\nlo UNKNOWN 00:00:00:00:00:00\neth0 UP 52:54:00:12:34:56\n"
+        "$ rdma link\nlink mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth0\n"
+        "$ ibv_devices\n    device          \t   node GUID\n"
+        "    ------          \t----------------\n    mlx5_1          \t000d3afffe72a6b3\n"
+    )
+    kind, (devices, problems) = parse_listing(text, source="x.txt")
+    assert kind == "rdma link" and [d.name for d in devices] == ["mlx5_0", "mlx5_1"]
+    assert [p.where for p in problems] == ["x.txt:2"]
+
+
+def test_one_stray_line_in_a_long_listing_is_named_not_fatal() -> None:
+    text = listing_text("ibstat-cx6-hdr-active-and-down.txt") + "junk after the paste\n"
+    _, (devices, problems) = parse_listing(text, source="x.txt")
+    assert devices and [p.code for p in problems] == ["listing-lines-not-read"]

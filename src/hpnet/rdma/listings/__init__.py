@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from hpnet.rdma.listings._common import FIX, MAX_LINE_CHARS, Parsed
+from hpnet.rdma.listings._common import FIX, Parsed
 from hpnet.rdma.listings.devinfo import parse_ibv_devices, parse_ibv_devinfo
 from hpnet.rdma.listings.files_ls import (
     DevNodes,
@@ -24,12 +25,18 @@ from hpnet.rdma.listings.ibstat import parse_ibstat
 from hpnet.rdma.listings.iproute import RDMA_LINK_LINE, parse_rdma_link
 from hpnet.rdma.listings.mellanox import parse_ibdev2netdev, parse_show_gids
 from hpnet.rdma.listings.merge import merge_devices
+from hpnet.rdma.listings.sections import Section, split_sections
+from hpnet.result import Problem
+
+if TYPE_CHECKING:
+    from hpnet.errors import ParseError
 
 __all__ = [
     "DEV_NODES_KIND",
     "LISTING_KINDS",
     "DevNodes",
     "detect_listing_kind",
+    "listing_sections",
     "merge_devices",
     "parse_dev_infiniband",
     "parse_ibdev2netdev",
@@ -99,44 +106,93 @@ def _kind_of_line(stripped: str) -> str | None:
     return None
 
 
-def detect_listing_kind(text: str, *, source: str = "<input>") -> str:
-    """Name the tool that printed ``text`` (one pass over its lines).
-
-    Raises :class:`~hpnet.errors.ParseError` when no line looks like any tool's.
-    """
-    first: tuple[int, str] | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or len(stripped) > MAX_LINE_CHARS:
-            continue
-        first = first or (number, stripped)
-        kind = _kind_of_line(stripped)
-        if kind:
-            return kind
+def _refusal(text: str, sections: list[Section], source: str) -> ParseError:
     from hpnet.errors import ParseError  # noqa: PLC0415 - the error path only
 
-    if first is None:
-        raise ParseError(
+    if not sections:
+        return ParseError(
             "not a recognised RDMA listing (the input is empty)",
             source=source,
             fix=FIX,
             code="listing-unrecognised",
         )
-    raise ParseError(
-        f"not a recognised RDMA listing (first line: {first[1][:60]!r})",
+    stray = next((s.strays[0] for s in sections if s.strays), None)
+    number, line = stray or sections[0].lines[0]
+    return ParseError(
+        "not a recognised RDMA listing: no part of it is the whole output of an RDMA tool "
+        f"(line {number}, {line.strip()[:60]!r}, is a line no such tool prints there)",
         source=source,
-        line_number=first[0],
+        line_number=number,
         fix=FIX,
         code="listing-unrecognised",
     )
 
 
+def _unread(section: Section, source: str) -> Problem:
+    """The problem that names a section, or the stray lines of one, not read."""
+    if section.kind is not None:
+        number, line = section.strays[0]
+        more = f" and {len(section.strays) - 1} more" if len(section.strays) > 1 else ""
+        what = f"line {number} ({line[:60]!r}){more} not read: not {section.kind} output"
+        return Problem(code="listing-lines-not-read", what=what, where=f"{source}:{number}")
+    if not section.strays:
+        what = f"{section.describe()} not read: only a tool's error or warning lines"
+        number = section.first
+    else:
+        number, line = section.strays[0]
+        what = (
+            f"{section.describe()} not read: line {number} ({line[:60]!r}) is not the output "
+            "of an RDMA tool hpnet reads"
+        )
+    return Problem(code="listing-section-not-read", what=what, where=f"{source}:{number}")
+
+
+def listing_sections(
+    text: str, *, source: str = "<input>"
+) -> tuple[list[tuple[str, str]], tuple[Problem, ...]]:
+    """Every section of ``text`` that is one tool's output as a whole, as ``(kind,
+    text)`` (the text keeps its line numbers), and a problem naming each section that
+    is not (:mod:`~hpnet.rdma.listings.sections`).
+
+    Raises :class:`~hpnet.errors.ParseError` when no section is.
+
+    >>> text = "$ ip -br a|lo  UNKNOWN|$ rdma link|link mlx5_0/1 state ACTIVE".replace("|", "\\n")
+    >>> read, unread = listing_sections(text)
+    >>> [kind for kind, _ in read], unread[0].code
+    (['rdma link'], 'listing-section-not-read')
+    """
+    lines = text.splitlines()
+    sections = split_sections(text, _kind_of_line)
+    read = [(s.kind, s.text(len(lines))) for s in sections if s.kind is not None]
+    if not read:
+        raise _refusal(text, sections, source)
+    problems = tuple(_unread(s, source) for s in sections if s.kind is None or s.strays)
+    return read, problems
+
+
+def detect_listing_kind(text: str, *, source: str = "<input>") -> str:
+    """Name the tool that printed ``text`` (of several sections, the first read).
+
+    Raises :class:`~hpnet.errors.ParseError` when no section of it is one tool's
+    output as a whole.
+    """
+    return listing_sections(text, source=source)[0][0][0]
+
+
 def parse_listing(text: str, *, source: str = "<input>") -> tuple[str, Parsed]:
-    """Detect the tool and parse; returns ``(kind, (devices, problems))``.
+    """Detect the tool and parse; returns ``(kind, (devices, problems))``. Of several
+    sections every one is read and merged (``kind`` names the first), and a section
+    that is no tool's output is a problem.
 
     >>> kind, (devices, _) = parse_listing("link mlx5_0/1 state ACTIVE netdev eth0")
     >>> kind, devices[0].ports[0].netdev
     ('rdma link', 'eth0')
     """
-    kind = detect_listing_kind(text, source=source)
-    return kind, PARSERS[kind](text.splitlines(), source=source)
+    read, problems = listing_sections(text, source=source)
+    devices = []
+    found = list(problems)
+    for kind, section in read:
+        got, more = PARSERS[kind](section.splitlines(), source=source)
+        devices.append(got)
+        found += more
+    return read[0][0], (merge_devices(devices), tuple(found))

@@ -26,8 +26,9 @@ __all__ = [
 Parsed = tuple[tuple[RdmaDevice, ...], tuple[Problem, ...]]
 
 FIX = (
-    "pass the unedited output of ibv_devinfo [-v], ibstat, show_gids, ibdev2netdev, "
-    "rdma link or ibv_devices"
+    "pass the unedited output of ibv_devinfo [-v|-l], ibstat, ibstatus, show_gids, "
+    "ibdev2netdev [-v], rdma link, ibv_devices, or ls [-l] of /dev/infiniband or "
+    "/sys/class/infiniband (several in one file: each after its command line)"
 )
 #: No verbs tool prints lines this long; longer ones are not tool output and are skipped.
 MAX_LINE_CHARS = 4096
