@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from hpnet.ncclog.diag import read_diag
+from hpnet.ncclog.event import Event, ProcessRef
 from hpnet.ncclog.formats import BARE_PREFIX_CHARS, load_table
 from hpnet.ncclog.messages import RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.prefix import (
@@ -75,70 +76,6 @@ BARE_KINDS = frozenset(
         "nvls-support", "version", "net-nic",
     }
 )  # fmt: skip
-
-#: (key, host, pid, launcher rank, cuda device) of the process that wrote a line
-ProcessRef = tuple[str, "str | None", "int | None", "int | None", "int | None"]
-
-
-class Event:
-    """A classified line: ``kind``, who wrote it, how often, and what it says.
-
-    ``data`` is a tuple whose shape depends on ``kind`` (see :func:`classify`);
-    ``text`` is the message (after ``NCCL INFO`` / ``NCCL WARN``) for evidence.
-    """
-
-    __slots__ = (
-        "count", "data", "hint", "kind", "line_number", "process", "raw", "source", "text",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        kind: str,
-        process: ProcessRef | None,
-        data: tuple[object, ...] = (),
-        text: str = "",
-        source: str = "",
-    ) -> None:
-        self.kind = kind
-        self.process = process
-        self.data = data
-        self.text = text
-        self.source = source
-        self.count = 1
-        self.line_number = 0
-        #: the input line as written (colour codes and CR removed), for kinds that are
-        #: quoted as evidence (:data:`LOCATED_KINDS`); set by the scanner
-        self.raw = ""
-        #: the NCCL releases that print this line in this form (logversions)
-        self.hint: VersionRange | None = None
-
-    def __repr__(self) -> str:
-        return f"Event({self.kind!r}, {self.process!r}, {self.data!r}, count={self.count})"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        # picklable without __dict__, for blocks scanned in worker processes
-        return (_rebuild, (self.kind, self.process, self.data, self.text, self.source,
-                           self.count, self.line_number, self.hint, self.raw))  # fmt: skip
-
-
-def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
-    kind: str,
-    process: ProcessRef | None,
-    data: tuple[object, ...],
-    text: str,
-    source: str,
-    count: int,
-    line_number: int,
-    hint: VersionRange | None,
-    raw: str,
-) -> Event:
-    event = Event(kind, process, data, text, source)
-    event.count = count
-    event.line_number = line_number
-    event.hint = hint
-    event.raw = raw
-    return event
-
 
 #: hosts remembered per pid, to recover a host glued to text before it
 MAX_HOSTS = 4096
