@@ -203,6 +203,66 @@ def test_every_recorded_log_in_ranges_gives_the_same_answer(
     assert analyse(read_logs(inputs, jobs=2)) == one
 
 
+#: two processes of host ``vm``; 629's line glued to 628's after a digit ("delay 0vm:629")
+_GLUED_AFTER_DIGIT = (
+    "vm:628:628 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    "vm:629:629 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    "vm:629:629 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    "vm:628:628 [0] NCCL INFO Bootstrap timings total 0.000768 (create 0.000038, delay 0"
+    "vm:629:629 [0] NCCL INFO Bootstrap timings total 0.000568 (create 0.000041, delay 0.0)\n"
+    "vm:628:628 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+)
+
+
+def _read_in_ranges(
+    path: Path, range_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, ...]:
+    from hpnet.ncclog import read as logread
+
+    monkeypatch.setattr(logread, "RANGE_BYTES", range_bytes)
+    monkeypatch.setattr(logread, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(logread, "RANGES_PER_WORKER", 1 << 20)
+    monkeypatch.setattr(logread, "_pool", lambda _workers: _InProcessPool())
+    inputs, _ = collect_inputs([str(path)])
+    return tuple(p.key for p in read_logs(inputs, jobs=2).processes)
+
+
+def test_a_host_glued_after_a_digit_is_cut_alike_in_every_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pass remembers 629's host ``vm`` and cuts ``0vm:629`` to it; a range that
+    starts after 629's first lines guesses ``0vm`` (the run), and the folder resolves the
+    guess into ``vm:629`` once every range is read: no third process, wherever cut."""
+    path = tmp_path / "glued.log"
+    path.write_text(_GLUED_AFTER_DIGIT)
+    inputs, _ = collect_inputs([str(path)])
+    one = read_logs(inputs, jobs=1)
+    assert [p.key for p in one.processes] == ["vm:628", "vm:629"]
+    # the glued line first in a scan: a guess, resolved the same way
+    glued_first = "".join(_GLUED_AFTER_DIGIT.splitlines(keepends=True)[3:])
+    assert [p.key for p in parse_nccl_text(glued_first.encode()).processes] == [
+        "vm:628",
+        "vm:629",
+    ]
+    for range_bytes in range(1, len(_GLUED_AFTER_DIGIT) + 1, 7):
+        assert _read_in_ranges(path, range_bytes, monkeypatch) == ("vm:628", "vm:629")
+
+
+def test_a_guessed_host_named_by_a_line_of_its_own_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A guess is resolved only where no line names its host: a real host ``0vm`` with
+    the same pid as ``vm`` stays a process of its own, in one pass and in ranges."""
+    text = _GLUED_AFTER_DIGIT + "0vm:629:629 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+    path = tmp_path / "glued.log"
+    path.write_text(text)
+    inputs, _ = collect_inputs([str(path)])
+    one = tuple(p.key for p in read_logs(inputs, jobs=1).processes)
+    assert set(one) == {"vm:628", "vm:629", "0vm:629"}
+    for range_bytes in range(1, len(text) + 1, 7):
+        assert set(_read_in_ranges(path, range_bytes, monkeypatch)) == set(one)
+
+
 def test_lines_and_text_give_the_same_answer() -> None:
     data = (LOGS / "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log").read_bytes()
     from_text = parse_nccl_text(data, source="x")

@@ -129,6 +129,9 @@ class LogFolder:
         self._num_cut: dict[str, int] = {}
         self.num_dropped = 0
         self._num_evidence = 0
+        #: process key -> the glued run its host was guessed from (Classifier.guessed),
+        #: for keys no line named but by a guess; resolved by :meth:`result`
+        self._guessed: dict[str, str] = {}
 
     @property
     def num_lines(self) -> int:
@@ -172,6 +175,12 @@ class LogFolder:
         self._num_evidence += 1
         kept[key] = line
 
+    def take_guesses(self, classifier: Classifier) -> None:
+        """The hosts ``classifier`` guessed, where it scanned all this folder holds."""
+        for key, run in classifier.guessed.items():
+            if key not in classifier.real:
+                self._guessed.setdefault(key, run)
+
     def merge(self, later: LogFolder, *, line_offset: int = 0) -> None:
         """Fold in a folder of a later part of the input (a range a worker scanned).
 
@@ -202,6 +211,12 @@ class LogFolder:
             self.keep_line(self._bare_warnings, shift(line))
         for line in later._diag.values():
             self.keep_line(self._diag, shift(line))
+        # a key guessed in one part and named by a line of its own in another is real
+        for key in [k for k in self._guessed if k in later._processes and k not in later._guessed]:
+            del self._guessed[key]
+        for key, run in later._guessed.items():
+            if key not in self._processes:
+                self._guessed.setdefault(key, run)
         for key, process in later._processes.items():
             mine = self._processes.get(key)
             if mine is None:
@@ -301,7 +316,53 @@ class LogFolder:
                 process.lines[form] = evidence_line(event, event.text)
         process.version_range = merged
 
+    def _resolve_guesses(self) -> None:
+        """A process whose host was guessed from a glued run (``... delay 0vm:629:629 [0]
+        NCCL INFO``, the pid's host unknown where it was read) joins the process of the
+        same pid whose host ends the run (the longest), else takes the longest host of
+        any process that ends it: what one pass over the input, which remembers every
+        host, cuts; so the answer does not depend on where ranges were cut. A host named
+        by a line of its own is never merged into another."""
+        guessed = [k for k in self._guessed if k in self._processes]
+        if not guessed:
+            return
+        by_pid: dict[int | None, set[str]] = {}
+        for key, process in self._processes.items():
+            if key not in self._guessed and process.host:
+                by_pid.setdefault(process.pid, set()).add(process.host)
+        every = set().union(*by_pid.values())
+        into: dict[str, str] = {}
+        for key in guessed:
+            run, pid = self._guessed[key], self._processes[key].pid
+            for known in (by_pid.get(pid, set()), every):
+                ends = [h for h in known if run.endswith(h)]
+                if ends:
+                    into[key] = f"{max(ends, key=len)}:{pid}"
+                    break
+        if not into:
+            return
+        for key, target in into.items():  # into another guess: on to where that one goes
+            seen, end = {key}, target
+            while end in into and end not in seen:
+                seen.add(end)
+                end = into[end]
+            into[key] = end
+        processes: dict[str, ProcessFacts] = {}
+        for key, process in self._processes.items():
+            target = into.get(key, key)
+            mine = processes.get(target)
+            if mine is None and target == key:
+                processes[key] = process
+                continue
+            if mine is None:
+                named = self._processes.get(target, process)
+                ref = (target, target.rsplit(":", 1)[0], named.pid, named.launcher_rank, None)
+                mine = processes[target] = ProcessFacts(ref)
+            mine.merge(process, _same_line, self)
+        self._processes = processes
+
     def result(self) -> NcclLog:
+        self._resolve_guesses()
         for source, num_cut in self._num_cut.items():
             self.note(
                 f"{source}: {num_cut} line(s) longer than {MAX_LINE_BYTES >> 20} MiB, "
@@ -324,6 +385,10 @@ class LogFolder:
         )
 
 
+def _same_line(line: LogLine) -> LogLine:
+    return line
+
+
 def parse_nccl_text(data: bytes, *, source: str = "<text>") -> NcclLog:
     """Parse a whole log held in memory."""
     folder = LogFolder()
@@ -331,6 +396,7 @@ def parse_nccl_text(data: bytes, *, source: str = "<text>") -> NcclLog:
     classifier = Classifier()
     for block, first_line in iter_blocks(data, BLOCK_BYTES):
         folder.add(scan_block(block, source=source, start_line=first_line, classifier=classifier))
+    folder.take_guesses(classifier)
     return folder.result()
 
 
@@ -359,4 +425,5 @@ def parse_nccl_log(lines: Iterable[str], *, source: str = "<lines>") -> NcclLog:
                 classifier=classifier,
             )
         )
+    folder.take_guesses(classifier)
     return folder.result()

@@ -172,7 +172,9 @@ def _first_line(message: str) -> str:
 class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
-    __slots__ = ("_emitted", "_hosts", "_messages", "_prefixes", "quoted")
+    __slots__ = (
+        "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "guessed", "quoted", "real",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         #: (process, transport) whose first connection line the scanner located already
@@ -182,6 +184,15 @@ class Classifier:
         self._emitted: set[bytes] = set()
         #: pid -> hosts seen with it on lines nothing was glued to
         self._hosts: dict[int, set[str]] = {}
+        #: process key -> the run of host characters its host was cut from, where no host
+        #: of its pid (nor any host) seen before ended the run: a guess, which a range
+        #: scanned alone makes where one pass over the file knew better; the folder
+        #: resolves it once every range is read (:meth:`LogFolder.result`)
+        self.guessed: dict[str, str] = {}
+        #: guessed keys also named by a prefix that was no guess (a real host, kept)
+        self.real: set[str] = set()
+        #: prefix of a glued line cut by a guess -> the run, until :meth:`process` reads it
+        self._pending: dict[bytes, str] = {}
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
         self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
 
@@ -192,7 +203,9 @@ class Classifier:
 
     def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
         """The process a prefix names and, on WARN lines, the ``file.cc:line``."""
-        cached = self._prefixes.get((prefix, source))
+        run = self._pending.pop(prefix, None) if self._pending else None
+        cut_by_guess = run is not None
+        cached = None if cut_by_guess else self._prefixes.get((prefix, source))
         if cached is not None:
             return cached
         text = unlink(prefix.decode("utf-8", "replace"))
@@ -203,7 +216,12 @@ class Classifier:
             tags = text[: found.start()]
             rank = launcher_rank(tags) if tags.strip() else None
             pid = int(found.group("pid"))
-            host = self._host(found.group("host"), pid, glued=not LAUNCHER_ONLY.fullmatch(tags))
+            if run is None:
+                host, run = self._host(
+                    found.group("host"), pid, glued=not LAUNCHER_ONLY.fullmatch(tags)
+                )
+            else:  # a glued line cut by a guess: its host is not learnt
+                host = found.group("host") or None
             ref: ProcessRef = (
                 f"{host or '?'}:{pid}",
                 host,
@@ -211,6 +229,10 @@ class Classifier:
                 rank,
                 int(found.group("dev")),
             )
+            if run is not None:
+                self.guessed.setdefault(ref[0], run)
+            elif ref[0] in self.guessed:
+                self.real.add(ref[0])
             where = found.group("where")
             if where and found.group("func"):
                 where = f"{where} ({found.group('func')})"
@@ -219,26 +241,34 @@ class Classifier:
             rank = launcher_rank(text)
             key = source if rank is None else f"{source}[rank {rank}]"
             value = ((key, None, None, rank, None), where_of(text))
+            run = None
+        if cut_by_guess:
+            return value  # not cached: the same prefix on a line of its own is no guess
         if len(self._prefixes) >= MAX_CACHED:
             self._prefixes.clear()
         self._prefixes[(prefix, source)] = value
         return value
 
-    def _host(self, host: str, pid: int, *, glued: bool) -> str | None:
+    def _host(self, host: str, pid: int, *, glued: bool) -> tuple[str | None, str | None]:
         """The host of a prefix: program output glued in front of it (``loss=0.52node1``)
-        is cut off where a host this pid printed before ends the text."""
+        is cut off where a host this pid printed before ends the text. Second: the text,
+        where no host seen before ended it (a guess, :attr:`guessed`)."""
         valid = bool(HOSTNAME.fullmatch(host))
+        guess = None
         if glued or not valid:
             # the same process's host first, then any host seen before: another line's
             # text glued in front of this prefix ("...66015g183:161258:...") ends in one
-            for known in (self._hosts.get(pid, ()), self._hosts.get(-1, ())):
+            pids, every = self._hosts.get(pid, ()), self._hosts.get(-1, ())
+            for known in (pids, every):
                 ends = [h for h in known if host.endswith(h) and h != host]
                 if ends:
-                    return max(ends, key=len)
+                    return max(ends, key=len), None
+            if host and host not in pids and host not in every:
+                guess = host
         if valid and len(self._hosts) < MAX_HOSTS:
             self._hosts.setdefault(pid, set()).add(host)
             self._hosts.setdefault(-1, set()).add(host)  # -1: every pid's
-        return host or None
+        return host or None, guess
 
     def split(self, line: bytes) -> list[bytes]:
         """A line with another NCCL line glued to its end (no newline between them), cut
@@ -257,10 +287,16 @@ class Classifier:
         # MAX_LINE_BYTES (scan.py: a longer one is cut, and the cut is noted)
         parts: list[bytes] = []
         start = 0  # where the line not yet cut begins
+        self._pending.clear()
         while (cut := self._glued_at(line, start)) is not None:
             parts.append(line[start:cut].rstrip(b" |"))
             start = cut
         parts.append(line[start:] if start else line)
+        if self._pending:  # a repeat reported already names no process: no guess waits
+            for part in parts:
+                if part in self._emitted:
+                    at = part.find(b"NCCL INFO ")
+                    self._pending.pop(part[: at if at >= 0 else part.find(b"NCCL WARN ")], None)
         return parts
 
     def _glued_at(self, line: bytes, start: int) -> int | None:
@@ -292,6 +328,8 @@ class Classifier:
             tail = _TRANSPORT_TAIL.match(run)
             if tail and tail.end() < len(run) and line.find(b" via ", start, cut) >= 0:
                 cut += tail.end()
+            if run:  # a guess: the host is read from the run once all is read
+                self._pending[line[cut : found.end() - 10]] = run.decode("ascii", "replace")
         return cut
 
     def __call__(self, line: bytes, source: str) -> Event | None:

@@ -197,6 +197,7 @@ def _scan_lines(
             line += result.num_lines
             folder.add(result)
             progress(num_bytes)
+    folder.take_guesses(classifier)
 
 
 @contextlib.contextmanager
@@ -290,7 +291,10 @@ def read_logs(
                 )
                 if tap is not None:
                     chunks_read = _tapped(chunks_read, tap, name)
-                _scan_lines(whole_lines(chunks_read, MAX_LINE_BYTES), folder, name, advance)
+                # a folder of its own, as a range's: its guessed hosts are its own
+                scanned = LogFolder()
+                _scan_lines(whole_lines(chunks_read, MAX_LINE_BYTES), scanned, name, advance)
+                folder.merge(scanned)
                 for note in stream_notes:
                     folder.note(note)
                 continue
