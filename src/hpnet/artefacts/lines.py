@@ -45,6 +45,11 @@ def logical_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[Log
     text = ""
     parts: list[Quote] = []
     for number, line in lines:
+        if not line:  # a blank line ends a message and is none
+            if parts:
+                yield Logical(text=text, parts=tuple(parts))
+            text, parts = "", []
+            continue
         quote = Quote(source=source, line=number, text=line)
         if (
             parts
