@@ -51,9 +51,9 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
             kinds.append(Kind.RAS_JSON)
         except ValueError:  # json.JSONDecodeError too: a cut document is read as text
             pass
-    lines = list(enumerate(text.splitlines(), 1))
+    physical = text.splitlines()
     if not ras and any(word in text for word in _RAS_WORDS) and _RAS_TEXT.search(text):
-        report = parse_ras_text(source, lines)
+        report = parse_ras_text(source, list(enumerate(physical, 1)))
         if report.groups or report.comms or report.nccl_version:
             ras.append(report)
             kinds.append(Kind.RAS_TEXT)
@@ -61,14 +61,16 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
     # one only then: a 60 MB NCCL log took 30 s here where the whole verify took 8 s
     rccl = None
     if mentions_rccl(text):
-        rccl = read_rccl(Quote(source=source, line=n, text=t) for n, t in lines)
+        rccl = read_rccl(Quote(source=source, line=n, text=t) for n, t in enumerate(physical, 1))
     if rccl is not None:
         kinds.append(Kind.RCCL)
     elif _NCCL_LINE.search(text):
         kinds.append(Kind.NCCL_LOG)
-    # NCCL's own INFO lines are the NCCL pipeline's: blank here, so that they end a
-    # wrapped message as they did and cost no more
-    messages = list(logical_lines(source, ((n, "" if _NCCL_INFO in t else t) for n, t in lines)))
+    # NCCL's own INFO lines are the NCCL pipeline's, never part of a framework's
+    # message: left out here (a gap in the line numbers ends a wrapped message, as the
+    # INFO line did), so that a large log costs the framework readers little
+    framework = [(n, t) for n, t in enumerate(physical, 1) if _NCCL_INFO not in t]
+    messages = list(logical_lines(source, framework))
     torch = read_torch(messages)
     if torch:
         kinds.append(Kind.TORCH)
