@@ -130,3 +130,31 @@ def test_ras_json_mismatch_and_dead_rank() -> None:
     assert comm.dead_ranks == (3,) and "MISMATCH" in (comm.errors or "")
     assert [(g.launched, g.ranks) for g in comm.op_groups] == [(7, (0, 1)), (6, (2,))]
     assert read_artefacts("f", json.dumps(document)).kinds == (Kind.RAS_JSON,)
+
+
+def test_the_end_of_a_large_file_is_read_with_its_line_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file over the size read whole: its first and last part are read, and a
+    watchdog timeout at the end (where a hung job's log ends) is found and quoted with
+    its own line number. Before, only the first MiB of a file over 64 MiB was read, and
+    the timeout at the end was never seen. Small limits stand in for 64 MiB / 1 MiB."""
+    from hpnet.artefacts import scan
+    from hpnet.artefacts.reading import read_with_artefacts
+    from hpnet.ncclog.inputs import collect_inputs
+
+    monkeypatch.setattr(scan, "MAX_TEXT_BYTES", 4096)
+    monkeypatch.setattr(scan, "EDGE_BYTES", 1024)
+    real = (DATA / "torch-watchdog-stuck-and-allgather-base-timeout-seq120049.txt").read_text()
+    filler = "".join(f"[rank0] step {i} loss 2.1 lr 3.0e-04\n" for i in range(2000))
+    path = tmp_path / "job.log"
+    path.write_text(filler + real)
+    inputs, _ = collect_inputs([str(path)])
+    _, facts = read_with_artefacts(inputs)
+    (found,) = facts
+    timeouts = [t for t in found.torch if t.what == "timeout"]
+    assert timeouts and timeouts[0].seq == 120049
+    lines = path.read_text().splitlines()
+    for event in found.torch:
+        for quote in event.quotes:
+            assert lines[quote.line - 1] == quote.text  # the input's own line, numbered

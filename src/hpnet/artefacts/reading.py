@@ -2,7 +2,8 @@
 NCCL log pipeline and the artefact readers.
 
 Regular files are read again here (whole up to :data:`~hpnet.artefacts.scan.MAX_TEXT_BYTES`,
-else their first MiB: the NCCL pipeline keeps a large log's failure lines itself);
+else their first and last MiB: a job's versions and RAS reports come first, the
+watchdog's timeout and the framework's error last);
 streams and gzip files, which can be read once only, through the pipeline's ``tap``.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hpnet.artefacts.model import ArtefactFacts
-from hpnet.artefacts.scan import ArtefactTap, file_text, read_artefacts
+from hpnet.artefacts.scan import ArtefactTap, combine, file_text, read_artefacts
 from hpnet.ncclog.inputs import LogInput
 from hpnet.ncclog.model import NcclLog
 
@@ -44,13 +45,13 @@ def read_with_artefacts(
     for source in inputs:
         name = "<stdin>" if source.path == "-" else source.path
         if source.stream or source.gzip:
-            text = tap.text(name)
+            parts = [(tap.text(name), 1)]
         else:
             try:
-                text, _ = file_text(source.path, source.size_bytes, source.skip_bytes)
+                parts = file_text(source.path, source.size_bytes, source.skip_bytes)
             except OSError:  # gone since the pipeline read it: its lines are judged there
                 continue
-        found = read_artefacts(name, text)
+        found = combine([read_artefacts(name, text, first) for text, first in parts])
         if found.kinds:
             facts.append(found)
     return log, facts

@@ -17,7 +17,7 @@ from hpnet.artefacts.model import ArtefactFacts, Kind, Quote, RasReport
 from hpnet.artefacts.ras import looks_like_ras_json, parse_ras_json, parse_ras_text
 from hpnet.artefacts.rccl import mentions_rccl, read_rccl
 
-__all__ = ["MAX_TEXT_BYTES", "ArtefactTap", "file_text", "read_artefacts"]
+__all__ = ["MAX_TEXT_BYTES", "ArtefactTap", "combine", "file_text", "read_artefacts"]
 
 #: a file up to this size is read whole; a larger one (a big NCCL log) by its first
 #: :data:`EDGE_BYTES` (RAS reports and framework errors are small; the NCCL pipeline
@@ -37,8 +37,9 @@ _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _NCCL_INFO = "NCCL INFO "
 
 
-def read_artefacts(source: str, text: str) -> ArtefactFacts:
-    """Every artefact fact in ``text`` (``source`` names it in quotes).
+def read_artefacts(source: str, text: str, first_line: int = 1) -> ArtefactFacts:
+    """Every artefact fact in ``text`` (``source`` names it in quotes; its first line is
+    line ``first_line`` of the input).
 
     >>> read_artefacts("f", "hello").kinds
     ()
@@ -53,7 +54,7 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
             pass
     physical = text.splitlines()
     if not ras and any(word in text for word in _RAS_WORDS) and _RAS_TEXT.search(text):
-        report = parse_ras_text(source, list(enumerate(physical, 1)))
+        report = parse_ras_text(source, list(enumerate(physical, first_line)))
         if report.groups or report.comms or report.nccl_version:
             ras.append(report)
             kinds.append(Kind.RAS_TEXT)
@@ -61,7 +62,9 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
     # one only then: a 60 MB NCCL log took 30 s here where the whole verify took 8 s
     rccl = None
     if mentions_rccl(text):
-        rccl = read_rccl(Quote(source=source, line=n, text=t) for n, t in enumerate(physical, 1))
+        rccl = read_rccl(
+            Quote(source=source, line=n, text=t) for n, t in enumerate(physical, first_line)
+        )
     if rccl is not None:
         kinds.append(Kind.RCCL)
     elif _NCCL_LINE.search(text):
@@ -69,7 +72,7 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
     # NCCL's own INFO lines are the NCCL pipeline's, never part of a framework's
     # message: left out here (a gap in the line numbers ends a wrapped message, as the
     # INFO line did), so that a large log costs the framework readers little
-    framework = [(n, t) for n, t in enumerate(physical, 1) if _NCCL_INFO not in t]
+    framework = [(n, t) for n, t in enumerate(physical, first_line) if _NCCL_INFO not in t]
     messages = list(logical_lines(source, framework))
     torch = read_torch(messages)
     if torch:
@@ -89,16 +92,51 @@ def read_artefacts(source: str, text: str) -> ArtefactFacts:
     )
 
 
-def file_text(path: str, size_bytes: int, skip_bytes: int = 0) -> tuple[str, int]:
-    """A regular file's text (whole up to :data:`MAX_TEXT_BYTES`, else its first
-    :data:`EDGE_BYTES` up to a line's end) and the line number it starts at."""
+def file_text(path: str, size_bytes: int, skip_bytes: int = 0) -> list[tuple[str, int]]:
+    """A regular file's text, as parts with the line number each starts at: the whole
+    file up to :data:`MAX_TEXT_BYTES`; else its first and its last :data:`EDGE_BYTES`
+    (whole lines), where what a job wrote first (versions, RAS reports) and last (the
+    watchdog's timeout, the framework's error) stand. The last part's line number is
+    counted (newlines of what lies between, read in blocks at memory speed)."""
     with open(path, "rb") as handle:
         handle.seek(skip_bytes)
         if size_bytes - skip_bytes <= MAX_TEXT_BYTES:
-            return handle.read().decode("utf-8", "replace"), 1
+            return [(handle.read().decode("utf-8", "replace"), 1)]
         head = handle.read(EDGE_BYTES)
         head = head[: head.rfind(b"\n") + 1]
-        return head.decode("utf-8", "replace"), 1
+        lines = head.count(b"\n")
+        handle.seek(skip_bytes + len(head))
+        left = size_bytes - skip_bytes - len(head) - EDGE_BYTES
+        while left > 0:
+            block = handle.read(min(left, 8 << 20))
+            if not block:
+                break
+            lines += block.count(b"\n")
+            left -= len(block)
+        tail = handle.read()
+        cut = tail.find(b"\n") + 1  # the first whole line of the tail
+        lines += tail[:cut].count(b"\n")
+        return [
+            (head.decode("utf-8", "replace"), 1),
+            (tail[cut:].decode("utf-8", "replace"), lines + 1),
+        ]
+
+
+def combine(parts: list[ArtefactFacts]) -> ArtefactFacts:
+    """One input's facts from the facts of its parts (:func:`file_text`), in order.
+
+    >>> combine([read_artefacts("f", "hello"), read_artefacts("f", "x", 9)]).kinds
+    ()
+    """
+    kinds = tuple(dict.fromkeys(k for p in parts for k in p.kinds))
+    return ArtefactFacts(
+        source=parts[0].source,
+        kinds=kinds,
+        ras=tuple(r for p in parts for r in p.ras),
+        torch=tuple(t for p in parts for t in p.torch),
+        wrapped=tuple(w for p in parts for w in p.wrapped),
+        rccl=next((p.rccl for p in parts if p.rccl is not None), None),
+    )
 
 
 class ArtefactTap:
