@@ -148,28 +148,21 @@ def _sockets(
             "`hpnet doctor` says what is missing (devices in the container, provider "
             "library, port state)"
         )
-        if one_host:  # nothing here crossed a network: a note, not a warning
-            return [
-                Finding(
-                    id="no-rdma-device",
-                    severity=Severity.INFO,
-                    title="NCCL found no usable RDMA device: nothing to do for this "
-                    "single-host run; a multi-node job from here would use TCP sockets",
-                    cause=cause,
-                    fix=f"nothing to do on one host; before running across nodes: {doctor}",
-                    evidence=evidence,
-                    count=len(fallback),
-                    processes=tuple(p.key for p in fallback),
-                )
-            ]
+        # one host: nothing here crossed a network, a note; else a warning
+        title, fix = (
+            ("nothing to do for this single-host run; a multi-node job from here would use "
+             "TCP sockets", f"nothing to do on one host; before running across nodes: {doctor}")
+            if one_host
+            else ("a multi-node job from here would use TCP sockets",
+                  f"on a machine with RDMA NICs: {doctor}; on a single node, nothing to do")
+        )  # fmt: skip
         return [
             Finding(
                 id="no-rdma-device",
-                severity=Severity.WARNING,
-                title="NCCL found no usable RDMA device: a multi-node job from here would "
-                "use TCP sockets",
+                severity=Severity.INFO if one_host else Severity.WARNING,
+                title=f"NCCL found no usable RDMA device: {title}",
                 cause=cause,
-                fix=f"on a machine with RDMA NICs: {doctor}; on a single node, nothing to do",
+                fix=fix,
                 evidence=evidence,
                 count=len(fallback),
                 processes=tuple(p.key for p in fallback),
