@@ -45,19 +45,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "traceback-nccl2.21.5.log",
         "versions",
     ): "dated by error-trail sites too (see above)",
-    (
-        "nccl-logs/vllm-tp-nvls-init-cuctxgetdevice-cuda-error-3-initialization-error-"
-        "nccl2.20.5.log",
-        "versions",
-    ): "the WARN comes from CUCHECK, a macro whose log call stands in a header: the "
-    "line's file:line is the macro's caller, which the table does not hold (as for trails)",
-    (
-        "nccl-logs/sharp-coll-init-cannot-create-sharp-job-collnet-p2p-fallback-nccl2.19.3.log",
-        "fatal",
-    ): "the CollNet setup's error trails (transport.cc -> 2, init.cc -> 2) are followed by "
-    "NCCL's own 'Cannot initialize CollNet, using point-to-point network instead' (a "
-    "fallback), but hpnet reads any trail ending a process's lines as fatal; a fallback "
-    "WARN that excuses the trails before it is not modelled yet",
     **{
         (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
         "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "

@@ -127,6 +127,17 @@ def test_a_warn_line_names_the_releases_that_print_it_there() -> None:
     assert TABLE.warn("init.cc:1", "Invalid rank requested : 2/2")[1] is None
 
 
+def test_a_macro_caller_read_from_a_binary_does_not_date_the_line_to_that_binary() -> None:
+    # vLLM's NCCL 2.20.5 log: CUCHECK's WARN at its caller transport/nvls.cc:246. The
+    # 2.32.3 binary prints the same text there; the source releases print it through
+    # the macro (include/checks.h), so the line may be any release that has the format
+    text = "Cuda failure 3 'initialization error'"
+    releases = TABLE.warn("transport/nvls.cc:246", text)[1]
+    assert releases is not None and releases[0] <= (2, 20, 5) <= releases[1]
+    # a format a source release prints directly keeps its site's own releases
+    assert TABLE.warn("init.cc:981", "Invalid rank requested : 2/2")[1] == ((2, 4, 8), (2, 4, 8))
+
+
 def test_a_call_site_decides_for_its_own_releases() -> None:
     text = "Cannot initialize CollNet, using point-to-point network instead"
     # 2.9.x: the WARN is followed by more setup, the call goes on

@@ -37,6 +37,7 @@ from hpnet.ncclog.process import (
     ProcessFacts,
     in_order,
 )
+from hpnet.ncclog.recovery import recover
 from hpnet.ncclog.scan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
 from hpnet.ncclog.versions import empty, format_range, hint_for, intersect
 
@@ -370,7 +371,7 @@ class LogFolder:
             )
         return NcclLog(
             sources=tuple(self._sources),
-            processes=tuple(p.freeze() for p in self._processes.values()),
+            processes=recover([p.freeze() for p in self._processes.values()]),
             signals=in_order(self._signals.values()),
             bare_warnings=in_order(self._bare_warnings.values()),
             diag=in_order(self._diag.values()),

@@ -240,7 +240,9 @@ class FormatTable:
         if site is not None:
             matched = [(runs, e) for p, runs, e in self._by_site.get(site, ()) if p.fullmatch(text)]
             if matched:
-                ranges = [r for r in (runs_range(runs) for runs, _ in matched) if r]
+                ranges = [
+                    r for r in (runs_range(self._site_runs(runs, e)) for runs, e in matched) if r
+                ]
                 if ranges:
                     releases = (min(r[0] for r in ranges), max(r[1] for r in ranges))  # type: ignore[type-var]
                 fatal = _combine(_at_site(e, site, releases) for _, e in matched)
@@ -251,6 +253,24 @@ class FormatTable:
         if len(self._seen) < 10_000:
             self._seen[(where, message)] = (fatal, releases)
         return fatal, releases
+
+    def _site_runs(self, runs: str, entry: Mapping[str, object]) -> str:
+        """The releases that print ``entry`` at a site where the table says ``runs``.
+
+        A released binary names the caller of a logging macro (CUDACHECK's ``Cuda
+        failure``: ``transport/nvls.cc:246``), the source table the macro's own header
+        (``include/checks.h``): a call site read only from binaries does not exclude the
+        source releases that print the format through a macro, so the format's own runs
+        stand for it there."""
+        if not all(
+            part.split("~")[0] in self.binaries and part.split("~")[-1] in self.binaries
+            for part in runs.split(",")
+        ):
+            return runs
+        sites = entry.get("sites") or {}
+        assert isinstance(sites, dict)  # noqa: S101
+        by_macro = any(re.search(r"\.(?:h|hpp|cuh):\d+$", str(s)) for s in sites)
+        return str(entry.get("runs") or runs) if by_macro else runs
 
 
 def _site(where: str | None) -> str | None:
