@@ -158,3 +158,80 @@ def test_the_end_of_a_large_file_is_read_with_its_line_numbers(
     for event in found.torch:
         for quote in event.quotes:
             assert lines[quote.line - 1] == quote.text  # the input's own line, numbered
+
+
+def _findings(capsys: pytest.CaptureFixture[str], name: str) -> dict[str, dict[str, object]]:
+    code, report = _verify(capsys, name)
+    assert code == 1 and report["fatal"]
+    return {str(f["id"]): f for f in report["findings"]}  # type: ignore[attr-defined]
+
+
+def test_two_ranks_at_one_seqnum_with_different_ops_is_a_collective_mismatch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # NVIDIA/nccl#1409: rank 7 BROADCAST, rank 3 ALLREDUCE, both SeqNum 80078; the
+    # rank 3 line is indented like the rank 7 one before it (a new message, not a wrap)
+    found = _findings(capsys, "torch-watchdog-optype-mismatch-broadcast-vs-allreduce-seq80078.txt")
+    title = str(found["collective-mismatch"]["title"])
+    assert "SeqNum 80078" in title
+    assert "rank 3 ALLREDUCE (2106881 elements)" in title
+    assert "rank 7 BROADCAST (5056 elements)" in title
+    assert found["watchdog-timeout"]["consequence"]
+
+
+def test_ranks_at_different_seqnums_name_the_one_behind(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    found = _findings(
+        capsys, "torch-watchdog-desync-allreduce-215121-vs-broadcast-215122-progress-bar.txt"
+    )
+    said = " ".join(map(str, found["watchdog-timeout"]["conclusions"]))  # type: ignore[call-overload]
+    assert "rank(s) 1 at 215121" in said and "rank(s) 1 are behind" in said
+    assert "collective-mismatch" not in found  # different numbers: not the same call
+
+
+def test_a_watchdog_that_fired_hours_late_says_so_and_compares_no_groups(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    found = _findings(
+        capsys, "torch-watchdog-legacy-format-allreduce-ran-25624887ms-of-1800000.txt"
+    )
+    said = " ".join(map(str, found["watchdog-timeout"]["conclusions"]))  # type: ignore[call-overload]
+    assert "6.6 h late" in said
+    # rank 0 timed out at several numbers (several process groups): no one is "behind"
+    assert "behind" not in said
+
+
+def test_an_async_exception_names_its_collective_and_no_invented_last_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    found = _findings(
+        capsys,
+        "torch-async-exception-allreduce-seq2-unhandled-system-error-empty-last-error-nccl2.25.1.txt",
+    )
+    title = str(found["framework-nccl-error"]["title"])
+    assert "ALLREDUCE SeqNum 2" in title and "NCCL gave no last error" in title
+    assert "Exception raised" not in title
+
+
+def test_a_ray_workers_prefix_does_not_hide_nccls_last_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    found = _findings(
+        capsys, "torch-distbackenderror-ray-vllm-internal-error-busid-of-nic-nccl2.18.6.txt"
+    )
+    title = str(found["framework-nccl-error"]["title"])
+    assert title.endswith("NCCL's last error: Attribute busid of node nic not found")
+
+
+@pytest.mark.parametrize(
+    ("name", "via"),
+    [
+        ("tensorrt-llm-allreduce-plugin-nccl-internal-error-4gpu.txt", "TensorRT-LLM: "),
+        ("sglang-pynccl-wrapper-ncclcomminitrank-unhandled-system-error-tp8.txt", "SGLang: "),
+    ],
+)
+def test_the_framework_that_raised_is_named(
+    capsys: pytest.CaptureFixture[str], name: str, via: str
+) -> None:
+    assert str(_findings(capsys, name)["framework-nccl-error"]["title"]).startswith(via)

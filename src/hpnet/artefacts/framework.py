@@ -48,6 +48,20 @@ _TIMEOUT = re.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
     r"(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
 )
+#: ``Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised the following async
+#: exception: NCCL error: <error> ..., NCCL version X`` (ProcessGroupNCCL 2.4+, the error a
+#: collective's work caught after it was enqueued)
+_ASYNC = re.compile(
+    r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+).*?\) raised the following async exception: "
+    rf"NCCL error: ({_ERROR})[^,]*?(?:, NCCL version ([\d.]+))?(?:\s|$|\n)"
+)
+#: a framework's own prefix before the text it logs: Ray's ``(RayWorkerVllm pid=7602)``,
+#: vLLM's / Python logging's ``ERROR 04-07 00:57:46 ray_utils.py:45]``, torchrun's ``[rank0]:``
+_PREFIX = re.compile(
+    r"^(?:\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
+    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*)?"
+    r"(?:\[(?:default)?rank\d+\]:\s*)?"
+)
 _STUCK = re.compile(r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds")
 _STATUS = re.compile(
     r"(?:detected by watchdog at work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL "
@@ -65,6 +79,13 @@ _XLA = re.compile(
 _RUNTIME = re.compile(rf"(?:RuntimeError|NCCL_CHECK|Error): NCCL error: ({_ERROR})")
 _CUPY = re.compile(rf"NcclError: NCCL_ERROR_\w+: ({_ERROR})")
 _HOROVOD = re.compile(rf"\b(nccl\w+) failed: ({_ERROR})")
+#: TensorRT-LLM's NCCLCHECK: ``Failed, NCCL error <file>:<line> '<error>'``
+_TRTLLM = re.compile(rf"NCCL error (\S+):(\d+) '({_ERROR})[^']*'")
+
+
+def _body(text: str) -> str:
+    """``text`` without a framework's logging prefix (:data:`_PREFIX`)."""
+    return text[_PREFIX.match(text).end() :]  # type: ignore[union-attr]
 
 
 def _rank(text: str) -> int | None:
@@ -86,18 +107,25 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
     events: list[TorchEvent] = []
     pending: TorchEvent | None = None  # "NCCL error in" waiting for its "Last error:"
     want_last = False
+    pending_end = 0  # the line of "Last error:"
     for message in messages:
         text = message.text
         if pending is not None and want_last:
-            events.append(_with_last(pending, message))
+            if message.parts[0].line == pending_end + 1:
+                events.append(_with_last(pending, message, _body(text)))
+            else:  # a blank line after "Last error:": NCCL gave none
+                events.append(pending)
             pending, want_last = None, False
-            continue
+            if message.parts[0].line == pending_end + 1:
+                continue
         if pending is not None:
-            if text.rstrip().endswith("Last error:"):
+            body = _body(text)
+            if body.rstrip().endswith("Last error:"):
                 want_last = True
                 pending = _add_quote(pending, message)
+                pending_end = message.parts[-1].line
                 continue
-            if text.startswith("nccl") and ":" in text:  # ncclRemoteError: A call failed...
+            if body.startswith("nccl") and ":" in body:  # ncclRemoteError: A call failed...
                 pending = _add_quote(pending, message)
                 continue
             if found := re.search(r"Last error:\s*(\S.*)$", text):
@@ -106,55 +134,68 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
                 continue
             events.append(pending)
             pending = None
-        if found := _TIMEOUT.search(text):
-            events.append(
-                TorchEvent(
-                    what="timeout",
-                    rank=_rank(text),
-                    seq=int(found.group(1)),
-                    op=found.group(2),
-                    numel_in=int(found.group(3)) if found.group(3) else None,
-                    numel_out=int(found.group(4)) if found.group(4) else None,
-                    timeout_ms=int(found.group(5)),
-                    ran_ms=int(found.group(6)),
-                    quotes=message.parts,
-                )
-            )
-        elif found := _STUCK.search(text):
-            events.append(
-                TorchEvent(
-                    what="stuck",
-                    rank=_rank(text),
-                    stuck_seconds=int(found.group(1)),
-                    quotes=message.parts,
-                )
-            )
-        elif found := _STATUS.search(text):
-            groups = [g for g in found.groups() if g is not None]
-            events.append(
-                TorchEvent(
-                    what="status",
-                    rank=_rank(text),
-                    seq=int(groups[0]),
-                    last_enqueued=int(groups[1]),
-                    last_completed=int(groups[2]),
-                    quotes=message.parts,
-                )
-            )
-        elif found := _NCCL_ERROR_IN.search(text + "\n"):
-            pending = TorchEvent(
-                what="nccl-error",
-                rank=_rank(text),
-                error=found.group(3),
-                nccl_version=found.group(4),
-                quotes=message.parts,
-            )
-            if found2 := re.search(r"Last error:\s*(\S.*)$", text):
-                events.append(_with_last(pending, message, found2.group(1), add=False))
-                pending = None
+        event, waits = _event(message)
+        if event is None:
+            continue
+        if not waits:
+            events.append(event)
+        elif found := re.search(r"Last error:\s*(\S.*)$", text):  # on the same line
+            events.append(_with_last(event, message, found.group(1), add=False))
+        else:
+            pending = event
     if pending is not None:
         events.append(pending)
     return events
+
+
+def _event(message: Logical) -> tuple[TorchEvent | None, bool]:
+    """The event a message starts, and whether it waits for a ``Last error:``."""
+    text = message.text
+    if found := _TIMEOUT.search(text):
+        return TorchEvent(
+            what="timeout",
+            rank=_rank(text),
+            seq=int(found.group(1)),
+            op=found.group(2),
+            numel_in=int(found.group(3)) if found.group(3) else None,
+            numel_out=int(found.group(4)) if found.group(4) else None,
+            timeout_ms=int(found.group(5)),
+            ran_ms=int(found.group(6)),
+            quotes=message.parts,
+        ), False
+    if found := _STUCK.search(text):
+        return TorchEvent(
+            what="stuck", rank=_rank(text), stuck_seconds=int(found.group(1)), quotes=message.parts
+        ), False
+    if found := _STATUS.search(text):
+        groups = [g for g in found.groups() if g is not None]
+        return TorchEvent(
+            what="status",
+            rank=_rank(text),
+            seq=int(groups[0]),
+            last_enqueued=int(groups[1]),
+            last_completed=int(groups[2]),
+            quotes=message.parts,
+        ), False
+    if found := _ASYNC.search(text + "\n"):
+        return TorchEvent(
+            what="nccl-error",
+            rank=_rank(text),
+            seq=int(found.group(1)),
+            op=found.group(2),
+            error=found.group(3),
+            nccl_version=found.group(4),
+            quotes=message.parts,
+        ), True
+    if found := _NCCL_ERROR_IN.search(text + "\n"):
+        return TorchEvent(
+            what="nccl-error",
+            rank=_rank(text),
+            error=found.group(3),
+            nccl_version=found.group(4),
+            quotes=message.parts,
+        ), True
+    return None, False
 
 
 def _add_quote(event: TorchEvent, message: Logical) -> TorchEvent:
@@ -185,10 +226,12 @@ def read_wrapped(messages: Iterable[Logical]) -> list[WrappedError]:
     via_hint = "wrapper"
     for message in messages:
         text = message.text
-        if "pynccl_wrapper.py" in text or "vllm/" in text:
-            via_hint = "vllm"
-        elif "sglang/" in text:
+        if "sglang/" in text:  # SGLang's own copy of vLLM's pynccl_wrapper.py
             via_hint = "sglang"
+        elif "vllm/" in text or ("pynccl_wrapper.py" in text and via_hint != "sglang"):
+            via_hint = "vllm"
+        elif "tensorrt_llm" in text:
+            via_hint = "tensorrt-llm"
         if hint := re.search(r", in (nccl\w+)\b", text):
             call_hint = hint.group(1)
         if found := _XLA.search(text):
@@ -210,6 +253,11 @@ def read_wrapped(messages: Iterable[Logical]) -> list[WrappedError]:
         elif found := _CUPY.search(text):
             found_errors.append(
                 WrappedError(via="cupy", call=call_hint, error=found.group(1), quotes=message.parts)
+            )
+        elif found := _TRTLLM.search(text):
+            via = "tensorrt-llm" if "tensorrt_llm" in text else via_hint
+            found_errors.append(
+                WrappedError(via=via, call=call_hint, error=found.group(3), quotes=message.parts)
             )
         elif (found := _HOROVOD.search(text)) and "NCCL operation" not in text:
             found_errors.append(

@@ -14,7 +14,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.artefacts.model import ArtefactFacts, ArtefactSummary, Kind, Quote, RasComm
+from hpnet.artefacts.model import (
+    ArtefactFacts,
+    ArtefactSummary,
+    Kind,
+    Quote,
+    RasComm,
+    TorchEvent,
+)
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -160,9 +167,13 @@ def artefact_findings(facts: Sequence[ArtefactFacts]) -> list[Finding]:
                 )
         findings += _torch_findings(item)
         for wrapped in item.wrapped:
-            via = {"xla": "XLA", "vllm": "vLLM", "sglang": "SGLang", "cupy": "CuPy"}.get(
-                wrapped.via, "a framework"
-            )
+            via = {
+                "xla": "XLA",
+                "vllm": "vLLM",
+                "sglang": "SGLang",
+                "cupy": "CuPy",
+                "tensorrt-llm": "TensorRT-LLM",
+            }.get(wrapped.via, "a framework")
             call = f"{wrapped.call} failed" if wrapped.call else "an NCCL call failed"
             last = f"; NCCL's last warning: '{wrapped.last_error}'" if wrapped.last_error else ""
             findings.append(
@@ -209,22 +220,36 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
     if timeouts:
         first = timeouts[0]
         ranks = sorted({e.rank for e in timeouts if e.rank is not None})
-        seqs = sorted({e.seq for e in timeouts if e.seq is not None})
         numel = f", {first.numel_in} elements" if first.numel_in is not None else ""
         conclusions = [
             f"rank {e.rank}: last enqueued work {e.last_enqueued}, last completed "
             f"{e.last_completed} (stuck at {e.seq})"
             for e in status
         ]
-        if len(seqs) > 1:
-            conclusions.append(f"sequence numbers differ between ranks: {seqs}")
+        apart, mismatch = _ranks_apart(timeouts)
+        conclusions += apart
+        late = [e for e in timeouts if e.ran_ms and e.timeout_ms and e.ran_ms > 2 * e.timeout_ms]
+        if late:
+            worst = max(late, key=lambda e: e.ran_ms or 0)
+            conclusions.append(
+                f"ran for {worst.ran_ms} ms against a {worst.timeout_ms} ms timeout: the "
+                f"watchdog noticed {((worst.ran_ms or 0) - (worst.timeout_ms or 0)) / 3.6e6:.1f} h "
+                "late (its thread was itself blocked)"
+            )
+        same = len({(e.seq, e.op) for e in timeouts}) == 1
+        findings += mismatch
         findings.append(
             Finding(
                 id="watchdog-timeout",
                 severity=Severity.ERROR,
-                title=f"PyTorch's watchdog: {first.op} SeqNum {first.seq}{numel} did not "
-                f"complete within {first.timeout_ms} ms"
-                + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else ""),
+                title=(
+                    f"PyTorch's watchdog: {first.op} SeqNum {first.seq}{numel} did not "
+                    f"complete within {first.timeout_ms} ms"
+                    + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else "")
+                )
+                if same
+                else f"PyTorch's watchdog: collectives did not complete within "
+                f"{first.timeout_ms} ms: " + _by_rank(timeouts),
                 cause="a rank stopped participating (crashed, hangs, or waits on another "
                 "collective) or the network stalled; the timeout is the symptom, the first "
                 "error on another rank is the cause",
@@ -236,6 +261,7 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
                 conclusions=tuple(conclusions),
                 count=len(timeouts),
                 fatal=True,
+                consequence=bool(mismatch),
             )
         )
     stuck = [e for e in events if e.what == "stuck"]
@@ -266,7 +292,13 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
             Finding(
                 id="framework-nccl-error",
                 severity=Severity.ERROR,
-                title=f"PyTorch: NCCL returned '{event.error}'{version}{last}",
+                title=(
+                    f"PyTorch: {event.op} SeqNum {event.seq} raised NCCL's "
+                    f"'{event.error}'{version}{last}"
+                    if event.op
+                    else f"PyTorch: NCCL returned '{event.error}'{version}{last}"
+                )
+                + ("" if event.last_error or not event.op else "; NCCL gave no last error"),
                 cause=_ERROR_CAUSE.get(event.error or "", "NCCL returned an error"),
                 fix="the line after 'Last error:' is NCCL's last WARN: rerun with "
                 "NCCL_DEBUG=INFO to see the lines before it",
@@ -275,6 +307,68 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _by_rank(timeouts: Sequence[TorchEvent], limit: int = 4) -> str:
+    """``rank 7 BROADCAST SeqNum 80078; rank 3 ALLREDUCE SeqNum 80078`` (the first few)."""
+    seen = dict.fromkeys(
+        f"rank {e.rank if e.rank is not None else '?'} {e.op} SeqNum {e.seq}" for e in timeouts
+    )
+    shown = list(seen)[:limit]
+    more = f"; {len(seen) - limit} more" if len(seen) > limit else ""
+    return "; ".join(shown) + more
+
+
+def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Finding]]:
+    """What the ranks' timed-out works say together: a sequence number the ranks reached
+    with different collectives (a mismatch: the programs diverged), or ranks at different
+    sequence numbers (those at the lowest are behind). Ranks without a rank prefix, or
+    with several timed-out works each (several process groups), are not compared."""
+    by_rank: dict[int, list[TorchEvent]] = {}
+    for event in timeouts:
+        if event.rank is not None and event.seq is not None:
+            by_rank.setdefault(event.rank, []).append(event)
+    single = {r: es[0] for r, es in by_rank.items() if len({e.seq for e in es}) == 1}
+    if len(single) < 2 or len(single) != len(by_rank):
+        return [], []
+    conclusions: list[str] = []
+    findings: list[Finding] = []
+    for seq in sorted({e.seq for e in single.values()}):
+        at = {r: e for r, e in single.items() if e.seq == seq}
+        calls = {(e.op, e.numel_in) for e in at.values()}
+        if len(calls) < 2:
+            continue
+        said = ", ".join(
+            f"rank {r} {e.op}" + (f" ({e.numel_in} elements)" if e.numel_in is not None else "")
+            for r, e in sorted(at.items())
+        )
+        findings.append(
+            Finding(
+                id="collective-mismatch",
+                severity=Severity.ERROR,
+                title=f"the ranks called different collectives as SeqNum {seq}: {said}",
+                cause="every rank of a process group must call the same collectives in the "
+                "same order with the same sizes; here they diverged (a collective called on "
+                "some ranks only, a data-dependent branch, an uneven last batch), so each "
+                "waits for a partner that never comes: a program bug, not the network",
+                fix="find where the ranks' code paths part before this collective (set "
+                "TORCH_DISTRIBUTED_DEBUG=DETAIL to have torch check each collective's op and "
+                "sizes across ranks; a Flight Recorder dump shows each rank's last calls)",
+                evidence=_quotes([q for e in at.values() for q in e.quotes]),
+                fatal=True,
+            )
+        )
+    seqs = sorted({e.seq for e in single.values() if e.seq is not None})
+    if len(seqs) > 1:
+        low = sorted(r for r, e in single.items() if e.seq == seqs[0])
+        high = sorted(r for r, e in single.items() if e.seq != seqs[0])
+        conclusions.append(
+            f"the ranks stand at different sequence numbers: rank(s) "
+            f"{', '.join(map(str, low))} at {seqs[0]}, rank(s) {', '.join(map(str, high))} "
+            f"further (up to {seqs[-1]}): where these are one process group, rank(s) "
+            f"{', '.join(map(str, low))} are behind and the others wait for them"
+        )
+    return conclusions, findings
 
 
 def summaries(facts: Sequence[ArtefactFacts]) -> tuple[ArtefactSummary, ...]:

@@ -22,7 +22,7 @@ WRAP_MIN = 80
 #: how many physical lines one message may span
 MAX_PARTS = 12
 _RECORD = re.compile(
-    r"^(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
+    r"^\s*(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
     r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |Last error:"
     r"|\S+Error\b|\S+Exception\b|\s*$)"
 )
