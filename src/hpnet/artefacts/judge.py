@@ -333,7 +333,7 @@ def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Findin
         return [], []
     conclusions: list[str] = []
     findings: list[Finding] = []
-    for seq in sorted({e.seq for e in single.values()}):
+    for seq in sorted({e.seq or 0 for e in single.values()}):
         at = {r: e for r, e in single.items() if e.seq == seq}
         calls = {(e.op, e.numel_in) for e in at.values()}
         if len(calls) < 2:
