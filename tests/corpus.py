@@ -435,9 +435,12 @@ def grade(path: Path, values: dict[str, str]) -> list[Check]:
     kind = head(values.get("kind", ""))
     grader = GRADERS.get(kind, grade_listing)
     try:
-        return grader(path, values)
+        checks = grader(path, values)
     except Exception as error:  # noqa: BLE001 - a crash is a failed check, with its text
-        return [Check("crash", "no crash", f"{type(error).__name__}: {error}", False)]
+        checks = [Check("crash", "no crash", f"{type(error).__name__}: {error}", False)]
+    # what hpnet said names the input by its path: the same table in every checkout
+    where = str(DATA.parent.parent) + "/"
+    return [dataclasses.replace(c, got=c.got.replace(where, "")) for c in checks]
 
 
 def table() -> str:

@@ -45,6 +45,56 @@ KNOWN: dict[tuple[str, str], str] = {
         "traceback-nccl2.21.5.log",
         "versions",
     ): "dated by error-trail sites too (see above)",
+    (
+        "nccl-logs/mnnvl-imex-fabric-cumemcreate-800-not-permitted-unprivileged-pod-gb200-"
+        "nccl2.28.9.log",
+        "processes",
+    ): "the second process (pid 3769903) is named only by nccl-tests' own failure line "
+    "(' .. host pid N: Test failure'), which hpnet reads as a signal, not as a process",
+    (
+        "nccl-logs/mnnvl-imex-fabric-cumemcreate-800-not-permitted-unprivileged-pod-gb200-"
+        "nccl2.28.9.log",
+        "leads",
+    ): "the note names the NVLS subsystem's id (mnnvl.cc is grouped with transport/nvls.cc); "
+    "hpnet leads with mnnvl-failed, its own finding for mnnvl.cc's 'MNNVL ... not working' "
+    "(IMEX channel), a narrower name for the same cause",
+    (
+        "nccl-logs/net-mismatch-socket-accept-wrong-type-4-ib-peer-same-hostname-"
+        "nccl2.18.3-2.18.6.log",
+        "hosts",
+    ): "both machines are named 'user': the line prefix is all hpnet has to tell hosts apart",
+    **{
+        (f"nccl-logs/{name}.log", "versions"): "the version is said in the post or dated by "
+        "the file:line of a CUDACHECK / NCCLCHECK trail, which the format table does not "
+        "hold (it holds the sites of log calls)"
+        for name in (
+            "nvls-cumulticastbindmem-invalid-argument-after-fabricmanager-restart-h100-nccl2.23.4",
+            "ofi-plugin-init-failed-endpoint-invalid-argument-gdr-disabled-p4d-cloudwatch-"
+            "doubled-nccl2.21.5",
+            "p2p-legacy-ipc-open-invalid-argument-proxy-setup-trace-sglang-broadcast-nccl2.21.5",
+        )
+    },
+    **{
+        (f"listings/{name}.txt", key): reason
+        for name, reason in (
+            (
+                "ibstatus-after-topo-nic-legend-roce-100g-labelled-4x-edr",
+                "issue 25: an nvidia-smi topo NIC legend before the ibstatus blocks makes the "
+                "whole file refused; sections without a command line are not split yet",
+            ),
+            (
+                "ibv_devinfo-container-failed-to-open-device-lines-mlx4-vf-ib-active",
+                "issue 25: old ibv_devinfo's 'Failed to open device' lines (a container "
+                "without the other VFs' uverbs) are not known as part of its output",
+            ),
+        )
+        for key in ("read", "usable")
+    },
+    (
+        "listings/ibv_devinfo-efa_0-transport-unspecified-link-layer-printed-infiniband.txt",
+        "usable",
+    ): "issue 25: an EFA device whose old ibv_devinfo prints 'link_layer: InfiniBand' "
+    "(transport unspecified, vendor 0x1d0f) is selected for NCCL_IB_HCA",
     **{
         (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
         "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "

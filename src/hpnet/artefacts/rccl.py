@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from hpnet.artefacts.model import Quote, RcclInfo
 
-__all__ = ["RCCL_MARK", "mentions_rccl", "read_rccl"]
+__all__ = ["RCCL_MARK", "RCCL_WORDS", "mentions_rccl", "read_rccl"]
 
 _VERSION = re.compile(r"\bRCCL version\s*:?\s*(\d+\.\d+\.\d+)(?:\+hip(\d+\.\d+))?")
 _HIP = re.compile(r"^\s*HIP version\s*:\s*(\S+)")
@@ -28,7 +28,7 @@ RCCL_MARK = re.compile(
 
 #: the literal words of :data:`RCCL_MARK`: a text without any of them is no RCCL log
 #: (found in C at memory speed, where the pattern's \b alternation took 5 s on 60 MB)
-_RCCL_WORDS = ("RCCL version", "librccl", "/hipify/src/", "ROCr version", "rocprofiler-sdk-rccl")
+RCCL_WORDS = ("RCCL version", "librccl", "/hipify/src/", "ROCr version", "rocprofiler-sdk-rccl")
 
 
 def mentions_rccl(text: str) -> bool:
@@ -37,7 +37,7 @@ def mentions_rccl(text: str) -> bool:
     >>> mentions_rccl("x NCCL INFO RCCL version 2.18.3+hip5.5"), mentions_rccl("NCCL INFO")
     (True, False)
     """
-    return any(word in text for word in _RCCL_WORDS) and RCCL_MARK.search(text) is not None
+    return any(word in text for word in RCCL_WORDS) and RCCL_MARK.search(text) is not None
 
 
 def read_rccl(lines: Iterable[Quote]) -> RcclInfo | None:

@@ -16,6 +16,7 @@ from hpnet.artefacts.lines import logical_lines
 from hpnet.artefacts.model import ArtefactFacts, Kind, Quote, RasReport
 from hpnet.artefacts.ras import looks_like_ras_json, parse_ras_json, parse_ras_text
 from hpnet.artefacts.rccl import mentions_rccl, read_rccl
+from hpnet.artefacts.words import FRAMEWORK_WORDS, RAS_WORDS
 
 __all__ = ["MAX_TEXT_BYTES", "ArtefactTap", "combine", "file_text", "read_artefacts"]
 
@@ -31,7 +32,6 @@ _RAS_TEXT = re.compile(
     re.MULTILINE,
 )
 #: a literal of each of _RAS_TEXT's line starts: the pattern runs only where one is
-_RAS_WORDS = ("Job summary", "Comms", ") MISMATCH", ") ERROR", ") INCOMPLETE", "compiled with CUDA")
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 #: an NCCL debug line: the NCCL pipeline's to read, never part of a framework's message
 _NCCL_INFO = "NCCL INFO "
@@ -52,8 +52,8 @@ def read_artefacts(source: str, text: str, first_line: int = 1) -> ArtefactFacts
             kinds.append(Kind.RAS_JSON)
         except ValueError:  # json.JSONDecodeError too: a cut document is read as text
             pass
-    physical = text.splitlines()
-    if not ras and any(word in text for word in _RAS_WORDS) and _RAS_TEXT.search(text):
+    physical = text.splitlines() if _needs_lines(text) else []
+    if not ras and any(word in text for word in RAS_WORDS) and _RAS_TEXT.search(text):
         report = parse_ras_text(source, list(enumerate(physical, first_line)))
         if report.groups or report.comms or report.nccl_version:
             ras.append(report)
@@ -72,7 +72,8 @@ def read_artefacts(source: str, text: str, first_line: int = 1) -> ArtefactFacts
     # NCCL's own INFO lines are the NCCL pipeline's, never part of a framework's
     # message: left out here (a gap in the line numbers ends a wrapped message, as the
     # INFO line did), so that a large log costs the framework readers little
-    framework = [(n, t) for n, t in enumerate(physical, first_line) if _NCCL_INFO not in t]
+    near = _near_framework_words(text, physical, first_line)
+    framework = [(n, t) for n, t in near if _NCCL_INFO not in t]
     messages = list(logical_lines(source, framework))
     torch = read_torch(messages)
     if torch:
@@ -90,6 +91,49 @@ def read_artefacts(source: str, text: str, first_line: int = 1) -> ArtefactFacts
         wrapped=tuple(wrapped),
         rccl=rccl,
     )
+
+
+#: how far around a framework word a message it belongs to may reach (a wrapped message
+#: spans up to MAX_PARTS lines; "Last error:" and NCCL's last WARN follow the error)
+_REACH = 16
+#: more places than this: read every line
+_MAX_PLACES = 256
+#: line breaks of str.splitlines other than \n and \r\n
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _needs_lines(text: str) -> bool:
+    """Does any reader need ``text``'s lines: a framework word, a RAS or RCCL word?"""
+    return (
+        any(word in text for word in FRAMEWORK_WORDS)
+        or any(word in text for word in RAS_WORDS)
+        or mentions_rccl(text)
+    )
+
+
+def _near_framework_words(text: str, physical: list[str], first_line: int) -> list[tuple[int, str]]:
+    """The lines within :data:`_REACH` lines of a framework word, numbered: the framework
+    readers' patterns cannot match elsewhere, and a large NCCL log has none of the words,
+    so its lines are not walked one by one in Python (issue 24: not slower)."""
+    if not physical:
+        return []
+    if _OTHER_BREAKS.search(text) or text.count("\r") != text.count("\r\n"):
+        return list(enumerate(physical, first_line))  # splitlines' numbering, not \n's
+    places: list[int] = []
+    for word in FRAMEWORK_WORDS:
+        at = text.find(word)
+        while at != -1 and len(places) <= _MAX_PLACES:
+            places.append(at)
+            at = text.find(word, at + len(word))
+    if len(places) > _MAX_PLACES:  # the framework text is the input: read it all
+        return list(enumerate(physical, first_line))
+    keep: set[int] = set()
+    line = previous = 0
+    for at in sorted(places):
+        line += text.count("\n", previous, at)
+        previous = at
+        keep.update(range(max(0, line - _REACH), min(len(physical), line + _REACH + 1)))
+    return [(i + first_line, physical[i]) for i in sorted(keep)]
 
 
 def file_text(path: str, size_bytes: int, skip_bytes: int = 0) -> list[tuple[str, int]]:

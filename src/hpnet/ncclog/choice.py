@@ -97,6 +97,14 @@ def _list_for(process: ProcessLog, network: str) -> tuple[str, tuple[Nic, ...]] 
     return None
 
 
+#: aws-ofi-nccl gave up after finding its provider (nccl_net_ofi_create_plugin:
+#: "NET/OFI aws-ofi-nccl initialization failed"), or NCCL's own word that a plugin's
+#: init failed (plugin/net.cc: "Failed to initialize NET plugin")
+_PLUGIN_FAILED = re.compile(
+    r"NET/OFI aws-ofi-nccl initiali[sz]ation failed|Failed to initiali[sz]e NET plugin"
+)
+
+
 def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | None:
     """(network, how it is inferred or None when a line names it, the lines that say it)."""
     networks = list(process.networks)
@@ -114,7 +122,8 @@ def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | Non
         return name, "the plugin its lines come from", [said] if said else []
     if lists.get("IB") and not process.ib_no_device:
         return "IB", "its NIC list", []
-    if process.providers:
+    if process.providers and not any(_PLUGIN_FAILED.search(w.message) for w in process.warnings):
+        # the provider was found; a plugin whose initialization then failed was not used
         return "AWS Libfabric", "aws-ofi-nccl's provider line", []
     completions = [w for w in process.warnings if _COMPLETION.search(w.message)]
     if completions:

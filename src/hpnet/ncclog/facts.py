@@ -125,6 +125,8 @@ class LogFolder:
         self._notes: dict[str, None] = {}
         self._num_lines = 0
         self._num_nccl_lines = 0
+        #: the sources with a word an artefact reader needs (BlockResult.framework)
+        self._framework: dict[str, None] = {}
         self._num_bytes = 0
         #: per source: lines longer than MAX_LINE_BYTES, cut
         self._num_cut: dict[str, int] = {}
@@ -150,6 +152,8 @@ class LogFolder:
         self._sources[block.source] = None
         self._num_lines += block.num_lines
         self._num_nccl_lines += block.num_nccl_lines
+        if block.framework:
+            self._framework[block.source] = None
         self._num_bytes += block.num_bytes
         if block.num_cut:
             self._num_cut[block.source] = self._num_cut.get(block.source, 0) + block.num_cut
@@ -202,6 +206,7 @@ class LogFolder:
             self.note(note)
         self._num_lines += later._num_lines
         self._num_nccl_lines += later._num_nccl_lines
+        self._framework.update(later._framework)
         self._num_bytes += later._num_bytes
         for source, num_cut in later._num_cut.items():
             self._num_cut[source] = self._num_cut.get(source, 0) + num_cut
@@ -377,6 +382,7 @@ class LogFolder:
             diag=in_order(self._diag.values()),
             num_lines=self._num_lines,
             num_nccl_lines=self._num_nccl_lines,
+            framework_sources=tuple(self._framework),
             num_bytes=self._num_bytes,
             num_dropped=self.num_dropped,
             input_notes=tuple(self._notes),

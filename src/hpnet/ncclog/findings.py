@@ -102,12 +102,14 @@ def _failing(process: ProcessLog | None, log: NcclLog) -> bool:
 
 
 def _judged(
-    signature: Signature, process: ProcessLog | None, failure: bool, log: NcclLog
+    signature: Signature, process: ProcessLog | None, failure: bool, log: NcclLog, message: str
 ) -> tuple[str, bool]:
     """(severity, fatal) of a line ``signature`` matched: an error signature on an INFO
     line is a warning (NCCL went on); on a failure line it is fatal, unless NCCL falls
     back after it and the process shows no failure."""
     severity = signature.severity
+    if failure and signature.escalate is not None and signature.escalate[0].search(message):
+        return "error", signature.escalate[1]
     if severity != "error":
         return severity, False
     if not failure:
@@ -179,7 +181,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             signatures = matching[message] = _signatures_of(message)
         line_fatal = False
         for signature in signatures:
-            severity, fatal = _judged(signature, process, failure, log)
+            severity, fatal = _judged(signature, process, failure, log, message)
             line_fatal = line_fatal or fatal
             entry = found.setdefault(signature.id, _Matched(signature))
             entry.lines.append(line)

@@ -335,6 +335,9 @@ class NcclLog:
     signals: tuple[LogLine, ...]
     num_lines: int
     num_nccl_lines: int
+    #: the inputs in which a line other than an NCCL INFO line holds a word an artefact
+    #: reader needs (hpnet.artefacts.words): only those are read again for artefacts
+    framework_sources: tuple[str, ...] = ()
     num_bytes: int
     #: evidence lines not kept once the caps were reached (the counts still are)
     num_dropped: int

@@ -20,6 +20,7 @@ import collections
 import re
 from collections.abc import Iterator
 
+from hpnet.artefacts.words import MARKS
 from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event, bare_warn_start
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
@@ -87,7 +88,8 @@ class BlockResult:
     """The events of one block, in the order of their first line, and its counts."""
 
     __slots__ = (
-        "events", "num_bytes", "num_cut", "num_lines", "num_nccl_lines", "source", "start_line",
+        "events", "framework", "num_bytes", "num_cut", "num_lines", "num_nccl_lines", "source",
+        "start_line",
     )  # fmt: skip
 
     def __init__(self, source: str, start_line: int) -> None:
@@ -99,6 +101,9 @@ class BlockResult:
         self.num_bytes = 0
         #: lines longer than MAX_LINE_BYTES, read up to that length
         self.num_cut = 0
+        #: a line other than an NCCL INFO line holds a word an artefact reader needs
+        #: (hpnet.artefacts.words): the artefact readers read this input too
+        self.framework = False
 
 
 def scan_block(
@@ -182,6 +187,7 @@ def scan_block(
     if b"Last error:" in text:
         _last_errors(text, source, start_line, events)
     result.num_nccl_lines = nccl
+    result.framework = any(MARKS.search(line) for line in counts if b"NCCL INFO " not in line)
     return result
 
 

@@ -30,6 +30,10 @@ class Signature:
     #: a generic consequence (an abort, a timeout, "unhandled system error"): shown
     #: after the specific causes found in the same log
     consequence: bool = False
+    #: (pattern, fatal): a WARN line the pattern matches is an error whatever the process
+    #: did after it, and a failure when ``fatal`` (a device-fatal event of a warning
+    #: signature; a plugin that gave up, which NCCL goes on without)
+    escalate: tuple[re.Pattern[str], bool] | None = None
     #: NCCL goes on after it (falls back): a failure only when the process did not
     survivable: bool = False
 
@@ -46,6 +50,7 @@ def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
     exclusive: bool = False,
     consequence: bool = False,
     survivable: bool = False,
+    escalate: tuple[str, bool] | None = None,
 ) -> Signature:
     return Signature(
         id=id,
@@ -58,6 +63,7 @@ def _sig(  # noqa: PLR0917 - a row of the table below reads best positionally
         exclusive=exclusive,
         consequence=consequence,
         survivable=survivable,
+        escalate=(re.compile(escalate[0]), escalate[1]) if escalate else None,
     )
 
 
@@ -195,6 +201,9 @@ SIGNATURES: tuple[Signature, ...] = (
         'src/transport/net_ib.cc ("NET/IB : %s:%d Got async event : %s"), '
         "src/transport/net_ib/common.cc (2.29+)",
         exclusive=True,
+        # IBV_EVENT_DEVICE_FATAL (rdma-core's ibv_event_type_str: "local catastrophic
+        # error"): the HCA itself failed, every queue pair on it is lost
+        escalate=(r"local catastrophic error", True),
     ),
     _sig(
         "completion-retry-exceeded",
@@ -263,10 +272,46 @@ SIGNATURES: tuple[Signature, ...] = (
         survivable=True,
     ),
     _sig(
+        "net-mismatch",
+        "error",
+        "the ranks use different networks: a connection of one network module reached a "
+        "listener of another",
+        r"socketFinalizeAccept: wrong type [34] != [34]\b",
+        "every socket NCCL opens says what it is for (include/socket.h: 1 bootstrap, 2 "
+        "proxy, 3 NET/Socket, 4 NET/IB); 'wrong type 4 != 3' means a peer connected with "
+        "NET/IB to a rank that listens with NET/Socket (and 3 != 4 the reverse): NCCL chose "
+        "IB on some nodes and sockets on others, so IB is unusable or disabled on some nodes "
+        "only, or their NCCL_NET / NCCL_IB_* settings differ",
+        "make every node choose the same network: find the nodes whose log says NET/Socket "
+        "(no RDMA device, libibverbs or the RDMA devices missing in the container; "
+        "`hpnet check --all` compares them), or set NCCL_IB_DISABLE=1 on every node",
+        'src/misc/socket.cc ("socketFinalizeAccept: wrong type %d != %d", 2.12+)',
+        exclusive=True,
+    ),
+    _sig(
+        "mnnvl-failed",
+        "error",
+        "multi-node NVLink (MNNVL) is available but not working: no usable IMEX channel",
+        r"MNNVL .* not working",
+        "NCCL found GPUs of a multi-node NVLink domain (GB200 NVL72 and similar: a clique "
+        "of several nodes) but could not share memory across it: a fabric memory handle "
+        "(cuMemCreate with CU_MEM_HANDLE_TYPE_FABRIC) needs an IMEX channel "
+        "(/dev/nvidia-caps-imex-channels/channelN) in the container and the nvidia-imex "
+        "service running on every node of the domain; without them the CUDA call before "
+        "this line fails (800 'operation not permitted' in an unprivileged pod)",
+        "give the job an IMEX channel (Kubernetes: the NVIDIA DRA driver's ComputeDomain; "
+        "Docker: --device /dev/nvidia-caps-imex-channels/channel0) and check "
+        "`nvidia-imex-ctl -N` on every node; NCCL_MNNVL_ENABLE=0 runs without multi-node "
+        "NVLink (over the network instead)",
+        'src/mnnvl.cc ("MNNVL (cliqueSize %d) is available but not working on this system. '
+        'Check the IMEX channel configuration ...")',
+        exclusive=True,
+    ),
+    _sig(
         "nvls-failed",
         "error",
         "NVLink SHARP (NVLS) could not be set up",
-        r"Failed to bind NVLink SHARP|NVLS.*(?:failed|[Ee]rror)|MNNVL .* not working",
+        r"Failed to bind NVLink SHARP|NVLS.*(?:failed|[Ee]rror)",
         "the NVLink multicast objects could not be created or bound: the Fabric Manager "
         "(or IMEX for multi-node NVLink) is not running or not configured, or the driver "
         "does not support multicast on this system",
@@ -511,6 +556,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "that /dev/infiniband is passed in",
         "aws-ofi-nccl (NET/OFI messages)",
         survivable=True,
+        # nccl_net_ofi_create_plugin: the plugin gave up; NCCL goes on with its own
+        # network (no EFA: sockets), unless NCCL_NET forces the plugin
+        escalate=(r"aws-ofi-nccl initiali[sz]ation failed", False),
     ),
     _sig(
         "efa-no-device",
