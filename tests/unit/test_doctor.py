@@ -317,6 +317,16 @@ def test_ports(sysfs_tree: Tree) -> None:
     assert fix == "export NCCL_IB_HCA='=mlx5_3:1,mlx5_2:1'"
 
 
+def test_a_port_state_the_listing_does_not_show_is_never_passed() -> None:
+    # show_gids prints GIDs, not port state (issue 25): the two ports are not "ACTIVE"
+    gids = inventory_from_listings(
+        [("x", listing_text("show_gids-indented-paste-h100-two-hcas-rocev2-ipv4-gid-3.txt"))]
+    )
+    status, summary, _, _ = check("ports.state", gids)
+    assert status is Status.WARN
+    assert summary == "the state of 2 selected port(s) is not shown: mlx5_0:1, mlx5_1:1"
+
+
 # ------------------------------------------------------------------ ACS parsing
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from hpnet.artefacts.model import Quote, RcclInfo
+from hpnet.artefacts.words import RCCL_WORDS
 
 __all__ = ["RCCL_MARK", "RCCL_WORDS", "mentions_rccl", "read_rccl"]
 
@@ -24,11 +25,6 @@ _ROCM = re.compile(r"^\s*ROCm version\s*:\s*(\S+)")
 RCCL_MARK = re.compile(
     r"\bRCCL version\b|librccl|/hipify/src/|\bROCr version\b|\[rocprofiler-sdk-rccl\]"
 )
-
-
-#: the literal words of :data:`RCCL_MARK`: a text without any of them is no RCCL log
-#: (found in C at memory speed, where the pattern's \b alternation took 5 s on 60 MB)
-RCCL_WORDS = ("RCCL version", "librccl", "/hipify/src/", "ROCr version", "rocprofiler-sdk-rccl")
 
 
 def mentions_rccl(text: str) -> bool:

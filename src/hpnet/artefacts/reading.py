@@ -9,28 +9,14 @@ streams and gzip files, which can be read once only, through the pipeline's ``ta
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Callable, Sequence
 
 from hpnet.artefacts.model import ArtefactFacts
-from hpnet.artefacts.rccl import RCCL_WORDS
 from hpnet.artefacts.scan import ArtefactTap, combine, file_text, read_artefacts
 from hpnet.ncclog.inputs import LogInput
 from hpnet.ncclog.model import NcclLog
 
 __all__ = ["read_with_artefacts"]
-
-
-def _may_be_rccl(path: str) -> bool:
-    """Does the file hold one of RCCL's own words (read as bytes, mapped: no copy)?"""
-    try:
-        with (
-            open(path, "rb") as handle,
-            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data,
-        ):
-            return any(data.find(word.encode()) != -1 for word in RCCL_WORDS)
-    except (OSError, ValueError):  # unreadable or empty: the text path says what it can
-        return True
 
 
 def read_with_artefacts(
@@ -62,7 +48,7 @@ def read_with_artefacts(
         name = "<stdin>" if source.path == "-" else source.path
         if source.stream or source.gzip:
             parts = [(tap.text(name), 1)]
-        elif name not in marked and not _may_be_rccl(source.path):
+        elif name not in marked:
             continue  # no word any artefact reader needs: nothing but NCCL's lines to read
         else:
             try:

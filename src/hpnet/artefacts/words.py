@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FRAMEWORK_WORDS", "MARKS", "RAS_WORDS"]
+__all__ = ["FRAMEWORK_WORDS", "MARKS", "RAS_WORDS", "RCCL_BYTES", "RCCL_WORDS"]
 
 FRAMEWORK_WORDS = (
     "atchdog",
@@ -36,3 +36,7 @@ RAS_WORDS = ("Job summary", "Comms", ") MISMATCH", ") ERROR", ") INCOMPLETE", "c
 MARKS = re.compile(
     "|".join(re.escape(w) for w in (*FRAMEWORK_WORDS, *RAS_WORDS, '"nccl_version"')).encode()
 )
+#: the literal words of an RCCL log's own lines (hpnet.artefacts.rccl.RCCL_MARK): NCCL-
+#: shaped INFO lines, so looked for in the whole text, at memory speed
+RCCL_WORDS = ("RCCL version", "librccl", "/hipify/src/", "ROCr version", "rocprofiler-sdk-rccl")
+RCCL_BYTES = tuple(w.encode() for w in RCCL_WORDS)

@@ -20,7 +20,7 @@ import collections
 import re
 from collections.abc import Iterator
 
-from hpnet.artefacts.words import MARKS
+from hpnet.artefacts.words import MARKS, RCCL_BYTES
 from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event, bare_warn_start
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
@@ -187,7 +187,9 @@ def scan_block(
     if b"Last error:" in text:
         _last_errors(text, source, start_line, events)
     result.num_nccl_lines = nccl
-    result.framework = any(MARKS.search(line) for line in counts if b"NCCL INFO " not in line)
+    result.framework = any(word in data for word in RCCL_BYTES) or any(
+        MARKS.search(line) for line in counts if b"NCCL INFO " not in line
+    )
     return result
 
 

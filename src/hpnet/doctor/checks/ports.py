@@ -49,10 +49,40 @@ def check_port_state(facts: Facts) -> CheckResult:
         elif p.state is not PortState.UNKNOWN:
             phys = f" ({p.phys_state.value})" if p.phys_state else ""
             lines.append(f"{d.name}:{p.number}: {p.state.value}{phys}")
-    lines = [line for line in lines if line]
+    unshown = [f"{d.name}:{p.number}" for d, p in bad if p.state is PortState.UNKNOWN]
+    if not lines and unshown:
+        # a listing that does not show a port's state: never a PASS on it
+        return result(
+            "ports.state",
+            "ports",
+            Status.WARN,
+            f"the state of {len(unshown)} selected port(s) is not shown: "
+            + ", ".join(unshown[:8])
+            + (f" and {len(unshown) - 8} more" if len(unshown) > 8 else ""),
+            *(
+                [f"{len(chosen) - len(unshown)} other selected port(s) ACTIVE"]
+                if len(chosen) > len(unshown)
+                else []
+            ),
+            fix_note="pass `ibv_devinfo` or `ibstat` output with --from (they show each "
+            "port's state), or run hpnet doctor on the node itself",
+        )
     if not lines:
         return result("ports.state", "ports", Status.PASS, f"{len(chosen)} selected port(s) ACTIVE")
     active = [pair for pair in chosen if pair[1].state is PortState.ACTIVE]
+    if active and facts.variables.get("NCCL_IB_HCA") is None:
+        # NCCL_IB_HCA unset: NCCL opens every ACTIVE port and skips the others
+        # (net_ib.cc's init: portAttr.state != IBV_PORT_ACTIVE -> continue); a port down
+        # on a node is still worth a look (a cable, a switch port), not a selection error
+        return result(
+            "ports.state",
+            "ports",
+            Status.WARN,
+            f"{len(active)} port(s) ACTIVE; NCCL skips the {len(lines)} that are not",
+            *lines,
+            fix_note="if these ports should carry traffic, check the cable and switch port "
+            "(ibstat); if they are not meant for NCCL, nothing to do",
+        )
     status = Status.FAIL if not active else Status.WARN
     return result(
         "ports.state",
