@@ -107,7 +107,13 @@ def test_the_schema_doc_names_every_fact_key_and_id(capsys: pytest.CaptureFixtur
     row = next(line for line in DOC.splitlines() if line.startswith("| `facts` |"))
     assert set(data["facts"][0]) == {"id", "text", "evidence", "processes"}
     assert all(f"`{key}`" in row for key in data["facts"][0])
-    for fact_id in ("topology-file", "bootstrap-link-local", "nic-distance-sys", "pxn"):
+    for fact_id in (
+        "topology-file",
+        "bootstrap-link-local",
+        "nic-distance-sys",
+        "pxn",
+        "shm-between-nvlink",
+    ):
         assert f"`{fact_id}`" in row
     assert "`nvls`" in row and "`collnet`" in row
 
@@ -116,3 +122,15 @@ def test_facts_are_rendered_in_text(capsys: pytest.CaptureFixture[str]) -> None:
     main(["verify", str(LOGS / "roce-single-hca-pxn-gdrdma-ofi-plugin-loaded-nccl2.27.5.log")])
     out = capsys.readouterr().out
     assert "[pxn] PXN on" in out
+
+
+def test_shm_between_gpus_nvlink_connects_is_a_fact_with_its_three_lines() -> None:
+    """2x H200 (NV18), NCCL_P2P_DISABLE=1: the topology's NVL link, the SHM channel and
+    the variable, quoted; the same run with P2P on has no such fact."""
+    report = _report("h200x2-p2p-disabled-shm-between-nvlink-gpus-graph-subsys-nccl2.28.9.log")
+    fact = next(f for f in report.facts if f.id == "shm-between-nvlink")
+    quoted = " ".join(fact.evidence)
+    assert "via SHM/direct/direct" in quoted and "+ NVL[370.8] - NVS/0-0" in quoted
+    assert "NCCL_P2P_DISABLE set by environment to 1" in quoted
+    report = _report("h200x2-p2p-on-cumem-nvlink-graph-subsys-nccl2.28.9.log")
+    assert not any(f.id == "shm-between-nvlink" for f in report.facts)

@@ -234,6 +234,36 @@ def _collnet(processes: Sequence[ProcessLog]) -> list[Fact]:
     return _grouped(found, text, "collnet")
 
 
+def _shm_between_nvlink(processes: Sequence[ProcessLog]) -> list[Fact]:
+    """SHM connections of a process whose GPU NCCL's topology shows NVLink on: P2P was
+    off (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, or P2P unusable), and the traffic between the
+    GPUs went through host memory."""
+    found = []
+    for process in processes:
+        nvlink = process.line("nvlink")
+        shm = process.lines_of("transport:SHM")
+        if nvlink is None or not shm:
+            continue
+        disabled = process.line("env:NCCL_P2P_DISABLE")
+        said = "NCCL_P2P_DISABLE set" if disabled is not None else "P2P not used"
+        found.append((said, process, [shm[0][1], nvlink, disabled]))
+
+    def text(said: str, count: int) -> str:
+        why = (
+            "NCCL_P2P_DISABLE is set in the environment"
+            if said == "NCCL_P2P_DISABLE set"
+            else "P2P was off or unusable (NCCL_P2P_LEVEL, a container without a shared IPC "
+            "namespace, a VM)"
+        )
+        return (
+            f"GPUs that NVLink connects talked through host shared memory (SHM) ({_on(count)}): "
+            f"{why}, so intra-node traffic crossed PCIe and host memory at a fraction of "
+            "NVLink's bandwidth"
+        )
+
+    return _grouped(found, text, "shm-between-nvlink")
+
+
 _READERS: tuple[Callable[[Sequence[ProcessLog]], list[Fact]], ...] = (
     _topology_file,
     _bootstrap_link_local,
@@ -241,4 +271,5 @@ _READERS: tuple[Callable[[Sequence[ProcessLog]], list[Fact]], ...] = (
     _pxn,
     _nvls,
     _collnet,
+    _shm_between_nvlink,
 )

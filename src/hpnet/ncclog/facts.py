@@ -89,6 +89,8 @@ def _statement(kind: str, data: tuple[object, ...]) -> str | None:
         return f"gin:{data[0]}"
     if kind == "collnet-device":
         return "collnet"
+    if kind == "topo-nvlink":
+        return "nvlink"
     if kind == "comm" and data[0] == "Abort":
         return "abort"
     if kind in ("net-list", "net-nic"):

@@ -295,6 +295,18 @@ def _trail(message: str, head: str) -> Message | None:
 
 #: (the starts of ``message[:8]`` a reader is for, the reader), tried in this order; ""
 #: fits every message (a reader of what a message holds, not how it starts)
+#: graph/topo.cc's topology dump (NCCL_DEBUG_SUBSYS=GRAPH): a GPU's NVLink to an
+#: NVSwitch or another GPU, ``+ NVL[370.8] - NVS/0-0`` (the link's bandwidth in GB/s)
+_TOPO_NVLINK = re.compile(r"^\s*\+ NVL\[([\d.]+)\] - (NVS|GPU)/")
+
+
+def _topo_nvlink(message: str, head: str) -> Message | None:
+    if "+ NVL[" not in message:
+        return None
+    found = _TOPO_NVLINK.match(message)
+    return reading("topo-nvlink", None, (found.group(1), found.group(2))) if found else None
+
+
 _READERS: tuple[tuple[str | tuple[str, ...], _Reader], ...] = (
     (("Channel", "Ring "), _channel),
     (("CollNet ", "Coll "), _collnet),
@@ -319,5 +331,6 @@ _READERS: tuple[tuple[str | tuple[str, ...], _Reader], ...] = (
     ("", _channels),
     ("Connecte", _connected),
     ("", _gdr),
+    ("", _topo_nvlink),
     ("", _trail),
 )

@@ -40,9 +40,11 @@ _EDITED = re.compile(rb"Channel :|INFO Ring :|NCCL INFO -$")
 #: that NCCL prints for every communicator and connection (topology dumps, proxy
 #: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
 #: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
-#: process whose lines are all noise still appears (one "seen" event per prefix).
+#: process whose lines are all noise still appears (one "seen" event per prefix). A GPU's
+#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise.
 _NOISE = re.compile(
-    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|[ +=]|\[Proxy|ENV/Plugin"
+    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|(?! *\+ NVL\[)[ +=]"
+    rb"|\[Proxy|ENV/Plugin"
     rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
     rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
     rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF"
