@@ -114,6 +114,10 @@ class Problem:
     evidence: tuple[str, ...] = ()
     #: the command or setting that fixes it
     fix: str | None = None
+    #: for ``hpnet check``: it stops NCCL or the job (a doctor FAIL, a benchmark that
+    #: failed or gave wrong results, NCCL's fatal error), so it is listed before every
+    #: problem that only costs speed or warns, whatever their impact
+    fails: bool = False
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -100,8 +100,11 @@ def test_planted_faults_are_caught_with_the_right_fix_in_order_of_impact(
     unknown = by_source["doctor:vars.unknown"]
     assert unknown.impact == 3 and "NCCL_IB_HCA" in (unknown.fix or "")
     order = [p.code for p in report.problems]
-    assert order.index("doctor:vars.ib_disabled") < order.index("doctor:vars.ifname")
-    assert order.index("doctor:vars.ifname") < order.index("doctor:vars.unknown")
+    # the doctor's order (issue 25): the FAIL that stops NCCL at bootstrap (no such
+    # interface) before the WARNs, then by impact
+    assert ifname.fails and not disabled.fails
+    assert order.index("doctor:vars.ifname") < order.index("doctor:vars.ib_disabled")
+    assert order.index("doctor:vars.ib_disabled") < order.index("doctor:vars.unknown")
     assert report.transport == "roce" and len(report.rdma_ports) == 3
 
 

@@ -66,6 +66,7 @@ def judge(facts: NodeFacts) -> tuple[Problem, ...]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["hardware:gpu"],
+                fails=True,
                 what="no NVIDIA GPU visible: NCCL has nothing to run on here",
                 code="hardware:gpu",
                 evidence=(
@@ -116,6 +117,7 @@ def stage_problems(stage: Stage) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["bench:failed"],
+                fails=True,
                 what=f"the {stage.name} benchmark failed",
                 code=f"bench:{stage.name}",
                 evidence=(stage.error[:300],),
@@ -132,6 +134,7 @@ def stage_problems(stage: Stage) -> list[Problem]:
         problems.append(
             Problem(
                 impact=CHECK_IMPACT["bench:wrong"],
+                fails=True,
                 what=f"{stage.name}: wrong results at {len(wrong)} size(s)",
                 code=f"bench:{stage.name}",
                 evidence=(f"sizes: {wrong[:5]}",),
@@ -181,6 +184,7 @@ def verify_problems(stage: Stage, verify: VerifyReport) -> list[Problem]:
             problems.append(
                 Problem(
                     impact=verify_impact(finding.id),
+                    fails=finding.fatal,
                     what=f"{stage.name}: {finding.title}",
                     code=f"verify:{finding.id}",
                     evidence=(finding.cause, *finding.evidence[:3]),
@@ -197,6 +201,7 @@ def doctor_problems(findings: Iterable[DoctorFinding], *, node: str | None = Non
     return [
         Problem(
             impact=doctor_impact(f.id, f.status),
+            fails=f.status == "FAIL",
             what=f"{where}doctor: {f.summary}",
             code=f"doctor:{f.id}",
             evidence=f.evidence[:3],
@@ -208,10 +213,11 @@ def doctor_problems(findings: Iterable[DoctorFinding], *, node: str | None = Non
 
 
 def ordered(problems: Sequence[Problem]) -> tuple[Problem, ...]:
-    """Most important first (stable), each (code, what) once."""
+    """Most important first (stable): what stops NCCL or the job before what does not
+    (the doctor's order: FAIL before WARN), then by impact; each (code, what) once."""
     seen: set[tuple[str, str]] = set()
     unique = []
-    for problem in sorted(problems, key=lambda p: p.impact or READY_BELOW + 1):
+    for problem in sorted(problems, key=lambda p: (not p.fails, p.impact or READY_BELOW + 1)):
         key = (problem.code, problem.what)
         if key not in seen:
             seen.add(key)

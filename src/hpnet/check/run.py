@@ -119,8 +119,11 @@ def prepare(
     resolution = resolve_env(profile, inventory, environment=env)
     resolved = dict(resolution.exported)
     progress("doctor: pre-flight checks")
-    # one truth: the doctor judges the node detected above and the environment the
-    # stages run with (not a second detection, nor the profile's presets alone)
+    # one truth: the doctor judges the node detected above (not a second detection)
+    # and the environment a job of the user's gets: the profile's presets under the
+    # user's NCCL_* variables, as `hpnet doctor --profile` does, so that check's problems
+    # are the doctor's and every fix is judged against what the user set (issue 25);
+    # the stages run with hpnet env's resolution of it
     judged = {k: v for k, v in {**env, **resolved}.items() if k.startswith("NCCL_")}
     for name in resolution.unset:
         judged.pop(name, None)
@@ -129,7 +132,6 @@ def prepare(
         profile=options.profile,
         environment=env,
         inventory=inventory,
-        judged=(judged, "the environment hpnet check resolved and runs with"),
     )
     ports, rates = _ports(inventory)
     nproc, device = local(inventory) if local else local_defaults(options.nproc, options.device)

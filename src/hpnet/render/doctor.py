@@ -33,6 +33,7 @@ def render_report(report: Report, *, command: str = "hpnet doctor", scope: str =
     ``command`` names the command in the verdict line; ``scope`` replaces the line
     that says which variables were checked. Control characters in what was read (an
     env file's value, a listing's device name) are shown escaped."""
+    from hpnet.check.impact import doctor_impact  # noqa: PLC0415
     from hpnet.render.text import escape_controls  # noqa: PLC0415
 
     lines = [
@@ -56,7 +57,11 @@ def render_report(report: Report, *, command: str = "hpnet doctor", scope: str =
     ]
     if failing:
         lines += ["", "Fixes, most important first:"]
-        order = sorted(failing, key=lambda c: c.status.value != "FAIL")
+        # hpnet check's order too (one list): FAIL before WARN, then the impact table
+        order = sorted(
+            failing,
+            key=lambda c: (c.status.value != "FAIL", doctor_impact(c.id, c.status.value)),
+        )
         for number, check in enumerate(order, start=1):
             head = f"  {number}. [{check.id}] "
             indent = " " * len(head)
