@@ -90,11 +90,6 @@ KNOWN: dict[tuple[str, str], str] = {
         )
         for key in ("read", "usable")
     },
-    (
-        "listings/ibv_devinfo-efa_0-transport-unspecified-link-layer-printed-infiniband.txt",
-        "usable",
-    ): "issue 25: an EFA device whose old ibv_devinfo prints 'link_layer: InfiniBand' "
-    "(transport unspecified, vendor 0x1d0f) is selected for NCCL_IB_HCA",
     **{
         (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
         "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "

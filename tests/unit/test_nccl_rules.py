@@ -358,7 +358,9 @@ def test_doctor_names_ports_without_a_transport_word(
     listing.write_text(one.rstrip("\n") + "\n" + second)
     main(["doctor", "--from", str(listing)])
     out = capsys.readouterr().out
-    assert "ports.mixed           2 ports, all link layer unknown at 100 Gb/s" in out
+    # EFA's ports are none NCCL's IB transport takes (net_ib skips a link layer that is
+    # neither InfiniBand nor Ethernet): nothing to compare, and no crash
+    assert "ports.mixed           fewer than two usable ports" in out
     assert "KeyError" not in out
 
 

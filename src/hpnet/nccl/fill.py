@@ -132,7 +132,12 @@ def _socket_fallback(profile: Profile, inventory: NodeInventory, findings: list[
         return
     reasons = []
     for device in inventory.rdma_devices:
-        if device.uverbs is not None and not device.uverbs.present:
+        if device.driver == "efa":
+            reasons.append(
+                f"{device.name}: AWS EFA, which NCCL's IB transport does not use (the "
+                "aws-ofi-nccl plugin does: without it, sockets)"
+            )
+        elif device.uverbs is not None and not device.uverbs.present:
             reasons.append(f"{device.name}: no {device.uverbs.path} in this container")
         elif device.uverbs is not None and device.uverbs.accessible is False:
             reasons.append(f"{device.name}: {device.uverbs.path} cannot be opened")

@@ -152,6 +152,11 @@ def port_kind(device: RdmaDevice, port: RdmaPort) -> str:
     """
     if device.driver == "erdma":
         return "erdma"
+    if device.driver == "efa":
+        # the efa kernel driver reports the link layer unspecified (efa_query_port),
+        # whatever an old ibv_devinfo prints for it ("InfiniBand"): NCCL's IB transport
+        # skips the port; aws-ofi-nccl (libfabric) is what uses EFA
+        return "unknown"
     link = port.link_layer or ("Ethernet" if device.driver in _ETHERNET_DRIVERS else None)
     if link == "InfiniBand":
         return "ib"

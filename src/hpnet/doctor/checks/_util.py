@@ -93,14 +93,19 @@ def result(
 
 
 def selected_ports(facts: Facts) -> list[Port]:
-    """The ports NCCL would consider: those NCCL_IB_HCA selects (all if unset)."""
+    """The ports NCCL's IB transport would consider: those NCCL_IB_HCA selects (all if
+    unset), less those whose link layer it never takes (EFA's, reported unspecified by
+    its driver whatever a listing prints: net_ib's init skips a port that is neither
+    InfiniBand nor Ethernet). A link layer not shown stays in: unknown, not excluded."""
     value = facts.variables.get("NCCL_IB_HCA")
     spec = parse_list(value) if value is not None else None
     return [
         (device, port)
         for device in facts.inventory.rdma_devices
         for port in device.ports
-        if spec is None or spec.matches(device.name, port.number)
+        if (spec is None or spec.matches(device.name, port.number))
+        and device.driver != "efa"
+        and port.link_layer in (None, "InfiniBand", "Ethernet")
     ]
 
 

@@ -50,8 +50,10 @@ def check_port_state(facts: Facts) -> CheckResult:
             phys = f" ({p.phys_state.value})" if p.phys_state else ""
             lines.append(f"{d.name}:{p.number}: {p.state.value}{phys}")
     unshown = [f"{d.name}:{p.number}" for d, p in bad if p.state is PortState.UNKNOWN]
-    if not lines and unshown:
-        # a listing that does not show a port's state: never a PASS on it
+    if unshown:
+        # a listing that does not show a port's state: never a PASS on it, nor a FAIL
+        # for the others (an unshown one may be ACTIVE): the state is unknown
+        active = len([1 for _, p in chosen if p.state is PortState.ACTIVE])
         return result(
             "ports.state",
             "ports",
@@ -59,11 +61,8 @@ def check_port_state(facts: Facts) -> CheckResult:
             f"the state of {len(unshown)} selected port(s) is not shown: "
             + ", ".join(unshown[:8])
             + (f" and {len(unshown) - 8} more" if len(unshown) > 8 else ""),
-            *(
-                [f"{len(chosen) - len(unshown)} other selected port(s) ACTIVE"]
-                if len(chosen) > len(unshown)
-                else []
-            ),
+            *([f"{active} other selected port(s) ACTIVE"] if active else []),
+            *lines,
             fix_note="pass `ibv_devinfo` or `ibstat` output with --from (they show each "
             "port's state), or run hpnet doctor on the node itself",
         )
