@@ -53,7 +53,7 @@ def check_port_state(facts: Facts) -> CheckResult:
     if unshown:
         # a listing that does not show a port's state: never a PASS on it, nor a FAIL
         # for the others (an unshown one may be ACTIVE): the state is unknown
-        active = len([1 for _, p in chosen if p.state is PortState.ACTIVE])
+        num_active = len([1 for _, p in chosen if p.state is PortState.ACTIVE])
         return result(
             "ports.state",
             "ports",
@@ -61,7 +61,7 @@ def check_port_state(facts: Facts) -> CheckResult:
             f"the state of {len(unshown)} selected port(s) is not shown: "
             + ", ".join(unshown[:8])
             + (f" and {len(unshown) - 8} more" if len(unshown) > 8 else ""),
-            *([f"{active} other selected port(s) ACTIVE"] if active else []),
+            *([f"{num_active} other selected port(s) ACTIVE"] if num_active else []),
             *lines,
             fix_note="pass `ibv_devinfo` or `ibstat` output with --from (they show each "
             "port's state), or run hpnet doctor on the node itself",
