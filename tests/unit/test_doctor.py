@@ -506,3 +506,19 @@ def test_checks_that_depend_on_the_selection_skip_when_it_is_empty(sysfs_tree: T
         assert status is Status.SKIP and "see vars.hca" in summary
     listing = inventory_from_listings([("x", listing_text("ibv_devinfo-erdma.txt"))])
     assert check("devices.uverbs", listing)[0] is Status.SKIP
+
+
+def test_a_misspelled_hca_list_is_renamed_only_where_its_value_selects_a_port(
+    sysfs_tree: Tree,
+) -> None:
+    """Issue 25: renaming NCCL_IB_HCAA=mlx5_0 to NCCL_IB_HCA on a node without mlx5_0
+    selected no port; the fix sets the node's usable ports there, and carries the
+    value where it selects one."""
+    erdma = node(sysfs_tree, "erdma-alibaba")
+    status, _, evidence, fix = check("vars.unknown", erdma, {"NCCL_IB_HCAA": "mlx5_0"})
+    assert status is Status.WARN and "selects no usable port here" in evidence[0]
+    assert fix == "export NCCL_IB_HCA='=erdma_0:1,erdma_1:1'\nunset NCCL_IB_HCAA"
+    roce = node(sysfs_tree, "cx-roce-mixed-gids")
+    _, _, evidence, fix = check("vars.unknown", roce, {"NCCL_IB_HCAA": "mlx5_0"})
+    assert evidence[0].endswith("The fix renames it")
+    assert fix == "export NCCL_IB_HCA=mlx5_0\nunset NCCL_IB_HCAA"

@@ -24,6 +24,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import foreign, lookup, nccl_int, suggest, validate
+from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.nccl.model import Kind
 from hpnet.result import Status
 
@@ -140,9 +141,15 @@ def check_unknown(facts: Facts) -> CheckResult:
         value = facts.variables[name]
         close = suggest(name)
         if close is not None and close not in facts.variables:
-            lines.append(f"{name}: not an NCCL variable; did you mean {close}? The fix renames it")
-            fixes += [export(close, value), unset(name)]
-            renamed = True
+            carried, why = _carried(facts, close, value)
+            if why:
+                lines.append(f"{name}: not an NCCL variable; did you mean {close}? {why}")
+            else:
+                lines.append(
+                    f"{name}: not an NCCL variable; did you mean {close}? The fix renames it"
+                )
+                renamed = True
+            fixes += [*([export(close, carried)] if carried is not None else []), unset(name)]
         elif close is not None:
             lines.append(
                 f"{name}: not an NCCL variable; did you mean {close}? It is set too "
@@ -174,6 +181,26 @@ def check_unknown(facts: Facts) -> CheckResult:
             else None,
             edit_note(facts),
         ),
+    )
+
+
+def _carried(facts: Facts, name: str, value: str) -> tuple[str | None, str | None]:
+    """The value a misspelled variable's rename sets, and why it is not the misspelled
+    one's own (None: the rename carries the value over). A ports list that selects no
+    port NCCL can use here is not carried: the node's own ports are (what ``hpnet env``
+    exports), or nothing where the node has none."""
+    if name != "NCCL_IB_HCA":
+        return value, None
+    spec = parse_list(value)
+    if spec.problems:
+        return value, None  # vars.syntax-like problems: the rename keeps them visible
+    usable = all_usable(facts)
+    if not usable or any(spec.matches(d.name, p.number) for d, p in usable):
+        return (value, None) if usable or not facts.inventory.rdma_devices else (None, None)
+    exact = exact_list([(d.name, p.number) for d, p in usable])
+    return exact, (
+        f"Its value {value!r} selects no usable port here, so the fix sets this node's "
+        f"usable ports ({exact}) instead"
     )
 
 
