@@ -522,3 +522,16 @@ def test_a_misspelled_hca_list_is_renamed_only_where_its_value_selects_a_port(
     _, _, evidence, fix = check("vars.unknown", roce, {"NCCL_IB_HCAA": "mlx5_0"})
     assert evidence[0].endswith("The fix renames it")
     assert fix == "export NCCL_IB_HCA=mlx5_0\nunset NCCL_IB_HCAA"
+
+
+def test_the_roce_tree_gets_one_answer_for_the_hca_and_the_gid(sysfs_tree: Tree) -> None:
+    """Issue 25, on the recorded RoCE tree: hpnet env keeps mlx5_0:1 (the one port with a
+    routable RoCE v2 GID) and GID 3; the doctor says the same, where it said PASS to a
+    list with mlx4_0:1 and FAILed GID 4 with no fix."""
+    roce = node(sysfs_tree, "cx-roce-mixed-gids")
+    status, summary, _, fix = check("vars.hca", roce, {"NCCL_IB_HCA": "=mlx4_0:1,mlx5_0:1"})
+    assert status is Status.WARN and "also selects mlx4_0:1" in summary
+    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    status, _, _, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "4"})
+    assert status is Status.FAIL
+    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'\nexport NCCL_IB_GID_INDEX=3"

@@ -9,6 +9,7 @@ from hpnet.doctor.checks._util import (
     all_usable,
     edit_note,
     export,
+    fix_lines,
     notes,
     port_names,
     result,
@@ -26,6 +27,7 @@ from hpnet.nccl.rules import (
     gid_family,
     gid_index,
     gid_problem,
+    has_routable_gid,
     nccl_family,
     port_kind,
     version_tuple,
@@ -132,9 +134,22 @@ def check_gid(facts: Facts) -> CheckResult:
         note = "no one index works on every selected port: unset, NCCL >= 2.21.5 chooses per port"
     elif fix is None:
         working = [(d, p) for d, p in ethernet if not gid_problem(p, index, family, visible)]
+        # the ports that can route RoCE v2 at all, and an index every one of them has
+        routable = [(d, p) for d, p in ethernet if has_routable_gid(p, family)]
+        shared = common_gid_indexes(routable, family, visible) if routable else []
         if working and index >= 0:
             fix = export("NCCL_IB_HCA", exact_list([(d.name, p.number) for d, p in working]))
             note = f"GID {index} works on these ports only: keep them"
+        elif shared:
+            # what hpnet env sets: the ports with a routable RoCE v2 GID, and their index
+            fix = fix_lines(
+                export("NCCL_IB_HCA", exact_list([(d.name, p.number) for d, p in routable])),
+                export("NCCL_IB_GID_INDEX", str(shared[0])),
+            )
+            note = (
+                f"GID {shared[0]} is RoCE v2 and routable on {port_names(routable)}; the other "
+                "ports have no routable RoCE v2 GID"
+            )
         elif any("namespace" in problem for problem in problems):
             note = (
                 "the GIDs' interfaces are not in this network namespace: start the container "

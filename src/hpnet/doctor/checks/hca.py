@@ -21,6 +21,9 @@ from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import nccl_int, validate
 from hpnet.nccl.lists import exact_list, parse_list
 from hpnet.nccl.rules import (
+    family_word,
+    gid_family,
+    has_routable_gid,
     port_kind,
     transport_word,
 )
@@ -100,6 +103,30 @@ def check_hca(facts: Facts) -> CheckResult:
             "which NCCL will skip",
             *(why_unusable(d, p) for d, p in skipped),
             fix=fix,
+            fix_note=note,
+        )
+    # a RoCE port whose GID table (known) has no routable RoCE v2 GID of the family:
+    # NCCL opens it and its connections do not route (hpnet env leaves it out too)
+    family = gid_family(
+        facts.variables.get("NCCL_IB_ADDR_FAMILY"), facts.variables.get("NCCL_SOCKET_FAMILY")
+    )
+    unroutable = [
+        (d, p)
+        for d, p in good
+        if port_kind(d, p) in ("roce", "erdma") and p.gids and not has_routable_gid(p, family)
+    ]
+    if unroutable:
+        routable = [pair for pair in good if pair not in unroutable]
+        return result(
+            "vars.hca",
+            AREA,
+            Status.WARN,
+            f"NCCL_IB_HCA={value} also selects {port_names(unroutable)}, which has no "
+            f"routable RoCE v2 {family_word(family)} GID",
+            f"routable: {port_names(routable)}",
+            fix=export("NCCL_IB_HCA", exact_list([(d.name, p.number) for d, p in routable]))
+            if routable
+            else fix,
             fix_note=note,
         )
     return result("vars.hca", AREA, Status.PASS, f"NCCL_IB_HCA={value} selects {port_names(good)}")
