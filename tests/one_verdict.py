@@ -133,6 +133,8 @@ ENV_CODES = {
     "gid": ("gid-mismatch", "profile-gid-mismatch", "no-common-gid"),
     "ifname": ("ifname-mismatch", "profile-ifname-mismatch"),
 }
+#: env's findings that say a value is not checked (not known), not that it is wrong
+UNCHECKED_CODES = ("gid-unchecked", "listing-incomplete")
 RDMA_KINDS = ("ib", "roce", "erdma")
 
 
@@ -514,7 +516,10 @@ def env_verdicts(env: JSON, node: Node, picks: Mapping[str, int]) -> dict[str, V
     values: dict[str, list[str | None]] = {}
     for decision, name in VARIABLE.items():
         about = [
-            f for f in findings if f"{name}=" in f["message"] or f["code"] in ENV_CODES[decision]
+            f
+            for f in findings
+            if (f"{name}=" in f["message"] or f["code"] in ENV_CODES[decision])
+            and f["code"] not in UNCHECKED_CODES
         ]
         if about:
             statuses[decision] = "problem"
@@ -536,7 +541,9 @@ def env_verdicts(env: JSON, node: Node, picks: Mapping[str, int]) -> dict[str, V
     unknown = []
     if incomplete and not (values.get("NCCL_IB_HCA") or [None])[0]:
         unknown.append("hca")
-    if incomplete and not (values.get("NCCL_IB_GID_INDEX") or [None])[0]:
+    if (incomplete and not (values.get("NCCL_IB_GID_INDEX") or [None])[0]) or any(
+        f["code"] == "gid-unchecked" for f in findings
+    ):
         unknown.append("gid")
     if node.interfaces is None and not (values.get("NCCL_SOCKET_IFNAME") or [None])[0]:
         unknown.append("ifname")

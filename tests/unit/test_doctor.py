@@ -535,3 +535,17 @@ def test_the_roce_tree_gets_one_answer_for_the_hca_and_the_gid(sysfs_tree: Tree)
     status, _, _, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "4"})
     assert status is Status.FAIL
     assert fix == "export NCCL_IB_HCA='=mlx5_0:1'\nexport NCCL_IB_GID_INDEX=3"
+
+
+def test_active_ports_whose_gids_a_listing_does_not_show_are_not_passed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`rdma link` shows two ACTIVE Ethernet ports and no GID table: whether they route
+    RoCE v2 is not shown, so neither hpnet env nor the doctor passes them (issue 25)."""
+    listing = str(DATA / "listings" / "rdma_link-cx6dx-two-ports-p1p1-p1p2-trailing-blank.txt")
+    main(["doctor", "--from", listing, "--profile", "roce"])
+    out = capsys.readouterr().out
+    assert "WARN  ports.state           2 selected port(s) ACTIVE, but the listing does not" in out
+    main(["env", "--from", listing, "--profile", "roce", "--set", "NCCL_IB_GID_INDEX=4", "--json"])
+    codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert {"listing-incomplete", "gid-unchecked"} <= codes

@@ -105,6 +105,18 @@ def detected_values(
             findings=findings,
         )
     gid_now = current.get("NCCL_IB_GID_INDEX")
+    if transport in ("roce", "erdma") and gid_now and not selected and unknown_ports(inventory):
+        # a listing that does not show the GID tables: the index is neither right nor
+        # wrong here, it is not known (hpnet doctor's vars.gid says the same)
+        findings.append(
+            Finding(
+                severity=Severity.WARNING,
+                id="gid-unchecked",
+                title=f"NCCL_IB_GID_INDEX={gid_now[0]} ({gid_now[1]}) is not checked: the "
+                "listing does not show the ports' GID tables (`show_gids` or "
+                "`ibv_devinfo -v` shows them)",
+            )
+        )
     if transport == "ib" and gid_now and selected:
         detected.append(
             Detected(

@@ -41,6 +41,15 @@ def check_port_state(facts: Facts) -> CheckResult:
         return result(
             "ports.state", "ports", Status.SKIP, "NCCL_IB_HCA selects no port (see vars.hca)"
         )
+    names = {f"{d.name}:{p.number}" for d, p in chosen}
+    # what the listing leaves unknown about a selected ACTIVE port (its GIDs, its link
+    # layer): using it is not shown either, as hpnet env says (no PASS on it)
+    untold = [
+        said
+        for said in unknown_ports(facts.inventory)
+        if said.split(":", 2)[0] + ":" + said.split(":", 2)[1] in names
+        and "state not shown" not in said
+    ]
     bad: list[Port] = [(d, p) for d, p in chosen if p.state is not PortState.ACTIVE]
     lines = []
     for d, p in bad:
@@ -65,6 +74,17 @@ def check_port_state(facts: Facts) -> CheckResult:
             *lines,
             fix_note="pass `ibv_devinfo` or `ibstat` output with --from (they show each "
             "port's state), or run hpnet doctor on the node itself",
+        )
+    if not lines and untold:
+        return result(
+            "ports.state",
+            "ports",
+            Status.WARN,
+            f"{len(chosen)} selected port(s) ACTIVE, but the listing does not show what "
+            "using them takes",
+            *untold,
+            fix_note="pass `show_gids` or `ibv_devinfo -v` output with --from, or run hpnet "
+            "doctor on the node itself",
         )
     if not lines:
         return result("ports.state", "ports", Status.PASS, f"{len(chosen)} selected port(s) ACTIVE")
