@@ -233,14 +233,14 @@ def deny_uverbs(inventory: NodeInventory, device: str) -> NodeInventory:
 
 def test_hca_names_a_device_whose_uverbs_node_cannot_be_opened(sysfs_tree: Tree) -> None:
     dgx = deny_uverbs(node(sysfs_tree, "cx6-ib-dgx"), "mlx5_1")
-    status, summary, evidence, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "mlx5"})
-    assert status is Status.WARN
+    status, summary, _, _ = check("vars.hca", dgx, {"NCCL_IB_HCA": "mlx5"})
+    # NCCL skips a device it cannot open (net_ib: "Unable to open device") and opens the
+    # others: the value is not what is wrong (devices.uverbs names the device)
+    assert status is Status.PASS
     assert summary == (
-        "NCCL_IB_HCA=mlx5 selects mlx5_0:1, mlx5_2:1, and mlx5_1:1, mlx5_3:1 which NCCL will skip"
+        "NCCL_IB_HCA=mlx5 selects mlx5_0:1, mlx5_2:1 (NCCL skips mlx5_1:1, mlx5_3:1: not "
+        "usable here)"
     )
-    assert evidence == ("mlx5_1:1: /dev/infiniband/uverbs1 cannot be opened", "mlx5_3:1: port DOWN")
-    assert fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_2:1'"
-    assert_pasteable(fix)
     # naming only that device: nothing usable, NCCL falls back to sockets
     status, summary, evidence, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "=mlx5_1"})
     assert status is Status.FAIL and "selects no usable port: NCCL falls back" in summary

@@ -94,17 +94,10 @@ def check_hca(facts: Facts) -> CheckResult:
             fix_note=note,
         )
     skipped = [(d, p) for d, p in chosen if (d, p) not in good]
-    if skipped:
-        return result(
-            "vars.hca",
-            AREA,
-            Status.WARN,
-            f"NCCL_IB_HCA={value} selects {port_names(good)}, and {port_names(skipped)} "
-            "which NCCL will skip",
-            *(why_unusable(d, p) for d, p in skipped),
-            fix=fix,
-            fix_note=note,
-        )
+    # a port the value matches and NCCL skips (down, or not openable here) costs nothing
+    # the value could change: NCCL opens the usable ones either way, as hpnet env judges
+    # it; ports.state and devices.uverbs say what is wrong with the others
+    said = f" (NCCL skips {port_names(skipped)}: not usable here)" if skipped else ""
     # a RoCE port whose GID table (known) has no routable RoCE v2 GID of the family:
     # NCCL opens it and its connections do not route (hpnet env leaves it out too)
     family = gid_family(
@@ -129,7 +122,9 @@ def check_hca(facts: Facts) -> CheckResult:
             else fix,
             fix_note=note,
         )
-    return result("vars.hca", AREA, Status.PASS, f"NCCL_IB_HCA={value} selects {port_names(good)}")
+    return result(
+        "vars.hca", AREA, Status.PASS, f"NCCL_IB_HCA={value} selects {port_names(good)}{said}"
+    )
 
 
 def check_ib_disabled(facts: Facts) -> CheckResult:
