@@ -318,8 +318,9 @@ def test_ports(sysfs_tree: Tree) -> None:
     )
     status, summary, _, fix = check("ports.mixed", mixed)
     assert status is Status.WARN and "mix link layers" in summary
-    # the fix keeps the larger group: the two RoCE ports, not the one InfiniBand port
-    assert fix == "export NCCL_IB_HCA='=mlx5_3:1,mlx5_2:1'"
+    # the fix keeps the ports of the transport hpnet env chooses for this node
+    # (InfiniBand first; issue 25: one verdict), not a group of the doctor's own choosing
+    assert fix == "export NCCL_IB_HCA='=mlx5_5:1'"
 
 
 def test_a_port_state_the_listing_does_not_show_is_never_passed() -> None:

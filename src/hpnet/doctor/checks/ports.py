@@ -14,6 +14,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.fill import unknown_ports
+from hpnet.nccl.rules import TRANSPORT_WORDS
 from hpnet.rdma.model import PortState
 from hpnet.result import Status
 
@@ -114,6 +115,20 @@ def check_port_state(facts: Facts) -> CheckResult:
     )
 
 
+def _env_transport(facts: Facts) -> str | None:
+    """The transport word hpnet env chooses for this node and profile, or None where it
+    cannot tell (a listing that does not show what using the ports takes)."""
+    from hpnet.errors import HpnetError  # noqa: PLC0415
+    from hpnet.nccl.fill import choose_transport  # noqa: PLC0415
+    from hpnet.profiles import get_profile  # noqa: PLC0415
+
+    try:
+        kind = choose_transport(facts.profile or get_profile("auto"), facts.inventory)
+    except HpnetError:
+        return None
+    return TRANSPORT_WORDS.get(kind)
+
+
 def check_mixed_ports(facts: Facts) -> CheckResult:
     good = usable(facts)
     if len(good) < 2:
@@ -132,6 +147,14 @@ def check_mixed_ports(facts: Facts) -> CheckResult:
                 f"{d.name}:{p.number}"
             )
         (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]) * g[0][1], g[0][1]))
+        chosen = _env_transport(facts)
+        if chosen is not None and chosen != kind and any(k == chosen for k, _ in groups):
+            # one verdict: the transport hpnet env chooses for this node (InfiniBand, then
+            # eRDMA, then RoCE), its fastest group
+            (kind, rate), keep = max(
+                ((g, ports) for g, ports in groups.items() if g[0] == chosen),
+                key=lambda g: (len(g[1]) * g[0][1], g[0][1]),
+            )
         return result(
             "ports.mixed",
             "ports",
