@@ -441,6 +441,10 @@ def _decide(
     hca = "unknown" if "hca" in unknown else _one(hcas)
     if stated_transport is not None:
         transport = "socket" if (disabled or "0").strip() == "1" else stated_transport
+        if hca == "unknown" and transport != "socket":
+            # the command's word for a transport whose ports it cannot tell: the node
+            # does not show that it carries it (the profile asked for it)
+            transport = "unknown"
     else:
         transport = (
             "unknown" if hca == "unknown" else _one([transport_of(h, disabled, node) for h in hcas])
