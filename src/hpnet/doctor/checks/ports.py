@@ -14,6 +14,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.fill import unknown_ports
+from hpnet.nccl.fill_ports import unknown_port_notes
 from hpnet.nccl.rules import TRANSPORT_WORDS
 from hpnet.rdma.model import PortState
 from hpnet.result import Status
@@ -42,15 +43,10 @@ def check_port_state(facts: Facts) -> CheckResult:
         return result(
             "ports.state", "ports", Status.SKIP, "NCCL_IB_HCA selects no port (see vars.hca)"
         )
-    names = {f"{d.name}:{p.number}" for d, p in chosen}
+    shown_active = {f"{d.name}:{p.number}" for d, p in chosen if p.state is PortState.ACTIVE}
     # what the listing leaves unknown about a selected ACTIVE port (its GIDs, its link
     # layer): using it is not shown either, as hpnet env says (no PASS on it)
-    untold = [
-        said
-        for said in unknown_ports(facts.inventory)
-        if said.split(":", 2)[0] + ":" + said.split(":", 2)[1] in names
-        and "state not shown" not in said
-    ]
+    untold = [said for port, said in unknown_port_notes(facts.inventory) if port in shown_active]
     bad: list[Port] = [(d, p) for d, p in chosen if p.state is not PortState.ACTIVE]
     lines = []
     for d, p in bad:

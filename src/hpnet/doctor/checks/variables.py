@@ -188,15 +188,20 @@ def _carried(facts: Facts, name: str, value: str) -> tuple[str | None, str | Non
     """The value a misspelled variable's rename sets, and why it is not the misspelled
     one's own (None: the rename carries the value over). A ports list that selects no
     port NCCL can use here is not carried: the node's own ports are (what ``hpnet env``
-    exports), or nothing where the node has none."""
+    exports), or nothing where no port is usable."""
     if name != "NCCL_IB_HCA":
         return value, None
     spec = parse_list(value)
     if spec.problems:
         return value, None  # vars.syntax-like problems: the rename keeps them visible
     usable = all_usable(facts)
-    if not usable or any(spec.matches(d.name, p.number) for d, p in usable):
-        return (value, None) if usable or not facts.inventory.rdma_devices else (None, None)
+    if any(spec.matches(d.name, p.number) for d, p in usable):
+        return value, None
+    if not usable:
+        return None, (
+            "No RDMA port is usable here, so the fix removes it (NCCL uses its Socket "
+            "transport either way; vars.hca and ports.state say why)"
+        )
     exact = exact_list([(d.name, p.number) for d, p in usable])
     return exact, (
         f"Its value {value!r} selects no usable port here, so the fix sets this node's "
