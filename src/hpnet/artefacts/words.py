@@ -1,6 +1,6 @@
-"""The literal words without which no artefact reader can match a line (pure, no imports:
-the NCCL log scanner marks the inputs that hold one, so the artefact readers read only
-those again).
+"""The literal words without which no artefact reader can match a line (pure, no hpnet
+imports: the NCCL log scanner marks the inputs that hold one, so the artefact readers
+read only those again).
 
 Each reader's patterns need one of these: a PyTorch watchdog line ("atchdog"), "NCCL
 error in:" / "NCCL error: " / TensorRT-LLM's "NCCL error <file>", CuPy's NcclError,
