@@ -265,6 +265,16 @@ def test_rdma_link() -> None:
     assert devices["irdma1"].driver == "irdma" and devices["irdma1"].ports[0].state is A
 
 
+def test_rdma_link_says_infiniband_by_the_lid_alone() -> None:
+    """The kernel gives subnet_prefix / lid / sm_lid for InfiniBand ports alone
+    (nldev.c fill_port_info): they say the link layer; a netdev's name says nothing
+    (issue 25: "rdma0" or "ens1f0" was read as Ethernet, "ib*" as InfiniBand)."""
+    _, devices, _ = parse("rdma_link-ib-lid-smlid-format-active-after-flapping.txt")
+    assert devices["mlx5_7"].ports[0].link_layer == "InfiniBand"
+    _, devices, _ = parse("rdma_link-oci-bm-optimized3-mlx5-one-down.txt")
+    assert {p.link_layer for d in devices.values() for p in d.ports} == {None}
+
+
 def test_ibv_devices() -> None:
     _, devices, _ = parse("ibv_devices-azure-2dev.txt")
     assert {n: d.node_guid for n, d in devices.items()} == {

@@ -55,7 +55,7 @@ def test_problem_carries_both_shapes() -> None:
     assert gathered.impact is None and gathered.evidence == ()
     assert to_data(judged) == {
         "code": "doctor:memlock", "what": "memlock too low", "where": "", "impact": 2,
-        "evidence": [], "fix": "ulimit -l",
+        "evidence": [], "fix": "ulimit -l", "fails": False,
     }  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 
 One line per port: ``link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev
 ens1f0`` (iproute2 before 4.19: ``1/1: mlx5_0/1: state ACTIVE …``), then
-``key value`` pairs, ``lid``/``sm_lid`` on InfiniBand ports.
+``key value`` pairs, ``subnet_prefix``/``lid``/``sm_lid``/``lmc`` on InfiniBand ports
+only (the kernel's nldev.c gives them for those alone): the only word on the link layer.
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ def parse_rdma_link(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
                 number=int(match.group(2)),
                 state=PortState(state) if state in PortState.__members__ else PortState.UNKNOWN,
                 phys_state=_PHYS.get(pairs.get("physical_state", "")),
-                # the link layer is not printed; the netdev's name says it (an IPoIB
-                # interface is ib*, any other is Ethernet), and no netdev says nothing
-                link_layer=("InfiniBand" if netdev.startswith("ib") else "Ethernet")
-                if netdev
-                else None,
+                # the link layer is not printed. The kernel gives subnet_prefix, lid,
+                # sm_lid and lmc for InfiniBand ports alone (drivers/infiniband/core/
+                # nldev.c, fill_port_info: rdma_protocol_ib), so they say InfiniBand;
+                # their absence, or a netdev's name, proves nothing (issue 25: no guess)
+                link_layer="InfiniBand" if "subnet_prefix" in pairs or "lid" in pairs else None,
                 lid=parse_int(pairs.get("lid")),
                 sm_lid=parse_int(pairs.get("sm_lid")),
                 netdev=netdev,
