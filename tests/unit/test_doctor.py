@@ -555,3 +555,18 @@ def test_active_ports_whose_gids_a_listing_does_not_show_are_not_passed(
     main(["env", "--from", listing, "--profile", "roce", "--set", "NCCL_IB_GID_INDEX=4", "--json"])
     codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
     assert {"listing-incomplete", "gid-unchecked"} <= codes
+
+
+def test_the_socket_profile_does_not_judge_rdma_devices(
+    capsys: pytest.CaptureFixture[str], sysfs_tree: Tree
+) -> None:
+    """`--profile socket` means sockets, as hpnet env reads it: a container whose RDMA
+    devices cannot be opened is no failure then (issue 25: env ok, doctor FAIL)."""
+    root = sysfs_tree("container-no-uverbs")
+    main(["doctor", "--sysfs-root", str(root), "--profile", "socket", "--json"])
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["devices.uverbs"]["status"] == "SKIP"
+    assert checks["ports.state"]["status"] == "SKIP"
+    main(["doctor", "--sysfs-root", str(root), "--json"])
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["devices.uverbs"]["status"] == "FAIL"  # without it, the devices count

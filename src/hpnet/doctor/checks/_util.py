@@ -156,7 +156,13 @@ def why_unusable(device: RdmaDevice, port: RdmaPort) -> str:
 
 
 def skip_no_rdma(facts: Facts, check_id: str, area: str) -> CheckResult | None:
-    """A SKIP for a check of RDMA on a node without RDMA devices, else None."""
+    """A SKIP for a check of RDMA on a node without RDMA devices, or under a profile
+    that means sockets (``--profile socket``: NCCL is not to open an RDMA device, and
+    hpnet env says the same), else None."""
     if not facts.inventory.rdma_devices:
         return result(check_id, area, Status.SKIP, "no RDMA device on this node")
+    if facts.profile is not None and facts.profile.transport == "socket":
+        return result(
+            check_id, area, Status.SKIP, f"profile {facts.profile.name}: NCCL is to use sockets"
+        )
     return None
