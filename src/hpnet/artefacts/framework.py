@@ -177,20 +177,15 @@ def _event(message: Logical) -> tuple[TorchEvent | None, bool]:
             last_completed=int(groups[2]),
             quotes=message.parts,
         ), False
-    if found := _ASYNC.search(text + "\n"):
+    # an async exception names its work; "NCCL error in:" does not (both: group 3 the
+    # error, group 4 the NCCL version)
+    work = _ASYNC.search(text + "\n")
+    if found := work or _NCCL_ERROR_IN.search(text + "\n"):
         return TorchEvent(
             what="nccl-error",
             rank=_rank(text),
-            seq=int(found.group(1)),
-            op=found.group(2),
-            error=found.group(3),
-            nccl_version=found.group(4),
-            quotes=message.parts,
-        ), True
-    if found := _NCCL_ERROR_IN.search(text + "\n"):
-        return TorchEvent(
-            what="nccl-error",
-            rank=_rank(text),
+            seq=int(work.group(1)) if work else None,
+            op=work.group(2) if work else None,
             error=found.group(3),
             nccl_version=found.group(4),
             quotes=message.parts,
