@@ -72,10 +72,13 @@ def test_checks_problems_are_the_doctors_on_the_users_environment(
 def test_the_recorded_roce_tree_runs_with_what_its_doctor_advises(
     sysfs_tree: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The stages run with the doctor's fixes: vars.gid's GID index and vars.hca's
+    NCCL_IB_HCA (NCCL_IB_HCA unset opens mlx4_0, whose automatic GID does not route)."""
     report, given = _check(sysfs_tree("cx-roce-mixed-gids"), "roce", {"PATH": "/bin"}, monkeypatch)
     assert given[0]["NCCL_IB_GID_INDEX"] == "3" and given[0]["NCCL_IB_HCA"] == "=mlx5_0:1"
-    gid = next(c for c in report.doctor_checks if c.id == "vars.gid")
-    assert gid.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    fixes = {c.id: c.fix for c in report.doctor_checks}
+    assert fixes["vars.gid"] == "export NCCL_IB_GID_INDEX=3"
+    assert fixes["vars.hca"] == "export NCCL_IB_HCA='=mlx5_0:1'"
 
 
 def test_check_detects_the_node_once(

@@ -58,14 +58,21 @@ def test_misspelled_profile(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_env_shell_output_evaluates(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
     """ModelArts' "ib0,bond0,eth0" are prefixes; a node with predictable IPoIB names
-    (ibp12s0) matches none of them, so the node's own interface is used, and said."""
+    (ibp12s0) matches none of them, so the node's own interface is used, and said: a
+    profile-ifname-mismatch whose title ends with the node's answer."""
     root = sysfs_tree("cx6-ib-dgx")
     code, out, err = run(["env", "--profile", "modelarts", "--sysfs-root", str(root)], capsys)
     assert code == 0
     script = out + 'printf "%s\\n" "$NCCL_SOCKET_IFNAME" "$NCCL_IB_HCA" "$NCCL_SOCKET_FAMILY"'
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["=ibp12s0", "=mlx5_0:1,mlx5_1:1,mlx5_2:1", "AF_INET"]
-    assert "warning: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no interface that is up" in err
+    assert "hpnet env: warning: NCCL_SOCKET_IFNAME=ib0,bond0,eth0 matches no interface here" in err
+    assert err.rstrip().endswith("; the node's answer: NCCL_SOCKET_IFNAME==ibp12s0")
+    code, out, _ = run(
+        ["env", "--profile", "modelarts", "--sysfs-root", str(root), "--json"], capsys
+    )
+    codes = [finding["code"] for finding in json.loads(out)["findings"]]
+    assert code == 0 and codes == ["profile-ifname-mismatch"]
 
 
 def test_env_mpirun_arguments(sysfs_tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,7 +149,8 @@ def test_env_findings_go_to_stderr(sysfs_tree: Tree, capsys: pytest.CaptureFixtu
     root = sysfs_tree("container-no-uverbs")
     code, out, err = run(["env", "--profile", "ib", "--sysfs-root", str(root)], capsys)
     assert code == 0
-    assert "hpnet env: warning: no usable InfiniBand port" in err
+    assert "hpnet env: warning: ib needs InfiniBand, but no InfiniBand port is usable here" in err
+    assert "mlx5_0:1: no /dev/infiniband/uverbs0 in this container" in err
     assert "warn" not in out
 
 

@@ -75,22 +75,6 @@ KNOWN: dict[tuple[str, str], str] = {
         )
     },
     **{
-        (f"listings/{name}.txt", key): reason
-        for name, reason in (
-            (
-                "ibstatus-after-topo-nic-legend-roce-100g-labelled-4x-edr",
-                "issue 25: an nvidia-smi topo NIC legend before the ibstatus blocks makes the "
-                "whole file refused; sections without a command line are not split yet",
-            ),
-            (
-                "ibv_devinfo-container-failed-to-open-device-lines-mlx4-vf-ib-active",
-                "issue 25: old ibv_devinfo's 'Failed to open device' lines (a container "
-                "without the other VFs' uverbs) are not known as part of its output",
-            ),
-        )
-        for key in ("read", "usable")
-    },
-    **{
         (f"nccl-logs/{name}.log", "versions"): "the version is said in the post, not in the "
         "lines: a CUCHECK / CUDACHECK WARN stands at its caller's file:line, which the format "
         "table does not hold"

@@ -113,11 +113,23 @@ def test_hca(sysfs_tree: Tree) -> None:
     assert check("ports.state", dgx, {"NCCL_IB_HCA": "mlx5"})[0] is Status.WARN
     status, _, _, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "erdma"})
     assert status is Status.FAIL and fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1,mlx5_2:1'"
+    # no usable port at all: the list cannot help, so vars.hca skips and vars.transport
+    # says NCCL falls back to sockets, and why no port is usable
     pod = node(sysfs_tree, "container-no-uverbs")
-    status, summary, evidence, _ = check("vars.hca", pod, {"NCCL_IB_HCA": "mlx5"})
-    assert status is Status.FAIL and "NCCL falls back to sockets" in summary
+    status, summary, _, fix = check("vars.hca", pod, {"NCCL_IB_HCA": "mlx5"})
+    assert status is Status.SKIP and fix is None
+    assert "does not matter: no usable RDMA port here" in summary
+    status, summary, evidence, _ = check("vars.transport", pod, {"NCCL_IB_HCA": "mlx5"})
+    assert status is Status.WARN and "none usable here" in summary
+    assert "fall back to its Socket transport" in summary
     assert "mlx5_0:1: no /dev/infiniband/uverbs0 in this container" in evidence
-    assert check("vars.hca", dgx, {})[0] is Status.SKIP
+    # unset: judged too; NCCL opens exactly the usable InfiniBand ports here
+    status, summary, _, _ = check("vars.hca", dgx, {})
+    assert status is Status.PASS
+    assert summary == (
+        "NCCL_IB_HCA is not set: NCCL opens mlx5_0:1, mlx5_1:1, mlx5_2:1, every usable "
+        "InfiniBand port here"
+    )
 
 
 def test_gid(sysfs_tree: Tree) -> None:
@@ -142,17 +154,24 @@ def test_gid(sysfs_tree: Tree) -> None:
     ib = node(sysfs_tree, "cx6-ib-dgx")
     status, summary, _, _ = check("vars.gid", ib, {"NCCL_IB_GID_INDEX": "3"})
     # issue 25: the skip said "NCCL_IB_GID_INDEX is 3 (negative)" for any value
+    # on InfiniBand the index is not used at all (routed by LID), whatever its value
     assert status is Status.SKIP and "negative" not in summary
-    assert summary.startswith("NCCL_IB_GID_INDEX=3 is not checked: no usable RoCE")
-    summary = check("vars.gid", ib, {"NCCL_IB_GID_INDEX": "-1"}, nccl="2.23.4")[1]
-    assert summary.startswith("NCCL_IB_GID_INDEX=-1 is not checked")
-    assert check("vars.gid", ib)[1].startswith("NCCL_IB_GID_INDEX is not set: no usable")
+    assert summary.startswith("these are InfiniBand ports: NCCL routes them by LID")
+    assert "does not use the GID index" in summary
+    status, summary, _, _ = check("vars.gid", ib, {"NCCL_IB_GID_INDEX": "-1"}, nccl="2.23.4")
+    assert status is Status.SKIP and "negative" not in summary
+    assert "does not use the GID index" in summary
+    status, summary, _, _ = check("vars.gid", ib)
+    assert status is Status.SKIP
+    assert summary.startswith("NCCL_IB_GID_INDEX is not set: no RoCE/eRDMA transport here")
 
 
 def test_ifname(sysfs_tree: Tree) -> None:
     inv = node(sysfs_tree, "erdma-alibaba")
     status, summary, _, _ = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "eth"})
-    assert status is Status.PASS and "matches eth0, eth1, eth2" in summary
+    # each match names its kind (and its address, where the source records one)
+    assert status is Status.PASS
+    assert "matches eth0 (physical), eth1 (physical), eth2 (physical)" in summary
     assert summary.endswith("(addresses are not recorded: not checked)")  # a recorded tree
     status, _, _, fix = check("vars.ifname", inv, {"NCCL_SOCKET_IFNAME": "ib0"})
     assert status is Status.FAIL and fix == "export NCCL_SOCKET_IFNAME='=eth0'"
@@ -316,11 +335,17 @@ def test_ports(sysfs_tree: Tree) -> None:
     mixed = inventory_from_listings(
         [("x", listing_text("ibv_devinfo-mlnx-8hca-mixed-ib-eth-port-down.txt"))]
     )
-    status, summary, _, fix = check("ports.mixed", mixed)
-    assert status is Status.WARN and "mix link layers" in summary
-    # the fix keeps the ports of the transport hpnet env chooses for this node
-    # (InfiniBand first; issue 25: one verdict), not a group of the doctor's own choosing
+    # an unset NCCL_IB_HCA opens the RoCE ports too: that mix is vars.hca's WARN and fix,
+    # which keeps the ports of the transport hpnet env chooses for this node (InfiniBand
+    # first; issue 25: one verdict), not a group of the doctor's own choosing; ports.mixed
+    # leaves the selection to it rather than saying it twice
+    status, summary, _, fix = check("vars.hca", mixed)
+    assert status is Status.WARN and "NCCL opens every ACTIVE port" in summary
+    assert "mlx5_3:1 (RoCE, not InfiniBand)" in summary
     assert fix == "export NCCL_IB_HCA='=mlx5_5:1'"
+    status, summary, _, fix = check("ports.mixed", mixed)
+    assert status is Status.SKIP and summary == "vars.hca judges the selection"
+    assert fix is None
 
 
 def test_a_port_state_the_listing_does_not_show_is_never_passed() -> None:
@@ -451,9 +476,18 @@ def test_e2e_no_rdma_with_nccl_ib_hca_set(
         ["doctor", "--sysfs-root", str(sysfs_tree("no-rdma-vm")), "--env-file", str(env_file)],
         capsys,
     )
-    assert code == 1
-    assert "FAIL  vars.hca              NCCL_IB_HCA=mlx5 matches no RDMA device here" in out
-    assert "fix:  unset NCCL_IB_HCA\n" in out and "      export NCCL_IB_DISABLE=1\n" in out
+    # no RDMA device at all: NCCL uses sockets whatever NCCL_IB_HCA says, so the list is
+    # harmless here (a SKIP that says so, no fix), and the transport check says sockets
+    assert code == 0
+    assert (
+        "SKIP  vars.hca              NCCL_IB_HCA=mlx5 does not matter: no usable RDMA port "
+        "here: NCCL uses its Socket transport\n" in out
+    )
+    assert (
+        "PASS  vars.transport        no RDMA device on this node: NCCL uses its Socket "
+        "transport\n" in out
+    )
+    assert "fix:" not in out
 
 
 def test_e2e_misspelled_variable(
@@ -518,16 +552,22 @@ def test_a_misspelled_hca_list_is_renamed_only_where_its_value_selects_a_port(
     sysfs_tree: Tree,
 ) -> None:
     """Issue 25: renaming NCCL_IB_HCAA=mlx5_0 to NCCL_IB_HCA on a node without mlx5_0
-    selected no port; the fix sets the node's usable ports there, and carries the
-    value where it selects one."""
+    selected no port; the fix sets vars.hca's answer where the value selects none of the
+    ports that answer keeps, and carries the value where it selects one."""
     erdma = node(sysfs_tree, "erdma-alibaba")
     status, _, evidence, fix = check("vars.unknown", erdma, {"NCCL_IB_HCAA": "mlx5_0"})
-    assert status is Status.WARN and "selects no usable port here" in evidence[0]
+    assert status is Status.WARN
+    assert "Its value 'mlx5_0' selects none of the ports NCCL is to open here" in evidence[0]
+    assert "(=erdma_0:1,erdma_1:1: vars.hca's answer) instead" in evidence[0]
     assert fix == "export NCCL_IB_HCA='=erdma_0:1,erdma_1:1'\nunset NCCL_IB_HCAA"
     roce = node(sysfs_tree, "cx-roce-mixed-gids")
     _, _, evidence, fix = check("vars.unknown", roce, {"NCCL_IB_HCAA": "mlx5_0"})
     assert evidence[0].endswith("The fix renames it")
     assert fix == "export NCCL_IB_HCA=mlx5_0\nunset NCCL_IB_HCAA"
+    # mlx4_0 is there, but not among the ports vars.hca keeps (no routable RoCE v2 GID)
+    _, _, evidence, fix = check("vars.unknown", roce, {"NCCL_IB_HCAA": "mlx4_0"})
+    assert "selects none of the ports NCCL is to open here" in evidence[0]
+    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'\nunset NCCL_IB_HCAA"
 
 
 def test_the_roce_tree_gets_one_answer_for_the_hca_and_the_gid(sysfs_tree: Tree) -> None:
@@ -538,9 +578,16 @@ def test_the_roce_tree_gets_one_answer_for_the_hca_and_the_gid(sysfs_tree: Tree)
     status, summary, _, fix = check("vars.hca", roce, {"NCCL_IB_HCA": "=mlx4_0:1,mlx5_0:1"})
     assert status is Status.WARN and "also selects mlx4_0:1" in summary
     assert fix == "export NCCL_IB_HCA='=mlx5_0:1'"
-    status, _, _, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "4"})
-    assert status is Status.FAIL
-    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'\nexport NCCL_IB_GID_INDEX=3"
+    # GID 4 is wrong on mlx5_0:1 too: vars.gid's fix is the index for the port vars.hca
+    # keeps; vars.hca's own fix (NCCL_IB_HCA is unset here) keeps that port
+    status, _, evidence, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": "4"})
+    assert status is Status.FAIL and "mlx5_0:1 GID 4 is empty" in evidence
+    assert fix == "export NCCL_IB_GID_INDEX=3"
+    status, _, _, fix = check("vars.hca", roce, {"NCCL_IB_GID_INDEX": "4"})
+    assert status is Status.WARN and fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    both = {"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_IB_GID_INDEX": "3"}
+    assert check("vars.hca", roce, both)[0] is Status.PASS
+    assert check("vars.gid", roce, both)[0] is Status.PASS
 
 
 def test_active_ports_whose_gids_a_listing_does_not_show_are_not_passed(

@@ -6,7 +6,7 @@ after materializing it, or, where a recorded tree cannot hold it (addresses, dev
 node permissions: both are read on the live node only), with ``dataclasses.replace``
 on the inventory detection gives. The tests at the end pin what these tests found wrong
 and what was changed for it: an IPv6-only interface, a GID table a listing cut short, the
-group ports.mixed keeps, and the fix for a GID outside the network namespace.
+group kept where port rates mix, and the fix for a GID outside the network namespace.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def test_ifname_fails_when_the_interface_it_names_has_no_address(sysfs_tree: Tre
     # the same interface with an address passes; down with an address fails again
     addressed = with_addresses(inv, {**ROCE_ADDRESSES, "eth2": inet("12.12.12.12")})
     status, summary, _, _ = check("vars.ifname", addressed, {"NCCL_SOCKET_IFNAME": "=eth2"})
-    assert status is Status.PASS and summary == "NCCL_SOCKET_IFNAME==eth2 matches eth2"
+    assert status is Status.PASS
+    assert summary == "NCCL_SOCKET_IFNAME==eth2 matches eth2 (physical, 12.12.12.12)"
     down = dataclasses.replace(
         addressed,
         netdevs=tuple(
@@ -142,14 +143,16 @@ def test_automatic_gid_choice_that_finds_nothing_routable_fails(
     sysfs_tree: Tree, value: str | None, nccl: str | None
 ) -> None:
     """mlx4_0 has only RoCE v1 GIDs: NCCL's own walk (connect.cc ncclIbGetGidIndex)
-    takes GID 1, IPv4-mapped but RoCE v1, on both ports; no index is RoCE v2 anywhere,
-    so there is no index and no port to fall back to: no command, a note."""
+    takes GID 1, IPv4-mapped but RoCE v1, on both ports NCCL_IB_HCA=mlx4 opens. vars.gid
+    judges the ports the job opens now, and answers with the index for the port the
+    NCCL_IB_HCA decision keeps (mlx5_0:1, GID 3); vars.hca's fix keeps that port, and
+    with both pasted both checks pass."""
     roce = node(sysfs_tree, ROCE)
     variables = {"NCCL_IB_HCA": "mlx4"}
     if value is not None:
         variables["NCCL_IB_GID_INDEX"] = value
     found = full("vars.gid", roce, variables, nccl=nccl)
-    shown = "not set" if value is None else f"{value} (negative)"
+    shown = "not set" if value is None else value  # issue 25: no "(negative)"
     assert found.status is Status.FAIL
     assert found.summary == (
         f"NCCL_IB_GID_INDEX is {shown}: NCCL's own choice picks a GID that does not route "
@@ -160,25 +163,42 @@ def test_automatic_gid_choice_that_finds_nothing_routable_fails(
         "mlx4_0:2: GID 1 is IB/RoCE v1, not RoCE v2",
         "NCCL's picks: mlx4_0:1->1, mlx4_0:2->1",
     )
-    assert found.fix is None  # no index and no port would do: nothing to paste
-    assert found.fix_note is not None
-    assert found.fix_note.startswith("no port has a routable RoCE v2 GID")
+    assert found.fix == "export NCCL_IB_GID_INDEX=3"
+    hca = full("vars.hca", roce, variables, nccl=nccl)
+    assert hca.status is Status.WARN and "selects no usable RoCE port" in hca.summary
+    assert hca.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    both = applied(hca.fix, applied(found.fix, variables))
+    assert full("vars.gid", roce, both, nccl=nccl).status is Status.PASS
+    assert full("vars.hca", roce, both, nccl=nccl).status is Status.PASS
 
 
-def test_automatic_gid_choice_right_on_some_ports_only_warns(sysfs_tree: Tree) -> None:
+def test_automatic_gid_choice_right_on_some_ports_only_fails_until_both_fixes(
+    sysfs_tree: Tree,
+) -> None:
     """Unset, NCCL picks GID 3 on mlx5_0 (RoCE v2, 12.12.11.12) and GID 1 (RoCE v1) on
-    both mlx4_0 ports; no index works on all three, so the fix keeps the port NCCL gets
-    right, and with it the check passes."""
+    both mlx4_0 ports it opens now: a FAIL, whose answer is the index for the port the
+    NCCL_IB_HCA decision keeps (GID 3 on mlx5_0:1). With that index pasted it is right on
+    the kept port and wrong on the other opened ones: the fix is then vars.hca's export,
+    and with it the check passes."""
     roce = node(sysfs_tree, ROCE)
     variables = {"NCCL_IB_GID_INDEX": "-1"}
     found = full("vars.gid", roce, variables, nccl="2.30.7")
-    assert found.status is Status.WARN
+    assert found.status is Status.FAIL
     assert "does not route on 2 of 3 port(s)" in found.summary
     assert "NCCL's picks: mlx4_0:1->1, mlx4_0:2->1, mlx5_0:1->3" in found.evidence
-    assert found.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
-    assert found.fix_note is not None and "no one index works on every port" in found.fix_note
-    after = full("vars.gid", roce, applied(found.fix, variables), nccl="2.30.7")
-    assert after.status is Status.PASS and "NCCL picks mlx5_0:1->3" in after.summary
+    assert found.fix == "export NCCL_IB_GID_INDEX=3"
+    hca = full("vars.hca", roce, variables, nccl="2.30.7")
+    assert hca.status is Status.WARN and hca.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    variables = applied(found.fix, variables)
+    second = full("vars.gid", roce, variables, nccl="2.30.7")
+    assert second.status is Status.FAIL and "mlx4_0:1 GID 3 is empty" in second.evidence
+    assert second.fix == hca.fix  # vars.hca's export: one answer
+    after = full("vars.gid", roce, applied(second.fix, variables), nccl="2.30.7")
+    assert after.status is Status.PASS
+    assert after.summary == "GID 3 is RoCE v2 and IPv4-mapped on mlx5_0:1"
+    # NCCL's own choice is right once only the kept port is opened
+    kept = full("vars.gid", roce, applied(hca.fix, {"NCCL_IB_GID_INDEX": "-1"}), nccl="2.30.7")
+    assert kept.status is Status.PASS and "NCCL picks mlx5_0:1->3" in kept.summary
 
 
 def test_automatic_gid_choice_wrong_where_one_index_works_fails_with_that_index(
@@ -195,8 +215,9 @@ def test_automatic_gid_choice_wrong_where_one_index_works_fails_with_that_index(
         "NCCL's picks: mlx5_0:1->0",
     )
     assert found.fix == "export NCCL_IB_GID_INDEX=3"
-    assert found.fix_note == "GID 3 is RoCE v2 and routable on every selected port"
-    assert full("vars.gid", roce, applied(found.fix, variables)).status is Status.PASS
+    after = full("vars.gid", roce, applied(found.fix, variables))
+    assert after.status is Status.PASS
+    assert after.summary == "GID 3 is RoCE v2 and IPv4-mapped on mlx5_0:1"
 
 
 def test_fixed_gid_index_before_the_automatic_choice_with_no_common_index(
@@ -210,8 +231,10 @@ def test_fixed_gid_index_before_the_automatic_choice_with_no_common_index(
     assert found.status is Status.FAIL
     assert found.summary == "NCCL_IB_GID_INDEX=3 does not work on this node"
     assert found.evidence == ("mlx4_0:1 GID 3 is empty", "mlx4_0:2 GID 3 is empty")
+    # GID 3 is right on the port vars.hca keeps, wrong on the other opened ones: the fix
+    # is vars.hca's export
     assert found.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
-    assert found.fix_note is not None and "works on these ports only" in found.fix_note
+    assert found.fix == full("vars.hca", roce, variables, nccl="2.18.3").fix
     after = full("vars.gid", roce, applied(found.fix, variables), nccl="2.18.3")
     assert after.status is Status.PASS
 
@@ -243,7 +266,11 @@ def test_hca_names_a_device_whose_uverbs_node_cannot_be_opened(sysfs_tree: Tree)
     )
     # naming only that device: nothing usable, NCCL falls back to sockets
     status, summary, evidence, fix = check("vars.hca", dgx, {"NCCL_IB_HCA": "=mlx5_1"})
-    assert status is Status.FAIL and "selects no usable port: NCCL falls back" in summary
+    assert status is Status.FAIL
+    assert summary == (
+        "NCCL_IB_HCA==mlx5_1 selects no usable port here (it matches mlx5_1:1): NCCL falls "
+        "back to sockets"
+    )
     assert evidence == ("mlx5_1:1: /dev/infiniband/uverbs1 cannot be opened",)
     assert fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_2:1'"
     assert check("vars.hca", dgx, applied(fix, {}))[0] is Status.PASS
@@ -290,45 +317,66 @@ def test_gid_index_whose_only_port_is_outside_the_namespace_fails(sysfs_tree: Tr
 
 def test_mixed_rates_within_one_link_layer_warn(sysfs_tree: Tree) -> None:
     """NCCL_IB_HCA=mlx on the RoCE host: two 40 Gb/s ConnectX-3 ports and one 100 Gb/s
-    ConnectX-5, all RoCE. The fix keeps one rate group, exactly."""
+    ConnectX-5, all RoCE. The mix is vars.hca's WARN and fix (which keeps one port group,
+    exactly); ports.mixed leaves the selection to it."""
     roce = node(sysfs_tree, ROCE)
-    found = full("ports.mixed", roce, {"NCCL_IB_HCA": "mlx"})
-    assert found.status is Status.WARN
-    assert found.summary == "the selected ports mix link layers or rates: rings run at the slowest"
-    assert found.evidence == (
-        "mlx4_0:1: RoCE, 40 Gb/sec (4X QDR)",
-        "mlx4_0:2: RoCE, 40 Gb/sec (4X QDR)",
-        "mlx5_0:1: RoCE, 100 Gb/sec (4X EDR)",
-    )
-    # the group that carries the most: one 100 Gb/s port over two of 40 (80 Gb/s)
-    assert found.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
-    assert found.fix_note is not None and "NCCL_IB_HCA's '=' matches these names" in found.fix_note
-    after = full("ports.mixed", roce, applied(found.fix, {"NCCL_IB_HCA": "mlx"}))
+    variables = {"NCCL_IB_HCA": "mlx"}
+    found = full("ports.mixed", roce, variables)
+    assert found.status is Status.SKIP and found.summary == "vars.hca judges the selection"
+    assert found.fix is None
+    hca = full("vars.hca", roce, variables)
+    assert hca.status is Status.WARN
+    assert hca.summary.startswith("NCCL_IB_HCA=mlx also selects mlx4_0:1")
+    assert hca.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    after = full("ports.mixed", roce, applied(hca.fix, variables))
     assert after.status is Status.SKIP and after.summary == "fewer than two usable ports"
+    assert full("vars.hca", roce, applied(hca.fix, variables)).status is Status.PASS
+
+
+def slow_down(root: Path, rates: Mapping[str, str]) -> None:
+    """Set the DGX ports' rates (``device: rate``), the down mlx5_3:1 brought up first
+    when named (a cable or switch port that trained to a lower speed)."""
+    for device, rate in rates.items():
+        port = root / "sys/class/infiniband" / device / "ports/1"
+        if device == "mlx5_3":
+            (port / "state").write_text("4: ACTIVE\n")
+            (port / "phys_state").write_text("5: LinkUp\n")
+        (port / "rate").write_text(rate + "\n")
 
 
 def test_mixed_rates_keep_the_faster_group_on_a_tie(sysfs_tree: Tree) -> None:
-    roce = node(sysfs_tree, ROCE)
-    found = full("ports.mixed", roce, {"NCCL_IB_HCA": "=mlx4_0:1,mlx5_0"})
+    """One 200 Gb/s port against two of 100: the same ports x rate, so the faster group
+    is kept, and a list naming all three is vars.hca's WARN."""
+    slow_down(
+        sysfs_tree("cx6-ib-dgx"),
+        {"mlx5_1": "100 Gb/sec (4X EDR)", "mlx5_2": "100 Gb/sec (4X EDR)"},
+    )
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    variables = {"NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2"}
+    found = full("vars.hca", dgx, variables)
     assert found.status is Status.WARN
+    assert "also selects mlx5_1:1 (100 Gb/sec (4X EDR), slower than 200" in found.summary
     assert found.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
-    assert found.fix_note is not None and "keeps the 1 RoCE port(s) at 100 Gb/s" in found.fix_note
+    assert full("ports.mixed", dgx, variables).status is Status.SKIP
+    assert full("vars.hca", dgx, applied(found.fix, variables)).status is Status.PASS
 
 
 def test_mixed_rates_keep_the_larger_faster_group(sysfs_tree: Tree) -> None:
     """The DGX's fourth HCA up at a lower speed (a cable or switch port that trained to
-    EDR): three 200 Gb/s InfiniBand ports and one 100 Gb/s; keep the three."""
-    root = sysfs_tree("cx6-ib-dgx")
-    port = root / "sys/class/infiniband/mlx5_3/ports/1"
-    (port / "state").write_text("4: ACTIVE\n")
-    (port / "phys_state").write_text("5: LinkUp\n")
-    (port / "rate").write_text("100 Gb/sec (4X EDR)\n")
+    EDR): three 200 Gb/s InfiniBand ports and one 100 Gb/s. NCCL_IB_HCA unset opens all
+    four: vars.hca WARNs and keeps the three; with that, ports.mixed passes."""
+    slow_down(sysfs_tree("cx6-ib-dgx"), {"mlx5_3": "100 Gb/sec (4X EDR)"})
     dgx = node(sysfs_tree, "cx6-ib-dgx")
-    status, summary, evidence, fix = check("ports.mixed", dgx)
-    assert status is Status.WARN and "mix link layers or rates" in summary
-    assert "mlx5_3:1: InfiniBand, 100 Gb/sec (4X EDR)" in evidence
+    status, summary, evidence, fix = check("vars.hca", dgx)
+    assert status is Status.WARN
+    assert summary.startswith("NCCL_IB_HCA is not set, so NCCL opens every ACTIVE port: ")
+    assert "mlx5_3:1 (100 Gb/sec (4X EDR), slower than 200 Gb/sec (4X HDR))" in summary
+    assert evidence == ("NCCL opens mlx5_0:1, mlx5_1:1, mlx5_2:1, mlx5_3:1",)
     assert fix == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1,mlx5_2:1'"
-    assert check("ports.mixed", dgx, applied(fix, {}))[0] is Status.PASS
+    assert check("ports.mixed", dgx)[0] is Status.SKIP
+    assert check("vars.hca", dgx, applied(fix, {}))[0] is Status.PASS
+    status, summary, _, _ = check("ports.mixed", dgx, applied(fix, {}))
+    assert status is Status.PASS and summary == "3 ports, all InfiniBand at 200 Gb/s"
 
 
 # ------------------------------------------------------------------ found by these tests
@@ -363,16 +411,34 @@ def test_automatic_gid_choice_unknown_is_not_a_pass() -> None:
             ("devinfo", listing_text("ibv_devinfo-mlnx-8hca-mixed-ib-eth-port-down.txt")),
         ]
     )
-    found = full("vars.gid", inv, {})
-    # a table without GID 0 cannot be replayed: said, not passed
+    # the node has an InfiniBand port, so the auto profile routes by LID and the GID is
+    # not used: the RoCE profile makes NCCL use the two RoCE ports
+    from hpnet.profiles import get_profile
+
+    variables = {"NCCL_IB_HCA": "=mlx5_2:1,mlx5_3:1"}
+    found = full("vars.gid", inv, variables, profile=get_profile("roce"))
+    # a table without GID 0 cannot be replayed: said, not passed (nor skipped: the job
+    # uses these ports), with the listing that would tell
     assert found.status is Status.WARN, found.summary
     assert "cannot be told" in found.summary
+    assert found.fix is None and "--from" in (found.fix_note or "")
 
 
 def test_mixed_rates_keep_the_port_that_carries_more(sysfs_tree: Tree) -> None:
-    roce = node(sysfs_tree, ROCE)
-    found = full("ports.mixed", roce, {"NCCL_IB_HCA": "mlx"})
-    assert found.fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    """Three 50 Gb/s ports (150) against one of 200: the one port carries more."""
+    slow_down(
+        sysfs_tree("cx6-ib-dgx"),
+        {
+            "mlx5_0": "50 Gb/sec (2X HDR)",
+            "mlx5_1": "50 Gb/sec (2X HDR)",
+            "mlx5_2": "50 Gb/sec (2X HDR)",
+            "mlx5_3": "200 Gb/sec (4X HDR)",
+        },
+    )
+    dgx = node(sysfs_tree, "cx6-ib-dgx")
+    found = full("vars.hca", dgx, {"NCCL_IB_HCA": "mlx5"})
+    assert found.status is Status.WARN
+    assert found.fix == "export NCCL_IB_HCA='=mlx5_3:1'"
 
 
 def test_gid_fix_for_a_port_outside_the_namespace_resolves_the_failure(sysfs_tree: Tree) -> None:

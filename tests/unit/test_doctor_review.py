@@ -187,7 +187,7 @@ def test_hca_that_names_nothing_warns_as_if_unset(sysfs_tree: Tree, value: str) 
     ("value", "status", "words"),
     [("^=", Status.FAIL, "excludes everything"), ("^,", Status.FAIL, "excludes everything"),
      (":1", Status.FAIL, "loopback and docker included"), ("=", Status.WARN, "one character"),
-     ("", Status.WARN, "empty"), ("^", Status.WARN, "one character")],
+     ("", Status.WARN, "one character or less"), ("^", Status.WARN, "one character")],
 )  # fmt: skip
 def test_ifname_lists_as_nccl_reads_them(
     sysfs_tree: Tree, value: str, status: Status, words: str
@@ -210,7 +210,9 @@ def test_syntax_leaves_lists_to_their_own_checks(sysfs_tree: Tree, value: str) -
     assert "NCCL_IB_HCA: judged by vars.hca" in evidence
 
 
-def test_empty_ifname_is_reported_once_and_not_as_one_character(sysfs_tree: Tree) -> None:
+def test_empty_ifname_is_reported_once(sysfs_tree: Tree) -> None:
+    """An empty NCCL_SOCKET_IFNAME is what NCCL ignores (one character or less): one
+    WARN, by vars.ifname alone, with the interface NCCL should use as the fix."""
     inv = node(sysfs_tree, "erdma-alibaba")
     results = [CHECKS[c](Facts(inventory=inv, variables={"NCCL_SOCKET_IFNAME": ""},
                variables_source="t", profile=None, nccl_version=None)) for c in CHECKS]  # fmt: skip
@@ -218,7 +220,11 @@ def test_empty_ifname_is_reported_once_and_not_as_one_character(sysfs_tree: Tree
         r for r in results if r.status in (Status.WARN, Status.FAIL) and "IFNAME" in r.summary
     ]
     assert [r.id for r in flagged] == ["vars.ifname"]
-    assert "empty" in flagged[0].summary and "(one character)" not in flagged[0].summary
+    assert flagged[0].summary == (
+        "NCCL_SOCKET_IFNAME='' is one character or less: NCCL ignores it and picks the"
+        " interface itself"
+    )
+    assert flagged[0].fix == "export NCCL_SOCKET_IFNAME='=eth0'"
 
 
 def test_recorded_tree_does_not_claim_missing_addresses(sysfs_tree: Tree) -> None:
@@ -257,11 +263,11 @@ def test_gid_index_is_read_with_strtoll(sysfs_tree: Tree) -> None:
 
 @pytest.mark.parametrize("value", ["abc", "²", "--5", "3x"])
 def test_gid_that_is_not_an_index_fails(sysfs_tree: Tree, value: str) -> None:
+    """The fix is the index that works on the node (GID 3, RoCE v2 on mlx5_0:1)."""
     roce = node(sysfs_tree, "cx-roce-mixed-gids")
     status, summary, _, fix = check("vars.gid", roce, {"NCCL_IB_GID_INDEX": value})
-    assert (
-        status is Status.FAIL and "is not an index" in summary and fix == "unset NCCL_IB_GID_INDEX"
-    )
+    assert status is Status.FAIL and "is not an index" in summary
+    assert f"NCCL reads {value!r} as" in summary and fix == "export NCCL_IB_GID_INDEX=3"
     # on an InfiniBand node too: the syntax is judged before the ports
     assert (
         check("vars.gid", node(sysfs_tree, "cx6-ib-dgx"), {"NCCL_IB_GID_INDEX": value})[0]
@@ -273,14 +279,21 @@ def test_gid_that_is_not_an_index_fails(sysfs_tree: Tree, value: str) -> None:
 def test_automatic_gid_choice_is_replayed(sysfs_tree: Tree, value: str | None) -> None:
     """Unset or negative (connect.cc: 'if (*gidIndex >= 0) return'), NCCL >= 2.21.5
     walks the table itself: on mlx5_0 it finds GID 3; mlx4_0 has only RoCE v1 entries,
-    so it takes GID 1, an IPv4-mapped RoCE v1 GID, which does not route."""
+    so it takes GID 1, an IPv4-mapped RoCE v1 GID, which does not route. vars.gid's fix
+    is the working index, vars.hca's the port it works on."""
     roce = node(sysfs_tree, "cx-roce-mixed-gids")
     variables = {} if value is None else {"NCCL_IB_GID_INDEX": value}
     status, summary, evidence, fix = check("vars.gid", roce, variables)
-    assert status is Status.WARN and "NCCL's own choice picks a GID that does not route" in summary
-    assert evidence[0] == "mlx4_0:1: GID 1 is IB/RoCE v1, not RoCE v2"
+    assert status is Status.FAIL and "NCCL's own choice picks a GID that does not route" in summary
+    assert "on 2 of 3 port(s)" in summary
+    assert evidence[:2] == (
+        "mlx4_0:1: GID 1 is IB/RoCE v1, not RoCE v2",
+        "mlx4_0:2: GID 1 is IB/RoCE v1, not RoCE v2",
+    )
     assert "NCCL's picks: mlx4_0:1->1, mlx4_0:2->1, mlx5_0:1->3" in evidence
-    assert fix == "export NCCL_IB_HCA='=mlx5_0:1'"
+    assert fix == "export NCCL_IB_GID_INDEX=3"
+    status, _, _, fix = check("vars.hca", roce, variables)
+    assert status is Status.WARN and fix == "export NCCL_IB_HCA='=mlx5_0:1'"
     good = {**variables, "NCCL_IB_HCA": "mlx5"}
     status, summary, _, _ = check("vars.gid", roce, good)
     assert status is Status.PASS and "NCCL picks mlx5_0:1->3" in summary
@@ -299,9 +312,14 @@ def test_negative_gid_before_2_21_5_is_an_index(sysfs_tree: Tree) -> None:
 
 @pytest.mark.parametrize("profile", ["roce", "ib", "erdma", "scnet"])
 def test_rdma_profile_on_a_node_without_rdma_warns(sysfs_tree: Tree, profile: str) -> None:
+    """vars.transport WARNs (no variable fixes the node: a note says what would);
+    vars.hca and vars.gid have nothing to judge and SKIP."""
     inv = node(sysfs_tree, "no-rdma-vm")
-    status, summary, _, _ = check("vars.transport", inv, profile=get_profile(profile))
-    assert status is Status.WARN and "fall back to its Socket transport" in summary
+    found = full("vars.transport", inv, {}, profile=get_profile(profile))
+    assert found.status is Status.WARN and "there is no RDMA device" in found.summary
+    assert found.fix is None and "--profile socket" in (found.fix_note or "")
+    for check_id in ("vars.hca", "vars.gid"):
+        assert check(check_id, inv, profile=get_profile(profile))[0] is Status.SKIP, check_id
     assert (
         check("vars.transport", node(sysfs_tree, "cx6-ib-dgx"), profile=get_profile("ib"))[0]
         is Status.PASS
@@ -316,9 +334,13 @@ def test_fixes_are_commands_and_notes_are_apart(sysfs_tree: Tree) -> None:
     dgx = node(sysfs_tree, "cx6-ib-dgx")
     debug = full("vars.debug", dgx, {"NCCL_DEBUG": "INFO"})
     assert debug.fix == "export NCCL_DEBUG=WARN" and "INFO only" in (debug.fix_note or "")
-    none = full("vars.hca", node(sysfs_tree, "no-rdma-vm"), {"NCCL_IB_HCA": "mlx5"})
-    assert none.fix == "unset NCCL_IB_HCA\nexport NCCL_IB_DISABLE=1"
-    assert "no usable RDMA port here" in (none.fix_note or "")
+    # no variable fixes a node whose RDMA devices are unusable: a note, no command
+    none = full("vars.transport", node(sysfs_tree, "container-no-uverbs"), {})
+    assert none.status is Status.WARN and none.fix is None
+    assert "run on a node with usable RDMA" in (none.fix_note or "")
+    # an NCCL_IB_HCA with no usable RDMA port does not matter: nothing to fix
+    hca = full("vars.hca", node(sysfs_tree, "no-rdma-vm"), {"NCCL_IB_HCA": "mlx5"})
+    assert hca.status is Status.SKIP and hca.fix is None and hca.fix_note is None
 
 
 def test_every_fix_on_every_tree_is_pasteable(sysfs_tree: Tree) -> None:

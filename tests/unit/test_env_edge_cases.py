@@ -140,17 +140,17 @@ def test_user_values_are_checked_against_the_node(sysfs_tree: Tree) -> None:
     hca = resolution.get("NCCL_IB_HCA")
     assert hca is not None and hca.value == "=erdma_9" and hca.notes == ()  # the user wins
     codes = {f.id: f.title for f in resolution.findings}
-    assert "selects no usable eRDMA port here" in codes["hca-mismatch"]
+    assert "matches no RDMA port here" in codes["hca-mismatch"]
 
 
 def test_auto_falls_back_to_sockets_loudly(sysfs_tree: Tree) -> None:
     resolution = resolve_env(get_profile("auto"), node(sysfs_tree, "container-no-uverbs"))
     (finding,) = [f for f in resolution.findings if f.id == "no-usable-rdma"]
-    assert "mlx5_0: no /dev/infiniband/uverbs0 in this container" in finding.title
+    assert "mlx5_0:1: no /dev/infiniband/uverbs0 in this container" in finding.title
     listing = inventory_from_listings([("x", listing_text("ibstat-cx6-ib-initializing-no-sm.txt"))])
     resolution = resolve_env(get_profile("auto"), listing)
     (finding,) = [f for f in resolution.findings if f.id == "no-usable-rdma"]
-    assert "mlx5_5: port 1 INIT" in finding.title
+    assert "mlx5_5:1: port INIT" in finding.title
 
 
 def test_live_node_needs_an_address(sysfs_tree: Tree) -> None:

@@ -118,7 +118,7 @@ def test_explain_and_findings_show_the_name_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--explain and the findings on stderr (a profile's HCA that matches no port here
-    names the ports it uses instead) show the name as \\x1b, never raw."""
+    names the node's devices and the node's answer) show the name as \\x1b, never raw."""
     text = (LISTINGS / "ibv_devinfo-v-roce-cx5-mixed-gids.txt").read_text()
     path = tmp_path / "devinfo.txt"
     path.write_text(text.replace("rocep0s6", "roce_" + HOSTILE))  # not mlx5*: no match
@@ -128,4 +128,5 @@ def test_explain_and_findings_show_the_name_escaped(
     assert f"NCCL_IB_HCA==roce_{SHOWN}:1    [detected]" in out
     code, out, err = cli(args, capsys)
     assert code == 0 and not RAW.search(out + err)
-    assert f"using =roce_{SHOWN}:1" in err
+    assert f"(RDMA devices on this node: roce_{SHOWN})" in err
+    assert f"the node's answer: NCCL_IB_HCA==roce_{SHOWN}:1\n" in err

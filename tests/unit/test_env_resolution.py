@@ -55,8 +55,8 @@ def test_pai_dlc_erdma_on_an_erdma_node_gives_exactly_the_guide(sysfs_tree: Tree
     hca = resolution.get("NCCL_IB_HCA")
     gid = resolution.get("NCCL_IB_GID_INDEX")
     assert hca is not None and gid is not None
-    assert "confirmed on this node: selects erdma_0:1, erdma_1:1" in hca.notes[0]
-    assert "GID 1 is RoCE v2 IPv4-mapped on every selected port" in gid.notes[0]
+    assert "confirmed on this node: NCCL_IB_HCA=erdma selects erdma_0:1, erdma_1:1" in hca.notes[0]
+    assert "GID 1 is RoCE v2 and IPv4-mapped on erdma_0:1, erdma_1:1" in gid.notes[0]
     assert codes(resolution) == []
     # the JSON format carries value, origin and reason for each
     data = to_json(resolution)
@@ -71,7 +71,7 @@ def test_pai_lingjun_on_a_roce_node_whose_index_3_is_not_v2_ipv4() -> None:
     resolution = resolve("pai-lingjun", inventory, nccl_version="2.21.5")
     gid = resolution.get("NCCL_IB_GID_INDEX")
     assert gid is not None and gid.value == "5" and gid.origin is Origin.DETECTED
-    assert "the profile's 3 does not work here (rocep0s6:1 GID 3 is ipv6-link-local" in gid.reason
+    assert "the profile's '3' does not fit: NCCL_IB_GID_INDEX=3 does not work" in gid.reason
     assert "NCCL 2.21.5 would choose GID 5 itself" in gid.reason
     assert [layer.origin for layer in gid.layers] == [
         Origin.NCCL_DEFAULT,
@@ -120,7 +120,7 @@ def test_auto_in_a_container_without_uverbs_falls_back_and_says_why(sysfs_tree: 
 def test_ib_profile_in_a_container_without_uverbs_warns(sysfs_tree: Tree) -> None:
     resolution = resolve("ib", node(sysfs_tree, "container-no-uverbs"))
     (finding,) = [f for f in resolution.findings if f.id == "no-usable-rdma"]
-    assert "mlx5_0, mlx5_1, mlx5_2, mlx5_3 present but not usable here" in finding.title
+    assert "mlx5_0:1: no /dev/infiniband/uverbs0 in this container" in finding.title
     assert "Socket transport" in finding.title
 
 
@@ -130,8 +130,9 @@ def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
     # mlx4_0 has only RoCE v1 GIDs: it cannot route RoCE v2, so it is left out, and said
     assert values(resolution)["NCCL_IB_HCA"] == "=mlx5_0:1"
     assert values(resolution)["NCCL_IB_GID_INDEX"] == "3"
-    (finding,) = [f for f in resolution.findings if f.id == "no-routable-gid"]
-    assert finding.title.startswith("mlx4_0:1, mlx4_0:2 have no routable RoCE v2")
+    (finding,) = [f for f in resolution.findings if f.id == "hca-unset"]
+    assert "mlx4_0:1 (no routable RoCE v2 IPv4-mapped GID in this namespace)" in finding.title
+    assert finding.title.endswith("the node's answer: NCCL_IB_HCA==mlx5_0:1")
     # pai-lingjun's "mlx5" picks mlx5_0 only, where 3 is RoCE v2 IPv4: confirmed
     lingjun = resolve("pai-lingjun", inventory)
     assert values(lingjun)["NCCL_IB_GID_INDEX"] == "3"
@@ -140,9 +141,12 @@ def test_roce_with_mixed_v1_v2_tables(sysfs_tree: Tree) -> None:
     mixed = resolve("roce", inventory, user={"NCCL_IB_HCA": "mlx"})
     assert values(mixed)["NCCL_IB_HCA"] == "mlx"
     (hca,) = [f for f in mixed.findings if f.id == "hca-mismatch"]
-    assert "also selects mlx4_0:1, mlx4_0:2, which has no routable RoCE v2" in hca.title
-    (gid,) = [f for f in mixed.findings if f.id == "no-common-gid"]
-    assert "mlx4_0:1->none" in gid.title
+    assert "also selects mlx4_0:1 (no routable RoCE v2 IPv4-mapped GID in this" in hca.title
+    # NCCL's own GID choice on the ports "mlx" opens lands on RoCE v1 on mlx4_0: said,
+    # with the index that works on the ports the answer keeps
+    (gid,) = [f for f in mixed.findings if f.id == "gid-auto-unroutable"]
+    assert "mlx4_0:1: GID 1 is IB/RoCE v1" in gid.title
+    assert gid.title.endswith("the node's answer: NCCL_IB_GID_INDEX=3")
     mixed_hca = mixed.get("NCCL_IB_HCA")
     assert mixed_hca is not None and mixed_hca.notes == ()  # no false "confirmed"
     # and a profile prefix that takes them too is replaced, not confirmed
@@ -269,6 +273,6 @@ def test_gid_whose_netdev_is_not_in_this_namespace_is_refused(sysfs_tree: Tree) 
     shutil.rmtree(link.resolve())
     link.unlink()
     resolution = resolve("pai-dlc-erdma", node(sysfs_tree, "erdma-alibaba"))
-    (finding,) = [f for f in resolution.findings if f.id == "no-common-gid"]
-    assert "erdma_0:1->none" in finding.title and "erdma_1:1->[1]" in finding.title
+    (finding,) = [f for f in resolution.findings if f.id == "profile-gid-mismatch"]
     assert "GID 1 belongs to eth1, which is not in this network namespace" in finding.title
+    assert "--net=host" in finding.title

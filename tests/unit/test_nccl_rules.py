@@ -19,7 +19,7 @@ from hpnet.detect import DetectOptions, NodeInventory, detect, inventory_from_li
 from hpnet.errors import InputError
 from hpnet.nccl import rules
 from hpnet.nccl.config import check_name
-from hpnet.nccl.fill import detected_values
+from hpnet.nccl.fill import decide, detected_values
 from hpnet.node.netdevs import Address, Netdev, NetKind
 from hpnet.profiles import get_profile
 from hpnet.rdma.model import GidKind, RdmaDevice, RdmaPort
@@ -325,9 +325,12 @@ def test_env_counts_an_ipv6_only_interface_as_nccl_does(sysfs_tree: Tree) -> Non
     detected, findings = detected_values(
         get_profile("socket"),
         inventory,
-        transport="socket",
-        current={"NCCL_SOCKET_IFNAME": ("=eth0", "user")},
-        nccl_version="2.23.4",
+        decisions=decide(
+            get_profile("socket"),
+            inventory,
+            {"NCCL_SOCKET_IFNAME": ("=eth0", "user")},
+            "2.23.4",
+        ),
     )
     assert [f.id for f in findings] == []
     assert [(d.name, d.value, d.confirmation) for d in detected] == [
@@ -337,12 +340,15 @@ def test_env_counts_an_ipv6_only_interface_as_nccl_does(sysfs_tree: Tree) -> Non
     _, findings = detected_values(
         get_profile("socket"),
         inventory,
-        transport="socket",
-        current={
-            "NCCL_SOCKET_IFNAME": ("=eth0", "user"),
-            "NCCL_SOCKET_FAMILY": ("AF_INET", "user"),
-        },
-        nccl_version="2.23.4",
+        decisions=decide(
+            get_profile("socket"),
+            inventory,
+            {
+                "NCCL_SOCKET_IFNAME": ("=eth0", "user"),
+                "NCCL_SOCKET_FAMILY": ("AF_INET", "user"),
+            },
+            "2.23.4",
+        ),
     )
     assert [f.id for f in findings] == ["no-socket-interface"]
 

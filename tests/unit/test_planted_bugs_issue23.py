@@ -194,10 +194,10 @@ def doctor_gid(root: Path, variables: Mapping[str, str], tmp_path: Path) -> dict
 
 
 def test_the_doctors_gid_check_follows_nccl_socket_family(tmp_path: Path) -> None:
-    """Planted bug: the doctor's GID check (hpnet.doctor.checks.gid) ignores
-    NCCL_SOCKET_FAMILY (passes no socket family to ``hpnet.nccl.rules.gid_family``),
-    so under ``NCCL_SOCKET_FAMILY=AF_INET6`` it passes an IPv4-mapped GID and fails
-    the global IPv6 one, as if the network were IPv4.
+    """Planted bug: the doctor's GID check (vars.gid, judged by
+    ``hpnet.nccl.fill.decide``) ignores NCCL_SOCKET_FAMILY (passes no socket family to
+    ``hpnet.nccl.rules.gid_family``), so under ``NCCL_SOCKET_FAMILY=AF_INET6`` it passes
+    an IPv4-mapped GID and fails the global IPv6 one, as if the network were IPv4.
 
     The node is the recorded RoCE host (cx-roce-mixed-gids: mlx5_0 port 1 has RoCE v2
     GIDs 1, link-local fe80, and 3, IPv4-mapped 12.12.11.12), and the same tree with
@@ -223,7 +223,7 @@ def test_the_doctors_gid_check_follows_nccl_socket_family(tmp_path: Path) -> Non
     # the recorded node: GID 3 is the one under AF_INET, and none is under AF_INET6
     found = gid(recorded, 3, "AF_INET")
     assert found["status"] == "PASS", found
-    assert found["summary"] == "GID 3 is RoCE v2 and routable on mlx5_0:1"
+    assert found["summary"] == "GID 3 is RoCE v2 and IPv4-mapped on mlx5_0:1"
     found = gid(recorded, 3, "AF_INET6")
     assert found["status"] == "FAIL", found
     assert found["evidence"] == ["mlx5_0:1 GID 3 is ipv4-mapped, not global IPv6"]
@@ -234,7 +234,7 @@ def test_the_doctors_gid_check_follows_nccl_socket_family(tmp_path: Path) -> Non
     # with a global IPv6 GID: each family has its own index, and the fix names it
     found = gid(ipv6, 5, "AF_INET6")
     assert found["status"] == "PASS", found
-    assert found["summary"] == "GID 5 is RoCE v2 and routable on mlx5_0:1"
+    assert found["summary"] == "GID 5 is RoCE v2 and global IPv6 on mlx5_0:1"
     found = gid(ipv6, 3, "AF_INET6")
     assert found["status"] == "FAIL", found
     assert found["evidence"] == ["mlx5_0:1 GID 3 is ipv4-mapped, not global IPv6"]

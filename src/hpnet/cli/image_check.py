@@ -52,6 +52,7 @@ def run(namespace: argparse.Namespace) -> int:
         from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
         body = dataclasses.asdict(report)
+        body.pop("decisions")  # the image checks decide no variable (hpnet doctor does)
         data = envelope(
             body, schema_version=SCHEMA_VERSION, verdict=report.verdict, stage=facts.stage
         )

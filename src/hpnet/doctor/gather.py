@@ -73,6 +73,7 @@ def diagnose(
     judged: tuple[Mapping[str, str], str] | None = None,
 ) -> Report:
     """Gather the facts (:func:`gather_facts`) and run every check over them."""
+    from hpnet.doctor.checks._util import decisions  # noqa: PLC0415
     from hpnet.doctor.registry import run_checks  # noqa: PLC0415
 
     facts = gather_facts(
@@ -90,6 +91,7 @@ def diagnose(
         profile=facts.profile.name if facts.profile else None,
         variables_source=facts.variables_source,
         checks=run_checks(facts),
+        decisions=decisions(facts).as_json(),
     )
 
 

@@ -65,6 +65,8 @@ class Report:
     profile: str | None
     variables_source: str
     checks: tuple[CheckResult, ...]
+    #: the node's decisions the checks render (:func:`hpnet.nccl.fill.decide`), as JSON
+    decisions: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     @property
     def verdict(self) -> Status:

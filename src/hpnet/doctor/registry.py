@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hpnet.doctor.checks import gid, gpudirect, hca, ifname, limits, node, ports, variables
+from hpnet.doctor.checks import gpudirect, hca, limits, node, ports, variables
 from hpnet.doctor.model import CheckResult, Facts
 
 __all__ = ["CHECKS", "run_checks"]
@@ -15,8 +15,8 @@ CHECKS: dict[str, Check] = {
     "vars.syntax": variables.check_syntax,
     "vars.unknown": variables.check_unknown,
     "vars.hca": hca.check_hca,
-    "vars.gid": gid.check_gid,
-    "vars.ifname": ifname.check_ifname,
+    "vars.gid": hca.check_gid,
+    "vars.ifname": hca.check_ifname,
     "vars.net": variables.check_net,
     "vars.ib_disabled": hca.check_ib_disabled,
     "vars.transport": hca.check_transport,

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.catalog import foreign, lookup, suggest, validate
-from hpnet.nccl.fill import choose_transport, detected_values
+from hpnet.nccl.fill import decide, detected_values
 from hpnet.nccl.rules import is_variable_name, transport_word
 from hpnet.result import Finding, Severity
 from hpnet.secrets import REDACTED, is_secret, looks_secret, redact, redact_text
@@ -79,6 +79,8 @@ class Resolution:
     node: str
     variables: tuple[ResolvedVar, ...]
     findings: tuple[Finding, ...]
+    #: the node's decisions as JSON (:meth:`hpnet.nccl.decision.NodeDecisions.as_json`)
+    decisions: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     @property
     def exported(self) -> tuple[tuple[str, str], ...]:
@@ -167,14 +169,13 @@ def resolve_env(
                 source=setting.source.cite(),
             ),
         )
-    transport = choose_transport(profile, inventory)
     current: dict[str, tuple[str, str]] = {s.name: (s.value, "profile") for s in profile.settings}
     current.update({k: (v, "user") for k, v in user.items()})
     if not override_env:
         current.update({k: (v, "environment") for k, v in environment.items()})
-    detected, found = detected_values(
-        profile, inventory, transport=transport, current=current, nccl_version=version
-    )
+    decisions = decide(profile, inventory, current, version)
+    transport = decisions.transport
+    detected, found = detected_values(profile, inventory, decisions=decisions)
     findings += found
     confirmations: dict[str, tuple[str | None, str]] = {}
     for item in detected:
@@ -234,6 +235,7 @@ def resolve_env(
         node=inventory.hostname or inventory.source,
         variables=variables,
         findings=tuple(findings),
+        decisions=decisions.as_json(),
     )
 
 

@@ -1,15 +1,22 @@
-"""NCCL_IB_GID_INDEX for the detected layer: check the value the layers give on the
-selected RoCE ports, or choose one that works on all of them (pure)."""
+"""The NCCL_IB_GID_INDEX decision: the RoCE GID index NCCL should use on the ports the
+NCCL_IB_HCA decision names, and what is right or wrong with the one the job runs with
+now (pure; :mod:`hpnet.nccl.decision`).
+
+An NCCL version that is not known is taken to choose the GID itself when the index is
+unset or negative (2.21.5 and later, the NCCL every current framework ships), and the
+decision says so: an index that works on every port is the answer whatever the version.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected
+from hpnet.nccl.catalog import validate
+from hpnet.nccl.decision import Decision, Judged, PortView, notes
+from hpnet.nccl.fill_model import Current
 from hpnet.nccl.gid_select import AUTO_GID_SINCE
 from hpnet.nccl.rules import (
-    Port,
     auto_gid_choices,
     auto_gid_problems,
     family_word,
@@ -18,198 +25,228 @@ from hpnet.nccl.rules import (
     good_gid_indexes,
     nccl_family,
 )
-from hpnet.result import Finding, Severity
 
-if TYPE_CHECKING:
-    from hpnet.detect import NodeInventory
+__all__ = ["decide_gid"]
 
-__all__ = ["check_gid"]
+#: how to learn the NCCL version a job loads, where the auto-choice depends on it
+VERSION_COMMAND = "python -c 'import torch; print(torch.cuda.nccl.version())'"
 
 
-def check_gid(
-    inventory: NodeInventory,
-    selected: list[Port],
-    now: Current | None,
+def decide_gid(
+    ports: Sequence[PortView],
+    given: Current | None,
     *,
     family: str,
     variables: Mapping[str, str],
     version: tuple[int, ...] | None,
-    detected: list[Detected],
-    findings: list[Finding],
-) -> None:
-    """Check or choose NCCL_IB_GID_INDEX on the ``selected`` RoCE ports. ``family`` is
-    the family a routable GID must have (:func:`~hpnet.nccl.rules.gid_family`);
-    ``variables`` the values the layers give (NCCL's automatic choice reads them)."""
-    visible = {n.name for n in inventory.netdevs} if inventory.netdevs else None
-    known = [(d, p) for d, p in selected if p.gids]
+    visible: set[str] | None,
+    answer_ports: Sequence[PortView] | None = None,
+) -> Decision:
+    """NCCL_IB_GID_INDEX on the RoCE/eRDMA ``ports`` the job opens now (their state may
+    be unknown: the GID tables still say which index is right); the answer is the index
+    for ``answer_ports`` (the ports the NCCL_IB_HCA decision names; default: the same
+    ports). ``family``: the family
+    a routable GID must have; ``variables``: the values NCCL's own choice reads;
+    ``visible``: the netdevs in this namespace (None: not known)."""
+    value, origin = given if given is not None else (None, None)
+    known = [v for v in ports if v.port.gids]
+    targets = [v for v in (ports if answer_ports is None else answer_ports) if v.port.gids]
+    untold = tuple(
+        v.unknown
+        or f"{v.name}: its GID table is not shown (`show_gids` or `ibv_devinfo -v` shows it)"
+        for v in ports
+        if not v.port.gids
+    )
+    base = functools.partial(Decision, variable="NCCL_IB_GID_INDEX", given=value, origin=origin)
+    if value is not None:
+        judged = validate("NCCL_IB_GID_INDEX", value)
+        if not judged.ok:
+            return base(
+                judged=Judged.FAIL if judged.severity == "fail" else Judged.WARN,
+                code="invalid",
+                answer=_best(targets, family, visible, variables, version)[0],
+                answer_known=bool(known)
+                and _best(targets, family, visible, variables, version)[2] is None,
+                summary=f"NCCL_IB_GID_INDEX={value!r} is not an index: {judged.message}",
+                unknown=untold,
+            )
     if not known:
-        return  # no GID tables in the source (plain ibv_devinfo, ibstat): nothing to check
-    good = [good_gid_indexes(p, family, visible) for _, p in known]
-    common = sorted(set.intersection(*good))
-    choices = auto_gid_choices(known, variables)
-    auto = {(d.name, p.number): choice for (d, p), choice in choices}
-    nccl = nccl_family(variables.get("NCCL_IB_ADDR_FAMILY"))
-    auto_bad = auto_gid_problems(choices, nccl, visible)
-    if now is not None:
-        value, origin = now
-        index = gid_index(value, version)
-        if index < 0 and (version is None or version >= AUTO_GID_SINCE):
-            # ncclIbGetGidIndex: 'if (*gidIndex >= 0) return' - any negative is automatic
-            note = f"{value} is negative: NCCL chooses per port" + _auto_choice(auto, version)
-            if not auto_bad:
-                detected.append(
-                    Detected(name="NCCL_IB_GID_INDEX", value=value, reason=note, confirmation=True)
-                )
-                return
-            better = f"; GID {common[0]} works on every selected port" if common else ""
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    id="auto-gid-unroutable",
-                    title=f"NCCL_IB_GID_INDEX={value} ({origin}) lets NCCL choose, and its "
-                    f"choice does not route: {'; '.join(auto_bad)}{better}",
-                )
+        return base(
+            judged=Judged.UNKNOWN,
+            answer=value,
+            answer_known=False,
+            summary=(
+                f"NCCL_IB_GID_INDEX={value} is not checked"
+                if value is not None
+                else "NCCL_IB_GID_INDEX is not set"
             )
-            return
-        problems = [
-            f"{d.name}:{p.number} {problem}"
-            for d, p in known
-            if (problem := gid_problem(p, index, family, visible))
-        ]
-        if not problems:
-            note = f"GID {index} is RoCE v2 {family_word(family)} on every selected port"
-            detected.append(
-                Detected(
-                    name="NCCL_IB_GID_INDEX",
-                    value=value,
-                    reason=note + _auto_note(index, auto, version),
-                    confirmation=True,
-                )
+            + ": the source does not show the GID tables of the RoCE ports",
+            unknown=untold or ("the RoCE ports' GID tables (`show_gids` shows them)",),
+        )
+    answer, reason, note = _best(targets, family, visible, variables, version)
+    known_answer = note is None  # _best's note: no value works
+    auto_era = version is None or version >= AUTO_GID_SINCE
+    index = gid_index(value, version)
+    shown = "not set" if value is None else value
+    if index < 0 and auto_era:
+        # ncclIbGetGidIndex: 'if (*gidIndex >= 0) return' - unset or negative: NCCL chooses
+        choices = auto_gid_choices([v.pair for v in known], variables)
+        picks = ", ".join(f"{d.name}:{p.number}->{c}" for (d, p), c in choices)
+        bad = auto_gid_problems(choices, nccl_family(variables.get("NCCL_IB_ADDR_FAMILY")), visible)
+        cannot = [f"{d.name}:{p.number}" for (d, p), c in choices if c is None]
+        # an unknown version matters only where the answer leaves the choice to NCCL
+        caveat = () if version is not None or answer is not None else (_version_unknown(),)
+        if cannot and not bad:
+            return base(
+                judged=Judged.UNKNOWN,
+                answer=answer,
+                answer_known=known_answer,
+                reason=reason,
+                summary=f"NCCL_IB_GID_INDEX is {shown}: NCCL's own choice cannot be told on "
+                f"{', '.join(cannot)} from this source (its GID table has no index 0)",
+                evidence=(f"NCCL's picks: {picks}",),
+                unknown=(*untold, "the full GID table (`show_gids` without a filter)"),
             )
-            return
-        facts = "; ".join(problems)
-        if origin != "profile":
-            better = f"; GID {common[0]} works on every selected port" if common else ""
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    id="gid-mismatch",
-                    title=f"NCCL_IB_GID_INDEX={value} ({origin}) does not work on this "
-                    f"node ({facts}){better}",
-                )
+        if not bad:
+            return base(
+                judged=Judged.OK,
+                answer=value if value is not None and answer is None else answer,
+                reason=reason,
+                summary=f"NCCL_IB_GID_INDEX is {shown}: NCCL picks {picks}, each RoCE v2 and "
+                "routable",
+                unknown=(*untold, *caveat),
             )
-            return
-        if common:
-            best = common[0]
-            why = f"the profile's {value} does not work here ({facts}); "
-            detected.append(_common_gid(best, known, family, auto, version, replaces=why))
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    id="profile-gid-mismatch",
-                    title=f"NCCL_IB_GID_INDEX={value} does not work on this node "
-                    f"({facts}): using {best}",
-                )
-            )
-            return
-        findings.append(_no_common_gid(known, good, version, f"({facts})", auto_bad))
-        detected.append(_unset_gid(version, f"the profile's {value} does not work here ({facts})"))
-        return
-    if common:
-        detected.append(_common_gid(common[0], known, family, auto, version))
-        return
-    findings.append(_no_common_gid(known, good, version, "", auto_bad))
-    detected.append(_unset_gid(version, "no single GID index works on every selected port"))
-
-
-def _common_gid(
-    best: int,
-    known: list[Port],
-    family: str,
-    auto: Mapping[tuple[str, int], int | None],
-    version: tuple[int, ...] | None,
-    *,
-    replaces: str = "",
-) -> Detected:
-    """The detected NCCL_IB_GID_INDEX: ``best``, an index that works on every selected
-    port; ``replaces``: why the profile's value gave way (empty: there was none)."""
-    return Detected(
-        name="NCCL_IB_GID_INDEX",
-        value=str(best),
-        replaces_profile=bool(replaces),
-        reason=f"{replaces}GID {best} is RoCE v2 {family_word(family)} on every selected port"
-        + _gid_examples(known, best)
-        + _auto_note(best, auto, version),
+        return base(
+            judged=Judged.FAIL,
+            code="auto-unroutable" if value is None or index < 0 else "mismatch",
+            answer=answer,
+            answer_known=known_answer,
+            reason=reason,
+            summary=f"NCCL_IB_GID_INDEX is {shown}: NCCL's own choice picks a GID that does "
+            f"not route on {len(bad)} of {len(choices)} port(s)",
+            evidence=(*bad, f"NCCL's picks: {picks}"),
+            unknown=untold,
+            note=note,
+        )
+    problems = [
+        f"{v.name} {problem}"
+        for v in known
+        if (problem := gid_problem(v.port, index, family, visible))
+    ]
+    if value is None or index < 0:
+        problems.insert(
+            0,
+            f"NCCL {'.'.join(map(str, version or ()))} predates the automatic choice (2.21.5): "
+            f"it uses GID {max(index, 0)}",
+        )
+    if not problems:
+        return base(
+            judged=Judged.OK,
+            answer=value,
+            reason=reason,
+            summary=f"GID {index} is RoCE v2 and {family_word(family)} on {_names(known)}",
+            unknown=untold,
+        )
+    if any("namespace" in problem for problem in problems):
+        note = notes(
+            note,
+            "the GIDs' interfaces are not in this network namespace: start the container "
+            "with the host's network (--net=host; hostNetwork: true in a pod)",
+        )
+    return base(
+        judged=Judged.FAIL,
+        code="mismatch",
+        answer=answer,
+        answer_known=known_answer,
+        reason=reason,
+        summary=f"NCCL_IB_GID_INDEX={value} does not work on this node"
+        if value is not None
+        else "NCCL_IB_GID_INDEX is not set, and GID 0 does not work on this node",
+        evidence=tuple(problems),
+        unknown=untold,
+        note=note,
     )
 
 
-def _gid_examples(selected: list[Port], index: int) -> str:
-    shown = []
-    for device, port in selected[:2]:
-        gid = next(g for g in port.gids if g.index == index)
-        address = gid.ipv4 or gid.gid
-        shown.append(f"{device.name}: {address}" + (f" on {gid.netdev}" if gid.netdev else ""))
-    return " (" + "; ".join(shown) + (", ..." if len(selected) > 2 else "") + ")"
+def _names(views: Sequence[PortView]) -> str:
+    return ", ".join(v.name for v in views)
 
 
-def _auto_choice(
-    auto: Mapping[tuple[str, int], int | None], version: tuple[int, ...] | None
-) -> str:
-    if version is not None and version < AUTO_GID_SINCE:
-        return f"; NCCL {'.'.join(map(str, version))} predates the automatic choice (2.21.5)"
-    return " (" + ", ".join(f"{d}:{p}->{c}" for (d, p), c in auto.items()) + ")"
+def _version_unknown() -> str:
+    return (
+        "the NCCL version (NCCL older than 2.21.5 uses GID 0 when the index is unset: "
+        f"`{VERSION_COMMAND}` tells)"
+    )
+
+
+def _best(
+    known: Sequence[PortView],
+    family: str,
+    visible: set[str] | None,
+    variables: Mapping[str, str],
+    version: tuple[int, ...] | None,
+) -> tuple[str | None, str, str | None]:
+    """The index to run with (None: unset, NCCL chooses per port), why, and a note when
+    no value works (what would)."""
+    if not known:
+        return None, "", None
+    good = [good_gid_indexes(v.port, family, visible) for v in known]
+    common = sorted(set.intersection(*good))
+    if common:
+        best = common[0]
+        shown = []
+        for view in known[:2]:
+            gid = next(g for g in view.port.gids if g.index == best)
+            shown.append(
+                f"{view.device.name}: {gid.ipv4 or gid.gid}"
+                + (f" on {gid.netdev}" if gid.netdev else "")
+            )
+        return (
+            str(best),
+            f"GID {best} is RoCE v2 {family_word(family)} on every selected port ("
+            + "; ".join(shown)
+            + (", ..." if len(known) > 2 else "")
+            + ")"
+            + _auto_note(best, known, variables, version),
+            None,
+        )
+    per_port = ", ".join(
+        f"{v.name}->{sorted(g) or 'none'}" for v, g in zip(known, good, strict=True)
+    )
+    choices = auto_gid_choices([v.pair for v in known], variables)
+    auto_bad = auto_gid_problems(
+        choices, nccl_family(variables.get("NCCL_IB_ADDR_FAMILY")), visible
+    )
+    if (version is None or version >= AUTO_GID_SINCE) and not auto_bad:
+        return (
+            None,
+            f"no one GID index is RoCE v2 and routable on every selected port (usable indexes "
+            f"per port: {per_port}): unset, NCCL >= 2.21.5 chooses per port",
+            None,
+        )
+    return (
+        None,
+        f"no one GID index is RoCE v2 and routable on every selected port ({per_port})",
+        "no one index works on every selected port, and NCCL's own choice does not either: "
+        "select fewer HCAs, or give the RoCE netdevs an IP address (the IPv4-mapped GID "
+        "appears with it)",
+    )
 
 
 def _auto_note(
-    index: int, auto: Mapping[tuple[str, int], int | None], version: tuple[int, ...] | None
-) -> str:
-    same = all(choice == index for choice in auto.values())
-    if version is not None and version >= AUTO_GID_SINCE:
-        if same:
-            return (
-                f"; NCCL {'.'.join(map(str, version))} would choose GID {index} itself if "
-                "NCCL_IB_GID_INDEX were left unset"
-            )
-        return f"; left unset, NCCL {'.'.join(map(str, version))} would choose " + ", ".join(
-            f"{dev}:{port}->{choice}" for (dev, port), choice in auto.items()
-        )
-    if same:
-        return f"; NCCL >= 2.21.5 would choose GID {index} itself if left unset"
-    return ""
-
-
-def _no_common_gid(
-    selected: list[Port],
-    good: list[set[int]],
+    index: int,
+    known: Sequence[PortView],
+    variables: Mapping[str, str],
     version: tuple[int, ...] | None,
-    facts: str,
-    auto_bad: Sequence[str] = (),
-) -> Finding:
-    per_port = ", ".join(
-        f"{d.name}:{p.number}->{sorted(g) or 'none'}"
-        for (d, p), g in zip(selected, good, strict=True)
-    )
-    auto = version is not None and version >= AUTO_GID_SINCE
-    return Finding(
-        severity=Severity.WARNING,
-        id="no-common-gid",
-        title="no one GID index is RoCE v2 and routable on every selected port"
-        + (f" {facts}" if facts else "")
-        + f" (usable indexes per port: {per_port}); "
-        + (
-            "NCCL_IB_GID_INDEX is left unset so that NCCL chooses per port"
-            if auto
-            else "with NCCL older than 2.21.5 select fewer HCAs or fix the GID tables"
-        )
-        + (f"; NCCL's own choice is wrong on {'; '.join(auto_bad)}" if auto and auto_bad else ""),
-    )
-
-
-def _unset_gid(version: tuple[int, ...] | None, why: str) -> Detected:
-    auto = version is not None and version >= AUTO_GID_SINCE
-    return Detected(
-        name="NCCL_IB_GID_INDEX",
-        value=None,
-        replaces_profile=True,
-        reason=why + ("; unset, NCCL >= 2.21.5 chooses per port" if auto else "; left unset"),
-    )
+) -> str:
+    """What NCCL's own choice would do with the index unset, beside the answer."""
+    if version is not None and version < AUTO_GID_SINCE:
+        return ""
+    picks = [
+        (f"{d.name}:{p.number}", c)
+        for (d, p), c in auto_gid_choices([v.pair for v in known], variables)
+    ]
+    who = f"NCCL {'.'.join(map(str, version))}" if version else "NCCL >= 2.21.5"
+    if all(choice == index for _, choice in picks):
+        return f"; {who} would choose GID {index} itself if NCCL_IB_GID_INDEX were left unset"
+    return f"; left unset, {who} would choose " + ", ".join(f"{n}->{c}" for n, c in picks)

@@ -1,74 +1,90 @@
-"""NCCL_SOCKET_IFNAME for the detected layer: check the value the layers give against
-the interfaces that are up here, or choose one (pure)."""
+"""The NCCL_SOCKET_IFNAME decision: the interface NCCL's bootstrap and socket
+transport should use, and what is right or wrong with the value the job runs with now
+(pure; :mod:`hpnet.nccl.decision`)."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected
+from hpnet.nccl.catalog import validate
+from hpnet.nccl.decision import Decision, Judged
+from hpnet.nccl.fill_model import Current
 from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import interface_candidates, interface_rank, socket_family
 from hpnet.node.netdevs import Netdev, NetKind
-from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
 
-__all__ = ["check_ifname"]
+__all__ = ["decide_ifname"]
+
+NO_INTERFACE = "NCCL fails: 'Bootstrap : no socket interface found'"
 
 
-def check_ifname(
-    inventory: NodeInventory,
-    now: Current | None,
-    family_value: str | None,
-    detected: list[Detected],
-    findings: list[Finding],
-) -> None:
-    """Check or choose NCCL_SOCKET_IFNAME; ``family_value`` is NCCL_SOCKET_FAMILY."""
+def decide_ifname(
+    inventory: NodeInventory, given: Current | None, family_value: str | None
+) -> Decision:
+    """NCCL_SOCKET_IFNAME against the interfaces up here; ``family_value`` is
+    NCCL_SOCKET_FAMILY."""
+    value, origin = given if given is not None else (None, None)
+    base = functools.partial(Decision, variable="NCCL_SOCKET_IFNAME", given=value, origin=origin)
     if "netdevs" in inventory.not_collected:
-        return  # a listing says nothing of interfaces
-    # unset, NCCL takes IPv4 and IPv6 interfaces alike (rules.socket_family)
+        return base(
+            judged=Judged.UNKNOWN,
+            answer=value,
+            answer_known=value is not None,
+            summary=f"NCCL_SOCKET_IFNAME={value} is not checked"
+            if value is not None
+            else "NCCL_SOCKET_IFNAME is not set: NCCL picks (ib* first, not docker/lo); "
+            "interfaces are not known from this source",
+            unknown=("interfaces not shown (`ip -br addr` shows them)",),
+        )
     family = socket_family(family_value)
     addresses_known = "addresses" not in inventory.not_collected
     candidates = interface_candidates(inventory.netdevs, family, addresses_known=addresses_known)
-    if now is not None and len(now[0]) <= 1:
+    best = candidates[0] if candidates else None
+    answer = f"={best.name}" if best else None
+    caveat = () if addresses_known else ("addresses (a recorded tree does not hold them)",)
+    reason = (
+        f"{best.name} is up ({_netdev_word(best)})"
+        + ("" if addresses_known else " (addresses are not known from a recorded tree)")
+        + "; unset, NCCL would pick by its own rules "
+        "(ib* first, then any but docker and lo)"
+        if best
+        else ""
+    )
+    base = functools.partial(base, answer=answer, reason=reason, unknown=caveat)
+    if value is not None and len(value) <= 1:
         # ncclFindInterfaces: 'if (env && strlen(env) > 1)', else the automatic choice
-        value, origin = now
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="ifname-ignored",
-                title=f"NCCL_SOCKET_IFNAME={value!r} ({origin}) is one character or less: "
-                "NCCL ignores it and picks the interface itself",
-            )
+        return base(
+            judged=Judged.WARN,
+            code="ignored",
+            summary=f"NCCL_SOCKET_IFNAME={value!r} is one character or less: NCCL ignores it "
+            "and picks the interface itself",
         )
-        if origin != "profile":
-            return
-        now = None
+    if value is not None and not (judged := validate("NCCL_SOCKET_IFNAME", value)).ok:
+        return base(
+            judged=Judged.FAIL if judged.severity == "fail" else Judged.WARN,
+            code="invalid",
+            summary=f"NCCL_SOCKET_IFNAME={value!r}: {judged.message}",
+        )
     if not candidates:
         up = "up with an address" if addresses_known else "up (addresses are not recorded)"
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="no-socket-interface",
-                title=f"no interface is {up}: NCCL cannot bootstrap "
-                "('Bootstrap : no socket interface found')",
-            )
+        return base(
+            answer=value,
+            judged=Judged.FAIL,
+            code="no-interface",
+            answer_known=False,
+            summary=f"no interface is {up}: NCCL cannot bootstrap",
+            evidence=(NO_INTERFACE,),
+            note="bring an interface up or name one that is",
         )
-        return
-    best = candidates[0]
-    unknown = "" if addresses_known else " (addresses are not known from a recorded tree)"
-    if now is None:
-        detected.append(
-            Detected(
-                name="NCCL_SOCKET_IFNAME",
-                value=f"={best.name}",
-                reason=f"{best.name} is up ({_netdev_word(best)}){unknown}; unset, NCCL would "
-                "pick by its own rules (ib* first, then any but docker and lo)",
-            )
+    if value is None:
+        return base(
+            judged=Judged.OK,
+            summary="NCCL_SOCKET_IFNAME is not set: NCCL picks (ib* first, not docker/lo)",
         )
-        return
-    value, origin = now
     spec = parse_list(value)
     matched = [n for n in candidates if spec.matches(n.name)]
     loopback = [
@@ -76,77 +92,56 @@ def check_ifname(
         for n in inventory.netdevs
         if n.kind is NetKind.LOOPBACK and n.is_up and spec.matches(n.name)
     ]
-    if matched and loopback:
-        # the bootstrap takes the first match in getifaddrs order (bootstrap.cc asks
-        # ncclFindInterfaces for one interface), and lo comes first there
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="ifname-loopback",
-                title=f"NCCL_SOCKET_IFNAME={value} ({origin}) also selects "
-                f"{', '.join(loopback)}, which NCCL's bootstrap may take first; "
-                f"={matched[0].name} names one interface",
-            )
+    if loopback:
+        # ncclOsFindInterfaces takes every running interface the list matches, lo
+        # included, and the bootstrap uses the first (getifaddrs order: lo comes first)
+        return base(
+            answer=f"={matched[0].name}" if matched else answer,
+            judged=Judged.WARN,
+            code="loopback",
+            summary=f"NCCL_SOCKET_IFNAME={value} selects {', '.join(loopback)}"
+            + (" only" if not matched else f" as well as {', '.join(n.name for n in matched)}")
+            + ": other nodes cannot reach this one over loopback",
+            evidence=(
+                "NCCL uses a loopback interface the list names; its bootstrap takes the first "
+                "match in getifaddrs order, where lo comes first",
+            ),
         )
-    if not matched and loopback:
-        # ncclOsFindInterfaces takes any running interface the list names, lo included
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="ifname-loopback",
-                title=f"NCCL_SOCKET_IFNAME={value} ({origin}) selects only {', '.join(loopback)}"
-                f": NCCL uses it, but other nodes cannot reach this one there; ={best.name} would",
-            )
-        )
-        return
     if not matched:
-        problem = (
-            "matches no interface that is up with an address here"
-            if addresses_known
-            else "matches no interface that is up here (addresses are not recorded)"
-        )
-        if origin != "profile":
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    id="ifname-mismatch",
-                    title=f"NCCL_SOCKET_IFNAME={value} ({origin}) {problem}; ={best.name} would",
-                )
+        present = [n for n in inventory.netdevs if spec.matches(n.name)]
+        if addresses_known:
+            summary = f"NCCL_SOCKET_IFNAME={value} matches no interface that is up with an address"
+        elif present:
+            summary = (
+                f"NCCL_SOCKET_IFNAME={value} matches {', '.join(n.name for n in present)}, "
+                "which is not up"
             )
-            return
-        detected.append(
-            Detected(
-                name="NCCL_SOCKET_IFNAME",
-                value=f"={best.name}",
-                replaces_profile=True,
-                reason=f"the profile's {value!r} {problem}; {best.name} is up "
-                f"({_netdev_word(best)})",
-            )
+        else:
+            summary = f"NCCL_SOCKET_IFNAME={value} matches no interface here"
+        return base(
+            judged=Judged.FAIL,
+            code="mismatch",
+            summary=summary,
+            evidence=(
+                f"usable interfaces: {', '.join(n.name for n in candidates)}"
+                + ("" if addresses_known else " (up; addresses are not recorded in this source)"),
+                NO_INTERFACE,
+            ),
         )
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="profile-ifname-mismatch",
-                title=f"NCCL_SOCKET_IFNAME={value} {problem}: using ={best.name}",
-            )
-        )
-        return
-    note = "matches " + ", ".join(f"{n.name} ({_netdev_word(n)})" for n in matched)
     avoid = [n.name for n in matched if interface_rank(n)[0] >= 10]
+    note = None
     if avoid and len(matched) > 1:
-        note += (
-            f"; as a prefix it also takes {', '.join(avoid)}: write ={matched[0].name} to "
-            "name one interface exactly"
+        note = (
+            f"as a prefix it also takes {', '.join(avoid)}: write ={matched[0].name} to name "
+            "one interface exactly"
         )
-        findings.append(
-            Finding(
-                severity=Severity.INFO,
-                id="ifname-prefix-ambiguous",
-                title=f"NCCL_SOCKET_IFNAME={value} also matches {', '.join(avoid)}",
-            )
-        )
-    detected.append(
-        Detected(name="NCCL_SOCKET_IFNAME", value=value, reason=note, confirmation=True)
+    return base(
+        answer=value,
+        judged=Judged.OK,
+        summary=f"NCCL_SOCKET_IFNAME={value} matches "
+        + ", ".join(f"{n.name} ({_netdev_word(n)})" for n in matched)
+        + ("" if addresses_known else " (addresses are not recorded: not checked)"),
+        note=note,
     )
 
 

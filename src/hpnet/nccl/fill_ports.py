@@ -1,260 +1,189 @@
-"""NCCL_IB_HCA for the detected layer: the ports a transport can use, what a listing
-leaves unknown about them, and the check or choice of the value (pure)."""
+"""The NCCL_IB_HCA decision: the ports NCCL should open, and what is right or wrong
+with the value the job runs with now (pure; :mod:`hpnet.nccl.decision`)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from hpnet.nccl.fill_model import Current, Detected
+from hpnet.nccl.catalog import validate
+from hpnet.nccl.decision import RDMA_KINDS, Decision, Judged, PortView, names
+from hpnet.nccl.fill_model import Current
 from hpnet.nccl.lists import exact_list, parse_list
-from hpnet.nccl.rules import (
-    Port,
-    family_word,
-    has_routable_gid,
-    port_kind,
-    transport_word,
-    usable_ports,
-)
-from hpnet.rdma.model import PortState
-from hpnet.result import Finding, Severity
+from hpnet.nccl.rules import Port, family_word, transport_word
 
-if TYPE_CHECKING:
-    from hpnet.detect import NodeInventory
-
-__all__ = [
-    "check_hca",
-    "describe",
-    "note_unknown_ports",
-    "ports_of",
-    "unknown_port_notes",
-    "unknown_ports",
-]
-
-
-def unknown_ports(inventory: NodeInventory) -> list[str]:
-    """What a listing leaves unknown about ports that might be usable, each with the
-    listing that would tell: ``mlx5_0:1: state not shown (ibv_devinfo shows it)``."""
-    return [said for _, said in unknown_port_notes(inventory)]
-
-
-def unknown_port_notes(inventory: NodeInventory) -> list[tuple[str | None, str]]:
-    """:func:`unknown_ports`, each with the port it is about (``mlx5_0:1``; None for a
-    note about the node's devices as a whole)."""
-    if not inventory.source.startswith("listing"):
-        return []
-    said: list[tuple[str | None, str]] = []
-    nodes = inventory.dev_nodes
-    if nodes is not None and nodes.uverbs and not inventory.rdma_devices:
-        said.append(
-            (
-                None,
-                f"{', '.join(nodes.uverbs)} exist in /dev/infiniband, but the devices behind "
-                "them and their ports are not shown (`ibv_devinfo` shows them)",
-            )
-        )
-    if nodes is not None and uverbs_short(inventory):
-        said.append(
-            (
-                None,
-                f"/dev/infiniband has {len(nodes.uverbs)} uverbs node(s) "
-                f"({', '.join(nodes.uverbs) or 'none'}) for {len(inventory.rdma_devices)} devices: "
-                "the others cannot be opened here, and which are which is not shown "
-                "(`grep . /sys/class/infiniband_verbs/uverbs*/ibdev` tells)",
-            )
-        )
-    for device in inventory.rdma_devices:
-        if device.usable_here is False:
-            continue
-        if device.name.startswith("("):
-            said.append((None, "a device whose name the listing cuts off (run `ibv_devinfo -v`)"))
-            continue
-        if not device.ports:
-            said.append(
-                (None, f"{device.name}: its ports are not shown (`ibv_devinfo` shows them)")
-            )
-            continue
-        for port in device.ports:
-            name = f"{device.name}:{port.number}"
-            kind = port_kind(device, port)
-            if port.state is PortState.UNKNOWN:
-                said.append((name, f"{name}: state not shown (`ibv_devinfo` or `ibstat` shows it)"))
-            elif port.state is not PortState.ACTIVE:
-                continue
-            elif kind == "unknown" and port.link_layer is None:
-                said.append((name, f"{name}: link layer not shown (`ibv_devinfo` shows it)"))
-            elif kind in ("roce", "erdma") and not port.gids:
-                said.append(
-                    (
-                        name,
-                        f"{name}: an Ethernet port whose GIDs the listing does not show, so no "
-                        "RoCE v2 GID is known (`show_gids` or `ibv_devinfo -v` shows them)",
-                    )
-                )
-    return said
-
-
-def uverbs_short(inventory: NodeInventory) -> bool:
-    """``ls /dev/infiniband`` shows fewer uverbs nodes than the listings show devices: some
-    devices cannot be opened here, and which ones the listings do not say."""
-    nodes = inventory.dev_nodes
-    return nodes is not None and len(nodes.uverbs) < len(inventory.rdma_devices)
-
-
-def ports_of(inventory: NodeInventory, kind: str) -> list[Port]:
-    if uverbs_short(inventory):
-        return []
-    return [
-        (device, port)
-        for device in inventory.rdma_devices
-        for port in usable_ports(device)
-        if port_kind(device, port) == kind
-    ]
-
-
-def note_unknown_ports(inventory: NodeInventory, findings: list[Finding]) -> list[str]:
-    """What a listing leaves unknown about the ports, as one finding: none of them is
-    selected (:func:`unknown_ports` names the listing that would tell); returns it."""
-    unknown = unknown_ports(inventory)
-    if unknown:
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="listing-incomplete",
-                title="the listing does not show what selecting these ports takes, so none "
-                "of them is selected: " + "; ".join(unknown[:8]),
-            )
-        )
-    return unknown
+__all__ = ["decide_hca", "describe", "fastest_group"]
 
 
 def describe(ports: Sequence[Port]) -> str:
     return ", ".join(f"{d.name}:{p.number}" for d, p in ports) or "none"
 
 
-def check_hca(
-    inventory: NodeInventory,
-    transport: str,
-    now: Current | None,
+def fastest_group(views: Sequence[PortView]) -> list[PortView]:
+    """The ports of one rate that move the most (ports x rate: a ring over k NICs of
+    rate r moves about k x r; the faster group on a tie): rings run at the slowest
+    port, so a slower one costs every collective. A port whose rate is not shown
+    joins whichever group is kept (nothing says it is slower)."""
+    rates = {v.port.rate_gbps for v in views if v.port.rate_gbps}
+    if len(rates) < 2:
+        return list(views)
+    groups = {r: [v for v in views if v.port.rate_gbps == r] for r in rates}
+    best = max(rates, key=lambda r: (len(groups[r]) * r, r))
+    return [v for v in views if v.port.rate_gbps in (best, None)]
+
+
+def _why_left_out(view: PortView, word: str, kept: Sequence[PortView], family: str) -> str:
+    if view.kind != word:
+        return f"{view.name} ({transport_word(view.kind)}, not {transport_word(word)})"
+    if view.routable is False:
+        return f"{view.name} (no routable RoCE v2 {family_word(family)} GID in this namespace)"
+    rate = next((v.port.rate for v in kept if v.port.rate), "")
+    return f"{view.name} ({view.port.rate or 'slower'}, slower than {rate or 'the others'})"
+
+
+def decide_hca(
+    views: Sequence[PortView],
+    word: str,
+    given: Current | None,
     *,
     family: str,
-    detected: list[Detected],
-    findings: list[Finding],
-) -> list[Port]:
-    """Check or choose NCCL_IB_HCA; returns the ports the final value selects."""
-    kind = transport_word(transport)
-    usable = ports_of(inventory, transport)
-    unroutable: list[Port] = []
-    if transport in ("roce", "erdma"):
-        unroutable = [pair for pair in usable if not has_routable_gid(pair[1], family)]
-    good = [pair for pair in usable if pair not in unroutable]
-    unknown = note_unknown_ports(inventory, findings)
-    if not usable:
-        broken = [d.name for d in inventory.rdma_devices if d.usable_here is False]
-        why = (
-            f" ({', '.join(broken)} present but not usable here: no ACTIVE port or no "
-            "/dev/infiniband/uverbsN node)"
-            if broken
-            else ""
-        )
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="no-usable-rdma",
-                title=f"no {kind} port the listing shows usable{why}"
-                if unknown
-                else f"no usable {kind} port on this node{why}: NCCL will fall back to "
-                "its Socket transport, 4-10x slower",
-            )
-        )
-        return []
-    exact = exact_list([(d.name, p.number) for d, p in good])
-    if now is None:
-        if any(port.gids for _, port in unroutable):
-            findings.append(_unroutable_finding(unroutable, family))
-        if not good:
-            return []
-        detected.append(
-            Detected(
-                name="NCCL_IB_HCA",
-                value=exact,
-                reason=f"the ACTIVE {kind} ports a process here can open"
-                + (" that have a routable RoCE v2 GID" if unroutable else "")
-                + f": {describe(good)}",
-            )
-        )
-        return good
-    value, origin = now
-    spec = parse_list(value)
-    every = [(d, p) for d in inventory.rdma_devices for p in d.ports]
-    chosen = [(d, p) for d, p in every if spec.matches(d.name, p.number)]
-    live = [
-        pair
-        for pair in chosen
-        if pair in usable
-        or (
-            port_kind(*pair) != transport and pair[1].is_active and pair[0].usable_here is not False
-        )
+    unknown: Sequence[str] = (),
+) -> Decision:
+    """NCCL_IB_HCA on transport ``word`` (``ib``, ``roce``, ``erdma``): the answer names
+    the usable ports of that kind exactly (with a routable RoCE v2 GID where the GID
+    table is shown; the fastest group where rates differ); ``unknown``: what the source
+    leaves unknown about devices as a whole."""
+    value, origin = given if given is not None else (None, None)
+    kind = transport_word(word)
+    of_kind = [v for v in views if v.kind == word and v.usable is True]
+    good = fastest_group([v for v in of_kind if v.routable is not False])
+    maybe = [
+        v
+        for v in views
+        if (v.usable is None and v.kind in (word, "unknown"))
+        or (v.usable is True and v.kind == "unknown")
     ]
-    problems = []
-    other_kind = [pair for pair in live if port_kind(*pair) != transport]
-    if other_kind:
-        problems.append(f"also selects {describe(other_kind)}, which is not {kind}")
-    bad_gid = [pair for pair in live if pair in unroutable]
-    if bad_gid:
-        problems.append(
-            f"also selects {describe(bad_gid)}, which has no routable RoCE v2 "
-            f"{family_word(family)} GID"
-        )
-    fine = [pair for pair in live if pair in good]
-    if not fine:
-        problems = [f"selects no usable {kind} port here (it matches {describe(chosen)})"]
-    if not problems:
-        missed = [pair for pair in good if pair not in fine]
-        note = f"selects {describe(fine)} here (ACTIVE, usable)"
-        if missed:
-            note += f"; leaves out usable {describe(missed)}"
-        detected.append(Detected(name="NCCL_IB_HCA", value=value, reason=note, confirmation=True))
-        return fine
-    problem = "; ".join(problems)
-    if origin != "profile":
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="hca-mismatch",
-                title=f"NCCL_IB_HCA={value} ({origin}) {problem}; the node's usable "
-                f"{kind} ports are {exact}",
+    untold = [
+        *(v.unknown for v in (*maybe, *good) if v.unknown),
+        *unknown,
+    ]
+    answer = exact_list([(v.device.name, v.port.number) for v in good]) if good else None
+    known = bool(good) or not (maybe or unknown)
+    base = functools.partial(
+        Decision,
+        variable="NCCL_IB_HCA",
+        given=value,
+        origin=origin,
+        answer=answer,
+        answer_known=known,
+        unknown=tuple(untold),
+        reason=f"the ACTIVE {kind} ports a process here can open"
+        + (" that have a routable RoCE v2 GID" if any(v.routable is False for v in of_kind) else "")
+        + f": {names(good)}",
+    )
+    if value is None:
+        opens = [v for v in views if v.usable is True and v.kind in RDMA_KINDS]
+        extra = [v for v in opens if v not in good]
+        if not good and extra:
+            why = "; ".join(_why_left_out(v, word, good, family) for v in extra)
+            return base(
+                judged=Judged.FAIL,
+                code="unset",
+                summary=f"NCCL_IB_HCA is not set, so NCCL opens {why}: no port here can carry "
+                f"{kind} between nodes",
+                note="give the RoCE netdevs an IP address (the IPv4-mapped RoCE v2 GID appears "
+                "with it), or export NCCL_IB_DISABLE=1 to use sockets on purpose",
             )
+        if not good:
+            return base(
+                judged=Judged.UNKNOWN if not known else Judged.NA,
+                summary="NCCL_IB_HCA is not set, and the source does not show which "
+                f"{kind} ports are usable"
+                if not known
+                else f"NCCL_IB_HCA is not set: no usable {kind} port here",
+            )
+        if extra:
+            why = "; ".join(_why_left_out(v, word, good, family) for v in extra)
+            return base(
+                judged=Judged.WARN,
+                code="unset",
+                summary=f"NCCL_IB_HCA is not set, so NCCL opens every ACTIVE port: {why} "
+                f"as well as {names(good)}",
+                evidence=(f"NCCL opens {names(opens)}",),
+            )
+        return base(
+            judged=Judged.OK,
+            summary=f"NCCL_IB_HCA is not set: NCCL opens {names(good)}, every usable {kind} "
+            "port here",
         )
-        return live
-    if not good:
-        if any(port.gids for _, port in unroutable):
-            findings.append(_unroutable_finding(unroutable, family))
-        return []
-    detected.append(
-        Detected(
-            name="NCCL_IB_HCA",
-            value=exact,
-            replaces_profile=True,
-            reason=f"the profile's {value!r} {problem}; {exact} names the ACTIVE {kind} ports "
-            "a process here can open",
+    judged = validate("NCCL_IB_HCA", value)
+    if not judged.ok:
+        return base(
+            judged=Judged.FAIL if judged.severity == "fail" else Judged.WARN,
+            code="invalid",
+            summary=f"NCCL_IB_HCA={value!r}: {judged.message}",
+            evidence=tuple(f"also: {p}" for p in parse_list(value).problems[1:]),
         )
+    spec = parse_list(value)
+    matched = [v for v in views if spec.matches(v.device.name, v.port.number)]
+    opens = [v for v in matched if v.usable is True and v.kind in RDMA_KINDS]
+    fallback = (
+        "" if answer else "; NCCL uses its Socket transport either way: NCCL_IB_DISABLE=1 says so"
     )
-    findings.append(
-        Finding(
-            severity=Severity.WARNING,
-            id="profile-hca-mismatch",
-            title=f"NCCL_IB_HCA={value} {problem}: using {exact}",
+    if not matched:
+        devices = ", ".join(sorted({v.device.name for v in views})) or "none"
+        return base(
+            judged=Judged.FAIL,
+            code="mismatch",
+            summary=f"NCCL_IB_HCA={value} matches no RDMA port here",
+            evidence=(f"RDMA devices on this node: {devices}",),
+            note=None if answer else fallback.lstrip("; "),
         )
+    if not opens:
+        shown_not = [v for v in matched if v.usable is None]
+        if shown_not:
+            return base(
+                answer=value,
+                answer_known=True,
+                judged=Judged.UNKNOWN,
+                summary=f"NCCL_IB_HCA={value} selects {names(shown_not)}, whose state the "
+                "source does not show",
+            )
+        return base(
+            judged=Judged.FAIL,
+            code="mismatch",
+            summary=f"NCCL_IB_HCA={value} selects no usable port here (it matches "
+            f"{names(matched)}): NCCL falls back to sockets",
+            evidence=tuple(f"{v.name}: {_unusable(v)}" for v in matched),
+            note=fallback.lstrip("; ") or None,
+        )
+    wrong = [v for v in opens if v not in good]
+    if wrong or not good:
+        left = "; ".join(_why_left_out(v, word, good, family) for v in wrong)
+        return base(
+            judged=Judged.WARN,
+            code="mismatch",
+            summary=f"NCCL_IB_HCA={value} also selects {left}"
+            if good and [v for v in opens if v in good]
+            else f"NCCL_IB_HCA={value} selects no usable {kind} port: {left}",
+        )
+    skipped = [v for v in matched if v not in opens]
+    missed = [v for v in good if v not in opens]
+    return base(
+        answer=value,
+        judged=Judged.OK,
+        summary=f"NCCL_IB_HCA={value} selects {names(opens)}"
+        + (f" (NCCL skips {names(skipped)}: not usable here)" if skipped else "")
+        + (f"; leaves out usable {names(missed)}" if missed else ""),
     )
-    return good
 
 
-def _unroutable_finding(ports: list[Port], family: str) -> Finding:
-    ports = [pair for pair in ports if pair[1].gids]  # the rest: listing-incomplete says
-    return Finding(
-        severity=Severity.WARNING,
-        id="no-routable-gid",
-        title=f"{describe(ports)} have no routable RoCE v2 {family_word(family)} GID "
-        "(only RoCE v1 or link-local entries): left out of NCCL_IB_HCA",
-    )
+def _unusable(view: PortView) -> str:
+    device, port = view.pair
+    if device.uverbs is not None and not device.uverbs.present:
+        return f"no {device.uverbs.path} in this container"
+    if device.uverbs is not None and device.uverbs.accessible is False:
+        return f"{device.uverbs.path} cannot be opened"
+    if view.kind not in RDMA_KINDS:
+        return "a link layer NCCL's IB transport does not take"
+    return f"port {port.state.value}"

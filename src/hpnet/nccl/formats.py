@@ -182,6 +182,7 @@ def to_json(resolution: Resolution) -> dict[str, object]:
             {"severity": f.severity.value, "code": f.id, "message": f.title}
             for f in resolution.findings
         ],
+        "decisions": dict(resolution.decisions),
     }
     return envelope(body, schema_version=SCHEMA_VERSION)
 

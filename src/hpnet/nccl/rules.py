@@ -158,6 +158,11 @@ def port_kind(device: RdmaDevice, port: RdmaPort) -> str:
         # skips the port; aws-ofi-nccl (libfabric) is what uses EFA
         return "unknown"
     link = port.link_layer or ("Ethernet" if device.driver in _ETHERNET_DRIVERS else None)
+    if link is None and any(g.is_roce_v2 for g in port.gids):
+        # a RoCE v2 GID exists only on an Ethernet port: the kernel gives an InfiniBand
+        # port IB_GID_TYPE_IB entries alone (drivers/infiniband/core/cache.c), so a
+        # show_gids table that prints "v2" rows shows the link layer too
+        link = "Ethernet"
     if link == "InfiniBand":
         return "ib"
     if link == "Ethernet":

@@ -110,7 +110,7 @@ def _rdma(inv: NodeInventory) -> str:
     table = format_table(headers, rows)
     summary = "" if from_listing else "\n" + _usable_summary(inv.rdma_devices)
     if from_listing:
-        from hpnet.nccl.fill import unknown_ports  # noqa: PLC0415 - listings only
+        from hpnet.nccl.shown import unknown_ports  # noqa: PLC0415 - listings only
 
         unknown = unknown_ports(inv)
         if unknown:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from hpnet.doctor.model import CheckResult, Facts
+from hpnet.nccl.decision import NodeDecisions
 from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import (
     TRANSPORT_WORDS,
@@ -21,6 +22,7 @@ __all__ = [
     "VARIABLES_AREA",
     "Port",
     "all_usable",
+    "decisions",
     "edit_note",
     "export",
     "fix_lines",
@@ -166,3 +168,30 @@ def skip_no_rdma(facts: Facts, check_id: str, area: str) -> CheckResult | None:
             check_id, area, Status.SKIP, f"profile {facts.profile.name}: NCCL is to use sockets"
         )
     return None
+
+
+_DECIDED: dict[int, tuple[Facts, NodeDecisions]] = {}
+
+
+def decisions(facts: Facts) -> NodeDecisions:
+    """The node's decisions for the variables under test (:func:`hpnet.nccl.fill.decide`,
+    the judge ``hpnet env`` renders too), once per facts. A value equal to the profile's
+    preset is the profile's (``hpnet env`` replaces such a value where it does not fit,
+    and keeps the environment's)."""
+    from hpnet.nccl.fill import decide  # noqa: PLC0415
+    from hpnet.profiles import get_profile  # noqa: PLC0415
+
+    cached = _DECIDED.get(id(facts))
+    if cached is not None and cached[0] is facts:
+        return cached[1]
+    profile = facts.profile or get_profile("auto")
+    presets = {s.name: s.value for s in profile.settings} if facts.profile else {}
+    current = {
+        name: (value, "profile" if presets.get(name) == value else "environment")
+        for name, value in facts.variables.items()
+    }
+    decided = decide(profile, facts.inventory, current, facts.nccl_version)
+    if len(_DECIDED) > 8:
+        _DECIDED.clear()
+    _DECIDED[id(facts)] = (facts, decided)
+    return decided

@@ -11,9 +11,9 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.doctor.packages import install_fix
-from hpnet.nccl.fill import unknown_ports
 from hpnet.nccl.known_bad import KnownBad, affecting, conditions_met
 from hpnet.nccl.rules import version_tuple
+from hpnet.nccl.shown import unknown_ports
 from hpnet.result import Status
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hpnet.doctor.checks._util import (
     Port,
-    export,
+    decisions,
     kind_word,
     result,
     selected_ports,
@@ -13,9 +13,7 @@ from hpnet.doctor.checks._util import (
     usable,
 )
 from hpnet.doctor.model import CheckResult, Facts
-from hpnet.nccl.fill import unknown_ports
-from hpnet.nccl.fill_ports import unknown_port_notes
-from hpnet.nccl.rules import TRANSPORT_WORDS
+from hpnet.nccl.shown import unknown_port_notes, unknown_ports
 from hpnet.rdma.model import PortState
 from hpnet.result import Status
 
@@ -111,60 +109,22 @@ def check_port_state(facts: Facts) -> CheckResult:
     )
 
 
-def _env_transport(facts: Facts) -> str | None:
-    """The transport word hpnet env chooses for this node and profile, or None where it
-    cannot tell (a listing that does not show what using the ports takes)."""
-    from hpnet.errors import HpnetError  # noqa: PLC0415
-    from hpnet.nccl.fill import choose_transport  # noqa: PLC0415
-    from hpnet.profiles import get_profile  # noqa: PLC0415
-
-    try:
-        kind = choose_transport(facts.profile or get_profile("auto"), facts.inventory)
-    except HpnetError:
-        return None
-    return TRANSPORT_WORDS.get(kind)
-
-
 def check_mixed_ports(facts: Facts) -> CheckResult:
+    """The ports NCCL is to open share one link layer and one rate (a ring runs at its
+    slowest port). vars.hca judges the selection (a mix is its WARN, and its fix); this
+    check says what the ports are once they do not mix."""
+    decided = decisions(facts).hca
+    if decided is not None and decided.flagged:
+        return result("ports.mixed", "ports", Status.SKIP, "vars.hca judges the selection")
     good = usable(facts)
     if len(good) < 2:
         return result("ports.mixed", "ports", Status.SKIP, "fewer than two usable ports")
-    layers = {kind_word(d, p) for d, p in good}
-    rates = {p.rate_gbps for _, p in good if p.rate_gbps}
-    if len(layers) > 1 or len(rates) > 1:
-        lines = [
-            f"{d.name}:{p.number}: {kind_word(d, p)}, {p.rate or 'rate unknown'}" for d, p in good
-        ]
-        # keep the group of one kind and speed with the most bandwidth (ports x rate: a
-        # ring over k NICs of rate r moves about k x r), the faster one on a tie
-        groups: dict[tuple[str, float], list[str]] = {}
-        for d, p in good:
-            groups.setdefault((kind_word(d, p), p.rate_gbps or 0.0), []).append(
-                f"{d.name}:{p.number}"
-            )
-        (kind, rate), keep = max(groups.items(), key=lambda g: (len(g[1]) * g[0][1], g[0][1]))
-        chosen = _env_transport(facts)
-        if chosen is not None and chosen != kind and any(k == chosen for k, _ in groups):
-            # one verdict: the transport hpnet env chooses for this node (InfiniBand, then
-            # eRDMA, then RoCE), its fastest group
-            (kind, rate), keep = max(
-                ((g, ports) for g, ports in groups.items() if g[0] == chosen),
-                key=lambda g: (len(g[1]) * g[0][1], g[0][1]),
-            )
-        return result(
-            "ports.mixed",
-            "ports",
-            Status.WARN,
-            "the selected ports mix link layers or rates: rings run at the slowest",
-            *lines,
-            fix=export("NCCL_IB_HCA", "=" + ",".join(keep)),
-            fix_note=f"keeps the {len(keep)} {kind} port(s)"
-            + (f" at {rate:g} Gb/s" if rate else "")
-            + "; NCCL_IB_HCA's '=' matches these names exactly",
-        )
+    layers = sorted({kind_word(d, p) for d, p in good})
+    rates = sorted({p.rate_gbps for _, p in good if p.rate_gbps})
     return result(
         "ports.mixed",
         "ports",
         Status.PASS,
-        f"{len(good)} ports, all {layers.pop()}" + (f" at {rates.pop():g} Gb/s" if rates else ""),
+        f"{len(good)} ports, all {' and '.join(layers)}"
+        + (f" at {' and '.join(f'{r:g}' for r in rates)} Gb/s" if rates else ""),
     )

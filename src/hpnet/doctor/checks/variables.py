@@ -14,6 +14,7 @@ import re
 from hpnet.doctor.checks._util import (
     VARIABLES_AREA,
     all_usable,
+    decisions,
     edit_note,
     export,
     fix_lines,
@@ -24,7 +25,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.catalog import foreign, lookup, nccl_int, suggest, validate
-from hpnet.nccl.lists import exact_list, parse_list
+from hpnet.nccl.lists import parse_list
 from hpnet.nccl.model import Kind
 from hpnet.result import Status
 
@@ -194,18 +195,23 @@ def _carried(facts: Facts, name: str, value: str) -> tuple[str | None, str | Non
     spec = parse_list(value)
     if spec.problems:
         return value, None  # vars.syntax-like problems: the rename keeps them visible
-    usable = all_usable(facts)
-    if any(spec.matches(d.name, p.number) for d, p in usable):
+    decided = decisions(facts).hca
+    answer = decided.answer if decided is not None and decided.answer_known else None
+    ports = parse_list(answer) if answer else None
+    if ports is not None and any(
+        spec.matches(d.name, p.number) and ports.matches(d.name, p.number)
+        for d in facts.inventory.rdma_devices
+        for p in d.ports
+    ):
         return value, None
-    if not usable:
+    if answer is None:
         return None, (
-            "No RDMA port is usable here, so the fix removes it (NCCL uses its Socket "
-            "transport either way; vars.hca and ports.state say why)"
+            "No RDMA port is known to be usable here, so the fix removes it (vars.hca and "
+            "ports.state say why)"
         )
-    exact = exact_list([(d.name, p.number) for d, p in usable])
-    return exact, (
-        f"Its value {value!r} selects no usable port here, so the fix sets this node's "
-        f"usable ports ({exact}) instead"
+    return answer, (
+        f"Its value {value!r} selects none of the ports NCCL is to open here, so the fix "
+        f"sets them ({answer}: vars.hca's answer) instead"
     )
 
 

@@ -52,6 +52,7 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
     drafts: list[DeviceDraft] = []
     problems: list[Problem] = []
     saw_no_devices = False
+    unopened: list[int] = []  # "Failed to open device" lines
     wrapped: tuple[int, int] | None = None  # (GID index, line) waiting for its address
     for number, line in numbered_lines(lines):
         if not line.strip():
@@ -74,6 +75,10 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
         if "No IB devices found" in line:
             saw_no_devices = True
             continue
+        if line.strip() == "Failed to open device":
+            # devinfo.c's print_hca_cap: ibv_open_device failed, before the hca_id line
+            unopened.append(number)
+            continue
         gid_match = _GID_LINE.match(line)
         if gid_match:
             if not drafts:
@@ -89,7 +94,17 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
         if pair is None:
             continue  # continuation lines of -v flag lists, prompts, "...." elisions
         _key_value(drafts, pair, line, source=source, number=number, problems=problems)
-    if not drafts and not saw_no_devices:
+    if unopened:
+        problems.append(
+            Problem(
+                code="listing-device-unopened",
+                what=f"{len(unopened)} device(s) could not be opened here ('Failed to open "
+                "device': ibv_devinfo does not print their names; `ls /sys/class/infiniband` "
+                "names them, `ls /dev/infiniband` shows which uverbs nodes exist)",
+                where=f"{source}:{unopened[0]}",
+            )
+        )
+    if not drafts and not saw_no_devices and not unopened:
         raise unrecognised("ibv_devinfo", "no 'hca_id:' line", source)
     devices = tuple(_device(draft, source, problems) for draft in drafts)
     return devices, tuple(problems)

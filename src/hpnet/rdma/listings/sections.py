@@ -29,6 +29,7 @@ _PROMPT = re.compile(
     r"\s*[$#%>]\s*(?P<cmd>\S.*?)\s*$"
 )
 _LS_HEADER = re.compile(r"^(/[\w./-]*):$")
+_LEGEND_ENTRY = re.compile(r"^NIC\d+:\s*\S+$")
 _CMD = re.compile(r"^CMD:\s*(?P<cmd>\S.*?)\s*$")
 #: the first words of the commands whose output hpnet reads, alone on a line
 _TOOLS = frozenset(
@@ -86,6 +87,9 @@ GRAMMAR: dict[str, Callable[[str], bool]] = {
     # (mail clients do this)
     "ibv_devinfo": _matches(
         r"^No IB devices found",
+        # devinfo.c's print_hca_cap, to stderr, for a device ibv_open_device refuses
+        # (before its hca_id line: the device's name is not printed)
+        r"^Failed to open device$",
         r"^(?:[A-Za-z_]\w*(?:\[\s*\d+\])?|Device ports|Unknown flags|\w+ caps):(?:\s.*)?$",
         r"^[A-Z][A-Z0-9_]+$",
         rf"^{_HEX_GID}(?:,.*)?$",
@@ -147,6 +151,10 @@ def command_of(line: str) -> str | None:
     ('rdma link show', None)
     """
     stripped = line.strip()
+    if stripped == "NIC Legend:":
+        # the legend `nvidia-smi topo -m` prints under its matrix: another tool's output,
+        # its own section (reported as not read), never part of the listing after it
+        return "nvidia-smi topo -m"
     header = _LS_HEADER.match(stripped)
     if header:  # `ls` of several directories heads each one's names with "<dir>:"
         return f"ls {header.group(1)}"
@@ -190,7 +198,10 @@ def split_sections(text: str, kind_of_line: Callable[[str], str | None]) -> list
             current = (number, command, [])
             raw.append(current)
             continue
-        if current is None:
+        if current is None or (
+            current[1] == "nvidia-smi topo -m" and not _LEGEND_ENTRY.match(stripped)
+        ):
+            # the legend's "NICn: name" lines end where another tool's output begins
             current = (number, None, [])
             raw.append(current)
         current[2].append((number, line.rstrip("\r\n")))
