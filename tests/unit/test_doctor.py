@@ -617,3 +617,28 @@ def test_the_socket_profile_does_not_judge_rdma_devices(
     main(["doctor", "--sysfs-root", str(root), "--json"])
     checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
     assert checks["devices.uverbs"]["status"] == "FAIL"  # without it, the devices count
+
+
+def test_a_port_the_listing_does_not_show_enough_of_is_never_passed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ibstat of an H20 node whose third CA is cut after its state: mlx5_0:1 and
+    mlx5_1:1 are ACTIVE InfiniBand, mlx5_2:1's link layer is not shown. Left unset, NCCL
+    opens mlx5_2:1 too if it can: env and the doctor name the two known ports (a WARN, and
+    the fix), and a value that matches mlx5_2 is neither passed nor failed (issue 25)."""
+    name = "ibstat-root-prompt-h20-cx7-ndr-third-ca-cut-after-state.txt"
+    listing = str(DATA / "listings" / name)
+    main(["doctor", "--from", listing, "--json"])
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    hca = checks["vars.hca"]
+    assert hca["status"] == "WARN" and "mlx5_2:1" in hca["summary"]
+    assert hca["fix"] == "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'"
+    main(["env", "--from", listing, "--format", "json"])
+    env = json.loads(capsys.readouterr().out)
+    assert env["variables"]["NCCL_IB_HCA"]["value"] == "=mlx5_0:1,mlx5_1:1"
+    assert any(f["code"] == "hca-unset" and "mlx5_2:1" in f["message"] for f in env["findings"])
+    monkeypatch.setenv("NCCL_IB_HCA", "mlx5")
+    main(["doctor", "--from", listing, "--json"])
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["vars.hca"]["status"] == "WARN" and checks["vars.hca"]["fix"] is None
+    assert "does not show enough" in checks["vars.hca"]["summary"]

@@ -111,6 +111,17 @@ def decide_hca(
                 f"as well as {names(good)}",
                 evidence=(f"NCCL opens {names(opens)}",),
             )
+        unshown = [v for v in views if _unsure(v) and v not in good]
+        if unshown:
+            # NCCL opens those too if they are ACTIVE: naming the usable ones settles it
+            return base(
+                judged=Judged.WARN,
+                code="unset",
+                summary=f"NCCL_IB_HCA is not set, so NCCL also opens whichever of "
+                f"{names(unshown)} is usable, which the source does not show; the usable "
+                f"{kind} ports: {names(good)}",
+                evidence=tuple(v.unknown for v in unshown if v.unknown),
+            )
         return base(
             judged=Judged.OK,
             summary=f"NCCL_IB_HCA is not set: NCCL opens {names(good)}, every usable {kind} "
@@ -169,6 +180,14 @@ def decide_hca(
         )
     skipped = [v for v in matched if v not in opens]
     missed = [v for v in good if v not in opens]
+    unsure = [v for v in matched if _unsure(v)]
+    if unsure:
+        return base(
+            answer=value,
+            judged=Judged.UNKNOWN,
+            summary=f"NCCL_IB_HCA={value} selects {names(opens)}, and matches {names(unsure)}, "
+            "which the source does not show enough of to tell whether NCCL opens it",
+        )
     return base(
         answer=value,
         judged=Judged.OK,
@@ -176,6 +195,14 @@ def decide_hca(
         + (f" (NCCL skips {names(skipped)}: not usable here)" if skipped else "")
         + (f"; leaves out usable {names(missed)}" if missed else ""),
     )
+
+
+def _unsure(view: PortView) -> bool:
+    """A port NCCL may open that the source does not show enough of: its state or
+    whether it can be opened here, or (ACTIVE) its link layer."""
+    if view.usable is None:
+        return view.kind in (*RDMA_KINDS, "unknown")
+    return view.usable is True and view.kind == "unknown"
 
 
 def _unusable(view: PortView) -> str:
