@@ -184,7 +184,9 @@ def detect(
     else:
         versions, limits, context, hostname = None, None, None, None
         not_collected = ("addresses", "versions", "limits", "context", *skipped)
-        source = f"sysfs-root {root}"
+        from hpnet.node.snapshot import TREE_FILES  # noqa: PLC0415
+
+        source = f"sysfs-root {TREE_FILES.get(root, root)}"
     return NodeInventory(
         schema_version=SCHEMA_VERSION,
         source=source,

@@ -149,6 +149,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "snapshot-io": ErrorCode("the sysfs snapshot tool could not read or write a path"),
     "sysfs-root-missing": ErrorCode("--sysfs-root is not a directory"),
     "sysfs-root-no-sys": ErrorCode("--sysfs-root has no sys/ directory"),
+    "sysfs-root-not-a-tree": ErrorCode("--sysfs-root names a file that is not a recorded tree"),
+    "sysfs-root-too-large": ErrorCode("--sysfs-root names a file too large to be a recorded tree"),
+    "sysfs-root-unreadable": ErrorCode("--sysfs-root names a file that cannot be read"),
     "terminated": ErrorCode(
         "stopped by signal N, after every rank was ended", exit_status="128 + N"
     ),

@@ -170,7 +170,8 @@ def write_result(path: str, text: str) -> None:
 def check_output(path: str, *, flag: str, directory: bool = False) -> None:
     """Refuse an output path that cannot be written, before any work: a missing or
     unwritable parent directory, a directory where a file is meant (or a file where a
-    directory is meant, with ``directory``). Nothing is created. Used for ``--save``,
+    directory is meant, with ``directory``; a new directory's parent must exist, as a
+    new file's does). Nothing is created. Used for ``--save``,
     ``--plot`` and ``hpnet check --report``.
 
     >>> check_output("/", flag="--save")
@@ -201,10 +202,9 @@ def check_output(path: str, *, flag: str, directory: bool = False) -> None:
         if not os.access(target, writable):
             raise refuse(f"{path} is not writable", f"{flag} a file you own")
         return
+    # a new directory is made in a parent that exists, never with its parents: a
+    # mistyped path (/nonexistent/dir) would otherwise make directories at /
     parent = os.path.dirname(target)
-    if directory:  # made with its parents: the nearest one that exists must take it
-        while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
-            parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
         missing = "is not a directory" if os.path.lexists(parent) else "does not exist"
         raise refuse(

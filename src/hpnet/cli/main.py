@@ -207,6 +207,11 @@ def _dispatch(args: list[str]) -> int:
     except SystemExit as exc:  # --help prints and exits 0
         return int(exc.code or 0)
     namespace.command_line = (*prog.split(), *rest)
+    if isinstance(getattr(namespace, "sysfs_root", None), str):
+        from hpnet.node.snapshot import sysfs_root_from  # noqa: PLC0415
+
+        # a recorded .tree file is read as the directory it records (tests/data/sysfs)
+        namespace.sysfs_root = sysfs_root_from(namespace.sysfs_root)
     result: int = module.run(namespace)
     return result
 

@@ -281,3 +281,46 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_main(sys.argv[1:]))
+
+
+#: the first line of every recorded tree (``tests/data/sysfs/*.tree``)
+HEADER = "# hpnet-sysfs-snapshot"
+#: the recorded tree file each temporary root was rebuilt from (what a report names)
+TREE_FILES: dict[str, str] = {}
+#: a recorded tree larger than this is not one (the largest shipped is under 1 MiB)
+MAX_TREE_BYTES = 64 << 20
+
+
+def sysfs_root_from(value: str) -> str:
+    """``--sysfs-root``'s directory: ``value`` itself, or for a recorded tree file
+    (``tests/data/sysfs/cx6-ib-dgx.tree``) a temporary directory it is rebuilt in,
+    removed when the process exits."""
+    if not os.path.isfile(value):
+        return value  # a directory, or a missing path (detect says which)
+    import atexit  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.inputfile import FileRole, read_regular_file  # noqa: PLC0415
+
+    role = FileRole(
+        what="a recorded tree",
+        code="sysfs-root-unreadable",
+        too_large_code="sysfs-root-too-large",
+        fix="pass a directory that contains sys/, or a recorded .tree file",
+    )
+    text = read_regular_file(value, role, max_bytes=MAX_TREE_BYTES).decode("utf-8", "replace")
+    if not text.startswith(HEADER):
+        raise InputError(
+            f"a file that is not a recorded tree (its first line is not {HEADER!r})",
+            code="sysfs-root-not-a-tree",
+            where=value,
+            fix="pass the directory that contains sys/ (for a live node: /), or a .tree file "
+            "`python -m hpnet.node.snapshot capture` wrote",
+        )
+    root = tempfile.mkdtemp(prefix="hpnet-tree-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    materialize(text, Path(root), source=value)
+    TREE_FILES[root] = value
+    return root
