@@ -31,6 +31,7 @@ import torch
 t = torch.ones(1)
 dist.all_reduce(t)
 assert t.item() == dist.get_world_size()
+print(f"rank {rank} reduced", flush=True)
 if len(sys.argv) > 2:
     time.sleep(float(sys.argv[2]))
 dist.destroy_process_group()
@@ -85,7 +86,8 @@ def test_torchrun_over_two_nodes_carries_the_environment(tmp_path: Path) -> None
         assert env["MY_NAMED_KEY"] == "named"  # a secret-looking name, named: forwarded
         assert "HF_TOKEN" not in env and "AWS_SECRET_ACCESS_KEY" not in env
     # each node's output, prefixed by its node
-    assert "[node 0 (127.0.0.1)]" in done.stdout or "[node 1 (127.0.0.2)]" in done.stdout
+    assert "[node 0 (127.0.0.1)] rank 0 reduced" in done.stdout
+    assert "[node 1 (127.0.0.2)] rank 1 reduced" in done.stdout
 
 
 def test_env_engine_one_process_per_node(tmp_path: Path) -> None:
@@ -237,3 +239,31 @@ def test_the_ranks_own_exit_code_is_hpnets(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 7, done.stderr
     assert "rank 1 (local rank 1) on host" in done.stderr and "exited with 7" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict", "code"),
+    [
+        (["check", "--all"], "hpnet check: NOT READY", 1),  # no GPU here: not ready
+        (["isolate"], "hpnet isolate", 0),  # two healthy fake hosts: no outlier
+    ],
+)
+def test_a_cluster_verdict_through_launch_is_a_verdict_not_a_crash(
+    command: list[str], verdict: str, code: int, tmp_path: Path
+) -> None:
+    """`hpnet launch --fake-hosts -- hpnet check --all` printed NOT READY, then ~130
+    lines of torchrun stack traces ("--- Logging error ---", a TCPStore that went away)
+    and error[job-failed] (issue 26, item 2): rank 0's exit 1 was a failed job to
+    torchrun. Now rank 0 says its code as a line hpnet launch reads (launch/verdict.py):
+    the verdict, the verdict's exit code, no trace, no error, and no "Failed to
+    initialize NumPy" from every launcher."""
+    done = launch(
+        ["--hosts", "127.0.0.1,127.0.0.2", "--fake-hosts", "--nproc-per-node", "1",
+         "--master-port", str(_port()), "--", *HPNET, *command],
+        tmp_path,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == code, output
+    assert verdict in done.stdout
+    for noise in ("Traceback", "Logging error", "error[job-failed]", "NumPy", "hpnet-verdict"):
+        assert noise not in output, output

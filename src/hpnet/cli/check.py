@@ -118,7 +118,10 @@ def run(ns: argparse.Namespace) -> int:
         cluster_report = run_cluster_check(options, os.environ, ranks)
         if cluster_report is None:  # not rank 0: rank 0 reports for the job
             return 0
-        report = cluster_report
+        from hpnet.launch.verdict import report_verdict  # noqa: PLC0415
+
+        # under hpnet launch the verdict is a line, not a failed rank (launch/verdict.py)
+        return report_verdict(_finish(ns, cluster_report, progress))
     else:
 
         def keep(partial: CheckReport) -> None:

@@ -273,8 +273,11 @@ def run(ns: argparse.Namespace) -> int:
 
         sys.stdout.flush()
         write_report(ns.report, data)
+    from hpnet.launch.verdict import report_verdict  # noqa: PLC0415
+
     if ns.drain and _drain(data):
-        return 2
+        return report_verdict(2)
     # inconclusive: the rounds could not judge every node (exit 2, as when they
-    # cannot run), never a pass
-    return {"outliers": 1, "inconclusive": 2}.get(data["status"], 0)
+    # cannot run), never a pass; under hpnet launch the verdict is a line, not a
+    # failed rank (launch/verdict.py)
+    return report_verdict({"outliers": 1, "inconclusive": 2}.get(data["status"], 0))

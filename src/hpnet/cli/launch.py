@@ -182,7 +182,9 @@ def run(ns: argparse.Namespace) -> int:
         from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
         print(dumps(envelope(dataclasses.asdict(outcome), schema_version=1)))
-    if outcome.exit_code:
+    # a job that ran to its end with a verdict (hpnet check --all, hpnet isolate: rank 0
+    # exits 0 and says its code, launch/verdict.py) exits with that code, without an error
+    if outcome.exit_code and (outcome.failed or outcome.detail):
         import sys  # noqa: PLC0415
 
         what = outcome.failed or "the job failed"

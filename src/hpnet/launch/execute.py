@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from hpnet.errors import InputError
 from hpnet.launch.plan import GeneratedFile, LaunchPlan
+from hpnet.launch.verdict import NUMPY_WARNING, VERDICT_ENV, read_verdict
 from hpnet.outputfile import write_file
 from hpnet.secrets import is_secret
 
@@ -128,6 +129,8 @@ class _Echo:
         self.offsets = [0] * len(paths)
         self.stream = stream
         self.prefix = len(paths) > 1
+        #: the exit code a rank's verdict line carried (launch/verdict.py), if one did
+        self.verdict: int | None = None
 
     def __call__(self, _elapsed: float = 0.0, *, final: bool = False) -> None:
         for index, (label, path) in enumerate(self.paths):
@@ -143,6 +146,10 @@ class _Echo:
             self.offsets[index] += cut
             text = data[:cut].decode("utf-8", "replace")
             for line in text.splitlines():
+                code = read_verdict(line)
+                if code is not None:  # the job's verdict: an exit code, not output
+                    self.verdict = max(code, self.verdict or 0)
+                    continue
                 self.stream.write(f"[{label}] {line}\n" if self.prefix else f"{line}\n")
         self.stream.flush()
 
@@ -162,6 +169,16 @@ def execute(
     # see what a remote one cannot); ssh itself keeps everything (its agent socket,
     # its config), the remote command gets only what the plan names
     withheld = set(plan.propagation.withheld)
+    if plan.engine == "torchrun" or (plan.engine == "slurm" and plan.context == "slurm"):
+        # output hpnet relays: a job's verdict comes back as a line (launch/verdict.py),
+        # and torch's "Failed to initialize NumPy" warning (torchrun imports torch before
+        # hpnet can filter it) is not printed by every launcher
+        quiet = ",".join(filter(None, [environ.get("PYTHONWARNINGS"), NUMPY_WARNING]))
+        extra = {VERDICT_ENV: "1", "PYTHONWARNINGS": quiet}
+        plan = dataclasses.replace(
+            plan,
+            commands=tuple(dataclasses.replace(c, env={**c.env, **extra}) for c in plan.commands),
+        )
     base = {k: v for k, v in environ.items() if k not in withheld and not is_secret(k, v)}
     envs = [dict(environ) if c.remote else {**base, **c.env} for c in plan.commands]
     argvs = [
@@ -215,7 +232,8 @@ def execute(
             )  # fmt: skip
         if log_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
-        return LaunchOutcome(exit_code=0, failed=None, detail=None, log_dir=directory)
+        code = echo.verdict or 0  # rank 0's verdict (hpnet check --all, hpnet isolate)
+        return LaunchOutcome(exit_code=code, failed=None, detail=None, log_dir=directory)
     _check_port(plan, results)
     label = plan.commands[failed.rank].label
     reported = engine_failure(_read(failed.log_path))
