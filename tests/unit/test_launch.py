@@ -353,3 +353,25 @@ def test_local_ranks_lose_the_secrets_but_ssh_keeps_its_agent(
     assert local.env["SSL_CERT_FILE"] == "/etc/ssl/cert.pem"  # a path, not a secret
     assert remote.argv[0] == "ssh" and remote.env["SSH_AUTH_SOCK"] == "/tmp/agent"
     assert "hf_x" not in " ".join(remote.argv)
+
+
+def test_a_secret_in_the_dry_run_is_never_a_runnable_line() -> None:
+    """`--dry-run` printed `export MY_TOKEN='<redacted>'`: running the plan set the
+    placeholder (issue 26, item 4). A secret is a comment naming where it comes from;
+    every line that is not a comment stays a command."""
+    text = render_plan(plan("python t.py", {"MY_TOKEN": "abc123"}, env=("MY_TOKEN",)))
+    assert "abc123" not in text
+    assert "export MY_TOKEN" not in text
+    lines = [line for line in text.splitlines() if "MY_TOKEN" in line]
+    assert lines and all(line.startswith("#") for line in lines)
+    assert "# MY_TOKEN: a secret, passed from this shell's environment" in text
+
+
+def test_the_slurm_engine_runs_on_the_hosts_named() -> None:
+    """`--engine slurm --hosts n1,n2` dropped the hosts (issue 26, item 4): the batch
+    script now asks Slurm for those nodes; without --hosts Slurm chooses, as before."""
+    named = plan("python t.py", engine="slurm", hosts="n1,n2", nproc_per_node=8)
+    script = named.files[0].content
+    assert "#SBATCH --nodelist=n1,n2\n" in script and "#SBATCH --nodes=2\n" in script
+    chosen = plan("python t.py", engine="slurm", num_nodes=2, nproc_per_node=8)
+    assert "--nodelist" not in chosen.files[0].content

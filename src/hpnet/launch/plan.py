@@ -194,7 +194,16 @@ def render_plan(plan: LaunchPlan) -> str:
     for command in plan.commands:
         where = f" on {command.host}" if command.host else " here"
         lines += ["", _comment(f"{command.label}{where}")]
-        lines += [f"export {k}={shlex.quote(redact(k, v))}" for k, v in command.env.items()]
+        for name, value in command.env.items():
+            if redact(name, value) != value:
+                # a runnable `export NAME='<redacted>'` would set the placeholder: a
+                # secret is a comment (issue 26, item 4)
+                lines.append(
+                    _comment(f"{name}: a secret, passed from this shell's environment when "
+                             "hpnet launch runs the plan (not shown)")
+                )  # fmt: skip
+            else:
+                lines.append(f"export {name}={shlex.quote(value)}")
         lines.append(_display(command, command.argv))
         if command.remote:
             lines.append(_comment("hpnet runs it as: " + _display(command, command.local_argv())))

@@ -77,7 +77,9 @@ def build_slurm(
             f"{', '.join(secrets)} go(es) to the job in sbatch's environment: the batch "
             "script never holds a secret"
         )
-    script = _script(request, propagation, nnodes, nproc, gpus)
+    # --hosts names the nodes: sbatch must run there (it dropped them before, issue 26)
+    nodelist = tuple(h.name for h in context.hosts) if context.kind == "hosts" else ()
+    script = _script(request, propagation, nnodes, nproc, gpus, nodelist=nodelist)
     path = os.path.join(request.output_dir, f"{check_job_name(request.job_name)}.sbatch")
     file = GeneratedFile(path=path, content=script, purpose="the batch script", mode=0o700)
     argv = ("sbatch", "--wait", *(("--export=ALL",) if secrets else ()), path)
@@ -89,7 +91,13 @@ def build_slurm(
 
 
 def _script(
-    request: LaunchRequest, propagation: Propagation, nnodes: int, nproc: int, gpus: bool
+    request: LaunchRequest,
+    propagation: Propagation,
+    nnodes: int,
+    nproc: int,
+    gpus: bool,
+    *,
+    nodelist: tuple[str, ...] = (),
 ) -> str:
     lines = [
         "#!/bin/bash",
@@ -98,6 +106,8 @@ def _script(
         f"#SBATCH --nodes={nnodes}",
         f"#SBATCH --ntasks-per-node={nproc}",
     ]
+    if nodelist:  # names hpnet.launch.hosts.check_host accepted: no space, no shell word
+        lines.append(f"#SBATCH --nodelist={','.join(nodelist)}")
     if gpus:
         lines.append(f"#SBATCH --gpus-per-node={nproc}")
     lines += ["set -euo pipefail", ""]
