@@ -522,3 +522,28 @@ def test_fake_hosts_gives_exactly_that_many_hosts(nproc: int, hosts: int) -> Non
     ids = [env.get("NCCL_HOSTID", "") for env in plan.rank_env]
     assert len(set(ids)) == hosts  # one host: NCCL_HOSTID is not set at all
     assert ids == sorted(ids)  # neighbours share a host, as on a real node
+
+
+def test_compare_of_other_rank_counts_judges_bus_bandwidth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A on 4 ranks, B the same bus bandwidth on 8 (each collective takes longer by
+    design): every row was "slower" by time while busbw was the same (issue 26, item 3).
+    With other rank counts the change is B's busbw over A's, said in a note; sizes read
+    as nccl-tests' users read them."""
+    base = NT / "h200x4-all_reduce-g4-ncclTests2.19.6.txt"
+    data = json.loads(json.dumps(dataclasses.asdict(load_result(str(base)))))
+    for run in data["runs"]:
+        run["nranks"] = 8
+        for row in run["rows"]:
+            for key in ("out_of_place", "in_place"):
+                if row[key]:
+                    row[key]["time_us"] *= 1.75  # 2(n-1)/n: 1.5 at n=4 -> 1.75 at n=8
+    eight = tmp_path / "eight.json"
+    eight.write_text(json.dumps(data))
+    assert main(["bench", "compare", str(base), str(eight)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("hpnet bench compare: PASS")
+    assert "<- slower" not in out
+    assert "A ran 4 ranks, B 8: compared by bus bandwidth, not time" in out
+    assert "     64 MiB" in out and "67108864" not in out

@@ -2,7 +2,9 @@
 
 Rows are matched by op, size and placement. A row's change is ``time_A / time_B - 1``
 (+10%: B is 10% faster), which is the change in bandwidth at large sizes and in
-latency at small ones. The verdict looks at the large sizes (``large_bytes`` and up,
+latency at small ones; when A and B ran different rank counts it is
+``busbw_B / busbw_A - 1`` (the same collective on more ranks takes longer by design).
+The verdict looks at the large sizes (``large_bytes`` and up,
 or each op's largest size when the sweep stops below): FAIL when B's mean change there
 is below ``-threshold``; small sizes only warn, their run-to-run noise is larger.
 """
@@ -101,13 +103,22 @@ def compare(
         if run_b is None:
             notes.append(f"{op} is only in A")
             continue
-        if run_a.nranks and run_b.nranks and run_a.nranks != run_b.nranks:
-            notes.append(f"{op}: A ran {run_a.nranks} ranks, B {run_b.nranks}")
+        # with other rank counts a collective's time is another collective's: bus
+        # bandwidth is what nccl-tests normalises for that (busbw = algbw x factor(n))
+        by_busbw = bool(run_a.nranks and run_b.nranks and run_a.nranks != run_b.nranks)
+        if by_busbw:
+            notes.append(
+                f"{op}: A ran {run_a.nranks} ranks, B {run_b.nranks}: compared by bus "
+                "bandwidth, not time"
+            )
         cells_a, cells_b = _placements(run_a), _placements(run_b)
         rows = []
         for key in sorted(set(cells_a) & set(cells_b)):
             ma, mb = cells_a[key], cells_b[key]
-            change = ma.time_us / mb.time_us - 1 if mb.time_us > 0 else 0.0
+            if by_busbw:
+                change = mb.busbw_gbps / ma.busbw_gbps - 1 if ma.busbw_gbps > 0 else 0.0
+            else:
+                change = ma.time_us / mb.time_us - 1 if mb.time_us > 0 else 0.0
             rows.append(
                 RowChange(
                     size_bytes=key[0],

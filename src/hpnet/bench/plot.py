@@ -54,10 +54,9 @@ def series_of(report: BenchReport, label: str) -> list[Series]:
 
 
 def _size_label(size: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:g} {unit}"
-    return f"{size:g} B"
+    from hpnet.render.text import size_text  # noqa: PLC0415
+
+    return size_text(size)
 
 
 def _nice_step(top: float) -> float:

@@ -228,6 +228,8 @@ def _num(value: float | None) -> str:
 
 def render_compare(comparison: Comparison) -> str:
     """Side by side: B against A, per op, size and placement."""
+    from hpnet.render.text import size_text  # noqa: PLC0415
+
     a, b = comparison.a_source, comparison.b_source
     lines = [
         f"hpnet bench compare: {comparison.status} — {comparison.verdict}",
@@ -244,7 +246,8 @@ def render_compare(comparison: Comparison) -> str:
         for d in op.rows:
             flag = "  <- slower" if d.regressed else ""
             lines.append(
-                f"  {d.size_bytes:12d}  {d.placement:>5}  {d.a_time_us:9.2f}  {d.b_time_us:9.2f}  "
+                f"  {size_text(d.size_bytes):>12}  {d.placement:>5}  {d.a_time_us:9.2f}  "
+                f"{d.b_time_us:9.2f}  "
                 f"{d.a_busbw_gbps:8.2f}  {d.b_busbw_gbps:8.2f}  {_pct(d.change):>7}{flag}"
             )
     for note in comparison.notes:

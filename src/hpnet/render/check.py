@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hpnet.render.table import format_table
+from hpnet.render.text import size_text
 
 if TYPE_CHECKING:
     from hpnet.check.model import CheckReport, ClusterView, Stage
@@ -17,12 +18,7 @@ MAX_PROBLEMS = 12
 
 
 def _size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:g} {unit}"
-    return f"{size} B"
+    return "-" if size is None else size_text(size)
 
 
 def _transport(stage: Stage) -> str:

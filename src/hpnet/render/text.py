@@ -15,7 +15,7 @@ import enum
 import re
 from typing import TypeVar
 
-__all__ = ["escape_controls", "escaped"]
+__all__ = ["escape_controls", "escaped", "size_text"]
 
 #: C0 controls (tab and newline too: a value is one cell of one line), DEL, C1 controls,
 #: the line and paragraph separators, and the bidi embeddings, overrides and isolates
@@ -60,3 +60,15 @@ def escaped(value: T) -> T:
         }
         return dataclasses.replace(value, **changes)
     return value
+
+
+def size_text(size: float) -> str:
+    """A message size as nccl-tests' users read it: binary units.
+
+    >>> size_text(8), size_text(512 << 10), size_text(1 << 30), size_text(3 << 19)
+    ('8 B', '512 KiB', '1 GiB', '1.5 MiB')
+    """
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size:g} B"
