@@ -547,3 +547,20 @@ def test_compare_of_other_rank_counts_judges_bus_bandwidth(
     assert "<- slower" not in out
     assert "A ran 4 ranks, B 8: compared by bus bandwidth, not time" in out
     assert "     64 MiB" in out and "67108864" not in out
+
+
+def test_the_default_sweeps_end_where_help_says(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--help` promised CPU sizes up to 4 MiB, the sweep stopped at 2 MiB (issue 26,
+    item 3): the default sweeps end at the sizes the help names."""
+    import argparse
+
+    from hpnet.cli.bench_args import DEFAULT_SWEEP, sweep_sizes
+    from hpnet.render.text import size_text
+
+    ns = argparse.Namespace(minbytes=None, maxbytes=None, stepbytes=None, stepfactor=None)
+    main(["bench", "--help"])
+    text = capsys.readouterr().out
+    for device, word in (("cuda", "GPUs"), ("cpu", "CPUs")):
+        sizes = sweep_sizes(ns, device)
+        assert sizes[-1] == DEFAULT_SWEEP[device][1]
+        assert f"{size_text(sizes[-1])} ({word})" in text

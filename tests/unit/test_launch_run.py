@@ -267,3 +267,19 @@ def test_a_cluster_verdict_through_launch_is_a_verdict_not_a_crash(
     assert verdict in done.stdout
     for noise in ("Traceback", "Logging error", "error[job-failed]", "NumPy", "hpnet-verdict"):
         assert noise not in output, output
+
+
+def test_bench_under_a_launcher_on_a_cpu_node_runs_the_cpu_sweep(tmp_path: Path) -> None:
+    """Under a launcher on a CPU node `hpnet bench` ran the GPU sweep (26 sizes, 72 s
+    instead of 7 s, issue 26 item 3): the sweep is the device's the ranks run on."""
+    from hpnet.cli.bench_args import DEFAULT_SWEEP
+
+    out = tmp_path / "bench.json"
+    done = launch(
+        ["--nproc-per-node", "2", "--master-port", str(_port()), "--",
+         *HPNET, "bench", "--save", str(out)],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    sizes = [row["size_bytes"] for row in json.loads(out.read_text())["runs"][0]["rows"]]
+    assert sizes[0] == 8 and sizes[-1] == DEFAULT_SWEEP["cpu"][1] and len(sizes) == 10

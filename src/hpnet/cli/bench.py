@@ -34,7 +34,7 @@ factors, correctness check, in-place and out-of-place, CUDA graphs), on this nod
 GPUs (one rank per GPU), on N CPU ranks with gloo, or as one rank of a job that
 torchrun, mpirun, srun or `hpnet launch` started.
 
-  hpnet bench                                all_reduce, 8 B to 256 MiB (GPUs) / 4 MiB (CPUs)
+  hpnet bench                                all_reduce, 8 B to 256 MiB (GPUs) / 2 MiB (CPUs)
   hpnet bench all -b 8 -e 1G -f 2            every op, nccl-tests' flags
   hpnet bench all_reduce -G 10               CUDA-graph mode (10 graph launches)
   hpnet bench --nproc 4 --device cpu         4 gloo ranks on the CPU
@@ -188,7 +188,16 @@ def run(ns: argparse.Namespace) -> int:
                 fix="the launcher decides the ranks: drop --nproc and --fake-hosts",
             )
         device = "cpu" if ns.device == "cpu" else ("cuda" if ns.device == "cuda" else "auto")
-        spec = bench_spec(ns, "cuda" if device != "cpu" else "cpu")
+        # the sweep of the device the ranks will run on: a CPU node under a launcher ran
+        # the GPU sweep (26 sizes, 72 s for the CPU's 7, issue 26)
+        swept = device
+        if device == "auto":
+            from hpnet.node.gpus import read_gpus_nvml, visible_gpu_count  # noqa: PLC0415
+            from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
+
+            seen = visible_gpu_count(read_gpus_nvml(FsRoot("/")).gpus, os.environ)
+            swept = "cuda" if seen else "cpu"
+        spec = bench_spec(ns, swept)
         spec = dataclasses.replace(spec, device=device)
         meta["spec"] = _spec_meta(spec)
         checkpoint = ns.save + ".partial.json" if ns.save else None

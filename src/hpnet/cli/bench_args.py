@@ -51,7 +51,9 @@ DTYPE_ALIASES = {
 }
 #: sweep defaults where nccl-tests' own (-b 32M -e 32M) says little: from 8 B to a size
 #: that fills the bus on GPUs, and that a 2-core CI machine sweeps in seconds on gloo
-DEFAULT_SWEEP = {"cuda": (8, 256 << 20), "cpu": (8, 4 << 20)}
+#: the default sweep's first and last size: 8 B by 2 (GPUs) or by 4 (CPUs), so the CPU
+#: sweep ends at 2 MiB (8 x 4^9), as --help says
+DEFAULT_SWEEP = {"cuda": (8, 256 << 20), "cpu": (8, 2 << 20)}
 DEFAULT_FACTOR = {"cuda": 2, "cpu": 4}
 
 

@@ -41,7 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="auto", help="the platform profile (default: auto)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="1 MiB to 256 MiB (the default)")
-    mode.add_argument("--full", action="store_true", help="8 B to 1 GiB")
+    mode.add_argument(
+        "--full",
+        action="store_true",
+        help="NCCL on GPUs: 8 B to 1 GiB (gloo on CPUs runs its one sweep, 1 to 512 KiB)",
+    )
     parser.add_argument("--sysfs-root", default="/", metavar="DIR", help="read a recorded tree")
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     parser.add_argument("--nproc", type=int, metavar="N", help="local ranks (default: GPUs, or 2)")
