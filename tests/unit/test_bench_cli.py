@@ -564,3 +564,18 @@ def test_the_default_sweeps_end_where_help_says(capsys: pytest.CaptureFixture[st
         sizes = sweep_sizes(ns, device)
         assert sizes[-1] == DEFAULT_SWEEP[device][1]
         assert f"{size_text(sizes[-1])} ({word})" in text
+
+
+def test_an_expectation_that_cannot_be_judged_is_not_met(tmp_path: Path) -> None:
+    """A profile's reference measured across 2 hosts, on a run inside one host: it was a
+    SKIP and the run ended PASS, exit 0, while `hpnet verify --expect` calls what a log
+    does not prove not met (issue 26, item 3). One rule: not judged is not met, exit 1."""
+    done = subprocess.run(
+        [*HPNET, "bench", "--nproc", "2", "--device", "cpu", "-b", "1K", "-e", "1K", "-n", "2",
+         "--profile", "ecs-erdma"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "# expect all_reduce: SKIP — the reference was measured across 2 hosts" in done.stdout
+    last = done.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("# FAIL: all_reduce: the expectation could not be judged")

@@ -47,7 +47,8 @@ def emit(report: BenchReport, *, json: bool, csv: bool, gates: Sequence[GateResu
 
 
 def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status, str]:
-    """PASS when every row is right, every expectation met and the sweep complete."""
+    """PASS when every row is right, every expectation met (judged and met: one that
+    could not be judged is not) and the sweep complete."""
     problems = []
     if report.incomplete:
         problems.append(f"the sweep stopped early: {report.incomplete}")
@@ -70,6 +71,13 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
     ]
     problems += [f"{run.op}: the run failed: {run.failure}" for run in report.runs if run.failure]
     problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == Status.FAIL]
+    # an expectation asked for and not judged is not met: the rule `hpnet verify
+    # --expect` follows (what the log does not prove is no pass), issue 26
+    problems += [
+        f"{g.op}: the expectation could not be judged: {g.detail}"
+        for g in gates
+        if g.status == Status.SKIP
+    ]
     if problems:
         return Status.FAIL, "; ".join(problems)
     summary = ", ".join(_run_summary(run) for run in report.runs) or "no rows"
