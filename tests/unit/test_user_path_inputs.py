@@ -74,3 +74,40 @@ def test_an_output_under_a_missing_directory_is_refused_before_any_work(
     err = capsys.readouterr().err
     assert err.startswith("error[unwritable]") and f"{missing} does not exist" in err
     assert not missing.exists()
+
+
+def test_a_saved_check_report_says_when_where_and_how_it_was_made(
+    sysfs_tree: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The check report had no date, hpnet version, host or command line (issue 26,
+    item 5): report.json carries them in `run`, report.html under its title; a
+    credential on the command line is redacted there."""
+    import argparse
+    import dataclasses
+    from collections.abc import Mapping
+
+    from hpnet import __version__
+    from hpnet.check import run as check_run
+    from hpnet.check.execute import Launched
+    from hpnet.check.plan import StagePlan
+    from hpnet.check.report import write_report
+    from hpnet.cli.check import _run_info
+
+    def launcher(stage: StagePlan, env: Mapping[str, str], directory: str) -> Launched:
+        return Launched(bench=None, error="not run by this test")
+
+    options = check_run.CheckOptions(
+        profile="auto", sysfs_root=str(sysfs_tree("cx6-ib-dgx")), device="cpu"
+    )
+    report = check_run.run_check(options, {"PATH": "/bin"}, launcher=launcher)
+    typed = ("hpnet", "check", "--report", "https://user:hunter2@example.com/out")
+    report = dataclasses.replace(report, run=_run_info(argparse.Namespace(command_line=typed)))
+    write_report(str(tmp_path), report)
+    data = json.loads((tmp_path / "report.json").read_text())
+    run = data["run"]
+    assert set(run) == {"date", "hpnet", "host", "command"}
+    assert run["hpnet"] == __version__ and run["date"].endswith("+00:00")
+    assert "hunter2" not in run["command"] and run["command"].startswith("hpnet check --report")
+    html = (tmp_path / "report.html").read_text()
+    assert f"hpnet {__version__} on {run['host']}" in html and run["date"] in html
+    assert "hunter2" not in html

@@ -100,6 +100,9 @@ class CheckReport:
     mode: str = "quick"
     #: with --all under a launcher: the cluster view (hpnet.check.cluster)
     cluster: ClusterView | None = None
+    #: when, by which hpnet, on which host and with which command line the report was
+    #: made (``{"date": ..., "hpnet": ..., "host": ..., "command": ...}``; {} in tests)
+    run: dict[str, str] = dataclasses.field(default_factory=dict)
     #: why the check stopped before its end (``stopped by SIGINT (Ctrl-C) during the
     #: benchmark cpu (stage 1 of 1)``): the report holds what was judged until then;
     #: None: it ran to its end

@@ -167,6 +167,13 @@ def render_html(report: CheckReport) -> str:
         f"<title>hpnet check: {_e(report.verdict)} ({_e(report.node)})</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>hpnet check — {_e(report.node)}</h1>",
+        (
+            f"<p class='run' id='run'>{_e(report.run.get('date', ''))} · hpnet "
+            f"{_e(report.run.get('hpnet', ''))} on {_e(report.run.get('host', ''))} · "
+            f"<code>{_e(report.run.get('command', ''))}</code></p>"
+            if report.run
+            else ""
+        ),
         f"<div class='verdict {'ready' if good else 'notready'}' id='verdict'>"
         f"<b>{_e(report.verdict)}</b> — {_e(report.headline)}</div>",
         (

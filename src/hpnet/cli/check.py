@@ -4,6 +4,7 @@ the bandwidth they should?"""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -138,6 +139,25 @@ def run(ns: argparse.Namespace) -> int:
     return _finish(ns, report, progress)
 
 
+def _run_info(ns: argparse.Namespace) -> dict[str, str]:
+    """When, by which hpnet, where and how the report was made (issue 26: a saved report
+    said none of it); the command line as typed, credentials in it redacted."""
+    import datetime  # noqa: PLC0415
+    import shlex  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
+    from hpnet import __version__  # noqa: PLC0415
+    from hpnet.secrets import redact_text  # noqa: PLC0415
+
+    words = tuple(getattr(ns, "command_line", ()) or ("hpnet", "check"))
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "hpnet": __version__,
+        "host": socket.gethostname(),
+        "command": redact_text(shlex.join(words)),
+    }
+
+
 def _finish(
     ns: argparse.Namespace,
     report: CheckReport,
@@ -151,6 +171,7 @@ def _finish(
     only named."""
     from hpnet.errors import HpnetError  # noqa: PLC0415
 
+    report = dataclasses.replace(report, run=_run_info(ns))
     if ns.json:
         from hpnet.check.report import report_data  # noqa: PLC0415
         from hpnet.jsonout import dumps  # noqa: PLC0415
