@@ -251,10 +251,10 @@ def test_every_profile_value_is_in_its_source(profile: str) -> None:
     if not (SHARED / "seeds").is_dir():
         pytest.skip("shared/seeds is not beside this checkout")
     for setting in get_profile(profile).settings:
-        if "PRODUCT.md" in setting.source.title:
-            # Lingjun: the values are PRODUCT.md's record of the English page, and the
-            # source says so instead of citing the seed that lost them
-            assert setting.source.seed is None, setting
+        if setting.source.section == "PAI default settings (table)":
+            # Lingjun: the values are the English page's table (its URL cited), which
+            # PRODUCT.md records; the seed's Japanese copy lost them, and is not cited
+            assert setting.source.seed is None and setting.source.url, setting
             text = (SHARED / "guide" / "PRODUCT.md").read_text()
         else:
             assert setting.source.seed, setting

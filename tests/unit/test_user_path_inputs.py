@@ -111,3 +111,23 @@ def test_a_saved_check_report_says_when_where_and_how_it_was_made(
     html = (tmp_path / "report.html").read_text()
     assert f"hpnet {__version__} on {run['host']}" in html and run["date"] in html
     assert "hunter2" not in html
+
+
+def test_the_guides_hpnet_cites_are_pages_a_user_can_open() -> None:
+    """Profiles, `env --explain` and Dockerfiles cited seed file names that do not ship
+    with hpnet (issue 26, item 6): every source whose vendor page was found carries its
+    URL, the English page where the vendor publishes one. The two guides whose page is
+    not found publicly (Scnet, ECS eRDMA with AIACC) are the only ones without."""
+    from hpnet.profiles import PROFILES, get_profile
+    from hpnet.profiles.model import SEED_URLS
+
+    without = set()
+    for profile in map(get_profile, PROFILES):
+        sources = [*profile.sources, *(s.source for s in profile.settings)]
+        for source in sources:
+            if source.seed in SEED_URLS:
+                assert source.url == SEED_URLS[source.seed], source
+                assert source.url.startswith("https://") and source.url in source.cite()
+            elif source.url is None:
+                without.add(source.seed)
+    assert without <= {"001_2a9a15a98fd62c43.txt", "002_ef36f584565cda0e.txt"}

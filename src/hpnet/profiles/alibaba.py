@@ -5,6 +5,7 @@ guide its ``Source`` names; the seeds are the copies under ``shared/seeds/``."""
 from __future__ import annotations
 
 from hpnet.profiles.model import (
+    SEED_URLS,
     BandwidthReference,
     InstanceType,
     Launch,
@@ -30,9 +31,9 @@ LINGJUN = Source(
 # profile table: "the English page lists specs ..."). hpnet holds no copy of that page,
 # so this source cites PRODUCT.md's record of it, not the seed.
 LINGJUN_TABLE = Source(
-    title="PAI Lingjun default NCCL settings per specification: the English Lingjun page, "
-    "as recorded in shared/guide/PRODUCT.md (profile table, row pai-lingjun; the seed's copy "
-    "of the table is empty)",
+    title="PAI Lingjun default NCCL settings per specification: the English Lingjun page "
+    "(its table; the seed's Japanese copy of the table is empty)",
+    url=SEED_URLS["000_834719b22dbb6842.txt"],
     section="PAI default settings (table)",
 )
 LINGJUN_IMAGE = Source(title=LINGJUN.title, seed=LINGJUN.seed, section="Custom images")

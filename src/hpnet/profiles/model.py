@@ -28,14 +28,36 @@ __all__ = [
 Transport = Literal["ib", "roce", "rdma", "erdma", "socket", "auto"]
 
 
+#: the vendor's public page each guide copy (``shared/seeds/``) was taken from, in
+#: English where the vendor publishes one (issue 26: a seed's name is no page a user
+#: can open). 001 (Scnet) and 002 (ECS eRDMA with AIACC): no public page was found.
+SEED_URLS = {
+    # "RDMA: High-performance networks for distributed training" (PAI; the seed is the
+    # Japanese translation: /help/ja/pai/user-guide/use-a-custom-image)
+    "000_834719b22dbb6842.txt": "https://www.alibabacloud.com/help/en/pai/user-guide/"
+    "use-a-custom-image",
+    # "Horovod/MPI/MindSpore-GPU" (the seed is the Spanish page: /intl/es-us/...)
+    "003_9c2021db6d318afb.txt": "https://support.huaweicloud.com/intl/en-us/docker-modelarts/"
+    "docker-modelarts_0125.html",
+    # "eRDMA: Use high-performance networks for distributed training" (word for word)
+    "004_0b7006ad006b14ad.txt": "https://www.alibabacloud.com/help/en/pai/user-guide/"
+    "erdma-distributed-training-with-high-performance-networks",
+}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
-    """Where a fact comes from: a vendor page (and the seed copy in shared/seeds)."""
+    """Where a fact comes from: a vendor page (and the seed copy in shared/seeds); a
+    seed's page is its :data:`SEED_URLS` entry unless ``url`` is given."""
 
     title: str
     url: str | None = None
     seed: str | None = None  # e.g. "004_0b7006ad006b14ad.txt" in shared/seeds/
     section: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.url is None and self.seed in SEED_URLS:
+            object.__setattr__(self, "url", SEED_URLS[self.seed])
 
     def cite(self) -> str:
         parts = [self.title]
