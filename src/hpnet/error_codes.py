@@ -101,7 +101,10 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "isolate-unknown-test": ErrorCode(
         "`hpnet isolate` got a result for a test its round did not plan"
     ),
-    "job-failed": ErrorCode("`hpnet launch`: a node of the job failed", exit_status="the job's"),
+    "job-failed": ErrorCode(
+        "`hpnet launch`: a node of the job failed",
+        exit_status="the rank's; 4 when the rank exited 2 or 3 (hpnet's own codes)",
+    ),
     "listing-binary": ErrorCode("a saved listing is a binary file"),
     "listing-incomplete": ErrorCode(
         "a listing shows RDMA devices but not whether a process can use them"

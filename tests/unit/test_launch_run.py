@@ -283,3 +283,20 @@ def test_bench_under_a_launcher_on_a_cpu_node_runs_the_cpu_sweep(tmp_path: Path)
     assert done.returncode == 0, done.stdout + done.stderr
     sizes = [row["size_bytes"] for row in json.loads(out.read_text())["runs"][0]["rows"]]
     assert sizes[0] == 8 and sizes[-1] == DEFAULT_SWEEP["cpu"][1] and len(sizes) == 10
+
+
+@pytest.mark.parametrize(("rank_code", "hpnet_code"), [(3, 4), (2, 4), (5, 5)])
+def test_a_ranks_code_never_reads_as_hpnets_own(
+    rank_code: int, hpnet_code: int, tmp_path: Path
+) -> None:
+    """A rank that exited 3 made hpnet exit 3, the code README keeps for hpnet's own
+    internal errors (issue 26, item 4): a rank's 2 or 3 is 4, its other codes are kept,
+    and error[job-failed] names the rank's own code either way."""
+    done = launch(
+        ["--nproc-per-node", "1", "--master-port", str(_port()), "--",
+         sys.executable, "-c", f"import sys; sys.exit({rank_code})"],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == hpnet_code, done.stderr
+    assert f"exited with {rank_code}" in done.stderr and "error[job-failed]" in done.stderr
+    assert f"hpnet exits with {hpnet_code}" in done.stderr

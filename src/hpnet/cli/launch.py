@@ -23,9 +23,16 @@ Operator launcher, ModelArts, --hosts, --hostfile) decides the nodes.
 shell script whose only executable lines are the commands. A secret named with --env
 never goes in a command line or a file others can read: ssh carries it on its stdin,
 sbatch and mpirun in their environment, Kubernetes in a Secret of its own. The exit
-code is the job's: the first failing node's code, 124 after --timeout, 2 when another
+code is the job's: the first failing node's code (4 when it is 2 or 3, the codes hpnet
+keeps for its own usage and internal errors), the verdict of hpnet check --all or
+hpnet isolate run as the job (1: not ready), 124 after --timeout, 2 when another
 process holds the rendezvous port (error[port-taken]: choose another --master-port).
 """
+
+
+#: hpnet launch's exit when a rank exited 2 or 3, the codes hpnet keeps for its own usage
+#: and internal errors (README, "Exit codes and errors"); any other code is the rank's
+JOB_FAILED_WITH_RESERVED = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -184,15 +191,20 @@ def run(ns: argparse.Namespace) -> int:
         print(dumps(envelope(dataclasses.asdict(outcome), schema_version=1)))
     # a job that ran to its end with a verdict (hpnet check --all, hpnet isolate: rank 0
     # exits 0 and says its code, launch/verdict.py) exits with that code, without an error
-    if outcome.exit_code and (outcome.failed or outcome.detail):
+    code = outcome.exit_code
+    if code and (outcome.failed or outcome.detail):
         import sys  # noqa: PLC0415
+
+        # a rank's own 2 or 3 would read as hpnet's usage or internal error: 4 says "a
+        # rank failed with one of those", the line below names which (README: exit codes)
+        code = JOB_FAILED_WITH_RESERVED if code in (2, 3) else code
 
         what = outcome.failed or "the job failed"
         detail = f": {outcome.detail}" if outcome.detail else ""
         others = "; the other nodes were ended" if len(plan.commands) > 1 else ""
         print(
             f"error[job-failed]: {what}{detail}{others} — hpnet exits with "
-            f"{outcome.exit_code} — logs in {outcome.log_dir}",
+            f"{code} — logs in {outcome.log_dir}",
             file=sys.stderr,
         )
-    return outcome.exit_code
+    return code
