@@ -579,3 +579,26 @@ def test_an_expectation_that_cannot_be_judged_is_not_met(tmp_path: Path) -> None
     assert "# expect all_reduce: SKIP — the reference was measured across 2 hosts" in done.stdout
     last = done.stdout.rstrip().splitlines()[-1]
     assert last.startswith("# FAIL: all_reduce: the expectation could not be judged")
+
+
+def test_a_plot_legend_is_never_cut_off() -> None:
+    """Legend labels were cut at 36 characters and ran past the figure's edge (issue 26,
+    item 5): the figure widens to its longest label (up to 72 characters, then an
+    ellipsis), and every label's text ends inside it."""
+    import re
+
+    from hpnet.bench.plot import CHAR_PX, Series, render_svg
+
+    label = "all_reduce across 2 fake hosts, NET/IB, 4x mlx5 at 400 Gb/s"
+    series = [Series(label="short", points=((8, 1.0), (1 << 20, 2.0))),
+              Series(label=label, points=((8, 1.5), (1 << 20, 3.0)))]  # fmt: skip
+    svg = render_svg(series, "t")
+    width = int(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))  # type: ignore[union-attr]
+    texts = re.findall(r'<text x="([\d.]+)" y="[\d.]+">([^<]*)</text>', svg)
+    shown = {text: float(x) for x, text in texts}
+    assert label in shown  # whole, not cut at 36
+    for text, x in shown.items():
+        assert x + CHAR_PX * len(text) <= width, (text, x, width)
+    long = render_svg([Series(label="x" * 200, points=((8, 1.0), (16, 2.0)))], "t")
+    legend = [t for _, t in re.findall(r'<text x="([\d.]+)" y="[\d.]+">([^<]*)</text>', long)]
+    assert "x" * 71 + "…" in legend  # the tooltips keep the whole label

@@ -85,6 +85,12 @@ def render_svg(
     step = _nice_step(max(values) * 1.05)
     top = step * math.ceil(max(values) * 1.05 / step) if max(values) > 0 else 1.0
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    # the legend's column is as wide as its longest label (it was cut at 36 characters
+    # and past the figure's edge, issue 26): the figure widens, the plot keeps its size
+    labels = [_legend_label(line.label) for line in series]
+    width = (
+        LEFT + plot_w + max(RIGHT, LEGEND_PAD + round(CHAR_PX * max(map(len, labels), default=0)))
+    )
 
     def x(size: float) -> float:
         return LEFT + (math.log2(size) - low) / (high - low) * plot_w
@@ -93,9 +99,9 @@ def render_svg(
         return TOP + plot_h - value / top * plot_h
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" '
+        f'viewBox="0 0 {width} {HEIGHT}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{HEIGHT}" fill="white"/>',
         f'<text x="{LEFT}" y="22" font-size="15">{escape(title)}</text>',
     ]
     tick = math.ceil(low)
@@ -147,9 +153,23 @@ def render_svg(
             f'<line x1="{lx}" y1="{ly}" x2="{lx + 20}" y2="{ly}" '
             f'stroke="{colour}" stroke-width="2"/>'
         )
-        out.append(f'<text x="{lx + 26}" y="{ly + 4}">{escape(line.label[:36])}</text>')
+        out.append(f'<text x="{lx + 26}" y="{ly + 4}">{escape(labels[index])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+#: a 12-pixel sans-serif character's width, at most (digits and capitals): the legend's
+#: column is sized by it
+CHAR_PX = 7.5
+#: from the plot's right edge to a legend label's start (the coloured line before it), and
+#: a margin after it
+LEGEND_PAD = 14 + 26 + 12
+#: the longest legend label shown whole
+MAX_LABEL = 72
+
+
+def _legend_label(label: str) -> str:
+    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
 
 
 def check_plot_path(path: str) -> None:
