@@ -205,16 +205,19 @@ def test_modelarts_mpirun_line_quotes_as_the_guide(capsys: pytest.CaptureFixture
     assert '-mca plm_rsh_args "-p ${SSHD_PORT}" -tune ${TUNE_ENV_FILE}' in out
 
 
-def test_lingjun_cites_the_english_page_record_for_its_values() -> None:
+def test_lingjun_cites_the_english_page_for_its_values() -> None:
+    """The seed's Japanese copy lost the table: its values are cited to the English
+    page (which a user can open; PRODUCT.md records them), never to the seed."""
+    from hpnet.profiles.model import SEED_URLS
+
+    english = SEED_URLS["000_834719b22dbb6842.txt"]
     lingjun = get_profile("pai-lingjun")
     for name in ("NCCL_IB_SL", "NCCL_NET_PLUGIN"):
         setting = lingjun.setting(name)
         assert setting is not None and setting.source.seed is None
         assert "English Lingjun page" in setting.source.title
-        assert "shared/guide/PRODUCT.md" in setting.source.title
-    assert all(
-        t.source is not None and "PRODUCT.md" in t.source.title for t in lingjun.instance_types
-    )
+        assert setting.source.url == english and english in setting.source.cite()
+    assert all(t.source is not None and t.source.url == english for t in lingjun.instance_types)
 
 
 def test_lingjun_keeps_the_guides_apt_flags(capsys: pytest.CaptureFixture[str]) -> None:

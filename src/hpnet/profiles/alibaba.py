@@ -26,10 +26,10 @@ LINGJUN = Source(
     section="PAI default settings / NCCL environment variables",
 )
 # The seed (Japanese) lost every cell of its per-specification table: it names neither
-# NCCL_IB_SL nor NCCL_NET_PLUGIN, nor the specifications. Those values are the ones
-# shared/guide/PRODUCT.md records from the English version of the Lingjun page (its
-# profile table: "the English page lists specs ..."). hpnet holds no copy of that page,
-# so this source cites PRODUCT.md's record of it, not the seed.
+# NCCL_IB_SL nor NCCL_NET_PLUGIN, nor the specifications. Those values are the English
+# Lingjun page's (shared/guide/PRODUCT.md records them: its profile table, "the English
+# page lists specs ..."): this source cites that page, which a user can open, not the
+# seed.
 LINGJUN_TABLE = Source(
     title="PAI Lingjun default NCCL settings per specification: the English Lingjun page "
     "(its table; the seed's Japanese copy of the table is empty)",
