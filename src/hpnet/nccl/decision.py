@@ -151,6 +151,14 @@ class PortView:
     def pair(self) -> tuple[RdmaDevice, RdmaPort]:
         return self.device, self.port
 
+    def unsure(self, kinds: Sequence[str] = RDMA_KINDS) -> bool:
+        """A port NCCL may open (of ``kinds``, or of a kind not shown) that the source
+        does not show enough of: its state or whether it opens here, or, ACTIVE, its
+        link layer."""
+        if self.usable is None:
+            return self.kind in (*kinds, "unknown")
+        return self.usable is True and self.kind == "unknown"
+
 
 def _usable(inventory: NodeInventory, device: RdmaDevice, port: RdmaPort) -> bool | None:
     if device.usable_here is False:

@@ -57,12 +57,7 @@ def decide_hca(
     kind = transport_word(word)
     of_kind = [v for v in views if v.kind == word and v.usable is True]
     good = fastest_group([v for v in of_kind if v.routable is not False])
-    maybe = [
-        v
-        for v in views
-        if (v.usable is None and v.kind in (word, "unknown"))
-        or (v.usable is True and v.kind == "unknown")
-    ]
+    maybe = [v for v in views if v.unsure((word,))]
     untold = [
         *(v.unknown for v in (*maybe, *good) if v.unknown),
         *unknown,
@@ -111,7 +106,7 @@ def decide_hca(
                 f"as well as {names(good)}",
                 evidence=(f"NCCL opens {names(opens)}",),
             )
-        unshown = [v for v in views if _unsure(v) and v not in good]
+        unshown = [v for v in views if v.unsure() and v not in good]
         if unshown:
             # NCCL opens those too if they are ACTIVE: naming the usable ones settles it
             return base(
@@ -180,7 +175,7 @@ def decide_hca(
         )
     skipped = [v for v in matched if v not in opens]
     missed = [v for v in good if v not in opens]
-    unsure = [v for v in matched if _unsure(v)]
+    unsure = [v for v in matched if v.unsure()]
     if unsure:
         return base(
             answer=value,
@@ -195,14 +190,6 @@ def decide_hca(
         + (f" (NCCL skips {names(skipped)}: not usable here)" if skipped else "")
         + (f"; leaves out usable {names(missed)}" if missed else ""),
     )
-
-
-def _unsure(view: PortView) -> bool:
-    """A port NCCL may open that the source does not show enough of: its state or
-    whether it can be opened here, or (ACTIVE) its link layer."""
-    if view.usable is None:
-        return view.kind in (*RDMA_KINDS, "unknown")
-    return view.usable is True and view.kind == "unknown"
 
 
 def _unusable(view: PortView) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hpnet.nccl.catalog import nccl_int, validate
-from hpnet.nccl.decision import RDMA_KINDS, Decision, Judged, PortView, device_unknowns, names
+from hpnet.nccl.decision import Decision, Judged, PortView, device_unknowns, names
 from hpnet.nccl.fill_model import Current
 from hpnet.nccl.rules import transport_word
 
@@ -40,7 +40,7 @@ def decide_transport(
     # a RoCE port without a routable RoCE v2 GID is still opened by NCCL (and its
     # connections fail): the transport is RoCE, and vars.hca / vars.gid say what fails
     known = [v for v in views if v.usable is True and v.kind in order]
-    maybe = [v for v in views if _maybe(v, RDMA_KINDS)]
+    maybe = [v for v in views if v.unsure()]
     devices = device_unknowns(inventory)
     untold = tuple(dict.fromkeys([*(v.unknown for v in maybe if v.unknown), *devices]))
     # the transport is no variable's value: its answer is the word (ib, roce, socket...)
@@ -117,14 +117,6 @@ def decide_transport(
         if judged is Judged.WARN
         else None,
     )
-
-
-def _maybe(view: PortView, kinds: tuple[str, ...]) -> bool:
-    """A port NCCL may open, the source does not show: its state, whether it can be
-    opened here, or (ACTIVE) its link layer."""
-    if view.usable is None:
-        return view.kind in (*kinds, "unknown")
-    return view.usable is True and view.kind == "unknown"
 
 
 def _why_not(view: PortView) -> str:
