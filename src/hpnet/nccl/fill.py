@@ -36,6 +36,7 @@ from hpnet.nccl.fill_ifname import decide_ifname
 from hpnet.nccl.fill_model import Current, Detected
 from hpnet.nccl.fill_ports import decide_hca
 from hpnet.nccl.fill_transport import decide_disabled, decide_transport, gid_unused
+from hpnet.nccl.lists import parse_list
 from hpnet.nccl.rules import gid_family, version_tuple
 from hpnet.nccl.shown import unknown_ports
 from hpnet.result import Finding, Severity
@@ -139,8 +140,6 @@ def decide(
 
 
 def _in(value: str, view: PortView) -> bool:
-    from hpnet.nccl.lists import parse_list  # noqa: PLC0415
-
     return parse_list(value).matches(view.device.name, view.port.number)
 
 

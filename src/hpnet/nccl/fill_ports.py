@@ -10,13 +10,9 @@ from hpnet.nccl.catalog import validate
 from hpnet.nccl.decision import RDMA_KINDS, Decision, Judged, PortView, names
 from hpnet.nccl.fill_model import Current
 from hpnet.nccl.lists import exact_list, parse_list
-from hpnet.nccl.rules import Port, family_word, transport_word
+from hpnet.nccl.rules import family_word, transport_word
 
-__all__ = ["decide_hca", "describe", "fastest_group"]
-
-
-def describe(ports: Sequence[Port]) -> str:
-    return ", ".join(f"{d.name}:{p.number}" for d, p in ports) or "none"
+__all__ = ["decide_hca", "fastest_group"]
 
 
 def fastest_group(views: Sequence[PortView]) -> list[PortView]:

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpnet.nccl.rules import Port, port_kind, usable_ports
+from hpnet.nccl.rules import port_kind
 from hpnet.rdma.model import PortState
-from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
 
 __all__ = [
-    "note_unknown_ports",
-    "ports_of",
     "unknown_port_notes",
     "unknown_ports",
     "uverbs_short",
@@ -88,30 +85,3 @@ def uverbs_short(inventory: NodeInventory) -> bool:
     devices cannot be opened here, and which ones the listings do not say."""
     nodes = inventory.dev_nodes
     return nodes is not None and len(nodes.uverbs) < len(inventory.rdma_devices)
-
-
-def ports_of(inventory: NodeInventory, kind: str) -> list[Port]:
-    if uverbs_short(inventory):
-        return []
-    return [
-        (device, port)
-        for device in inventory.rdma_devices
-        for port in usable_ports(device)
-        if port_kind(device, port) == kind
-    ]
-
-
-def note_unknown_ports(inventory: NodeInventory, findings: list[Finding]) -> list[str]:
-    """What a listing leaves unknown about the ports, as one finding: none of them is
-    selected (:func:`unknown_ports` names the listing that would tell); returns it."""
-    unknown = unknown_ports(inventory)
-    if unknown:
-        findings.append(
-            Finding(
-                severity=Severity.WARNING,
-                id="listing-incomplete",
-                title="the listing does not show what selecting these ports takes, so none "
-                "of them is selected: " + "; ".join(unknown[:8]),
-            )
-        )
-    return unknown
