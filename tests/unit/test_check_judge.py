@@ -168,3 +168,40 @@ def test_rank_facts_are_typed_from_the_json_the_ranks_share(
     assert facts.node == "node0" and facts.gpus == 4 and facts.doctor == (IB_DISABLED,)
     assert facts.ports and facts.ports[0].described.endswith(" ACTIVE")
     assert facts.nccl_env["NCCL_IB_DISABLE"] == "1"
+
+
+def test_fake_hosts_of_one_machine_count_its_gpus_once_by_name_and_the_nccl_torch_loads(
+    sysfs_tree: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Found on the 4x H200 machine (issue 26): `check --all` over two fake hosts of two
+    GPUs each headed its report "8 x None" (each fake host sees the machine's four GPUs;
+    no GPU name was carried), and each node's NCCL column read "2.28.3, 2.28.9": the
+    image's apt libnccl2 beside the wheel torch loads, as if the node ran two NCCLs."""
+    from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo, Versions
+    from hpnet.render.check import render_check
+
+    inventory = _inventory(sysfs_tree("cx6-ib-dgx"))
+    assert len(inventory.gpus) == 4
+    gpus = tuple(dataclasses.replace(g, name="NVIDIA H200") for g in inventory.gpus)
+    lib = LibraryInfo(name="libibverbs", path=None)
+    versions = Versions(
+        nvidia_driver="580.159.04", cuda_driver="13.0", rdma_core=None, libibverbs=lib,
+        librdmacm=lib, providers=(), kernel=None,
+        nccl=(NcclInfo(version="2.28.3", path="/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+                       source="libnccl.so.2 via the dynamic loader"),
+              NcclInfo(version="2.28.9", path="/venv/nvidia/nccl/lib/libnccl.so.2",
+                       source="wheel nvidia-nccl-cu13")),
+        torch=TorchInfo(version="2.11.0+cu130", cuda="13.0", nccl="2.28.9",
+                        nccl_source="wheel pin"),
+    )  # fmt: skip
+    inventory = dataclasses.replace(inventory, gpus=gpus, versions=versions)
+    facts = [_leader_facts(monkeypatch, inventory, name) for name in ("host0", "host1")]
+    report = _cluster_report(tmp_path, facts)
+    assert (report.gpus, report.gpu_name) == (4, "NVIDIA H200")
+    assert "4 x NVIDIA H200" in render_check(report)
+    assert [n.nccl_version for n in report.cluster.nodes] == ["2.28.9", "2.28.9"]
+    other = dict(facts[1], node="host2", host="another-machine")
+    assert _cluster_report(tmp_path, [*facts, other]).gpus == 8
+    # without torch's own pin every installed NCCL is named, as before
+    bare = dataclasses.replace(inventory, versions=dataclasses.replace(versions, torch=None))
+    assert _leader_facts(monkeypatch, bare, "host0")["nccl_version"] == "2.28.3, 2.28.9"

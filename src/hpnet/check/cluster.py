@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hpnet.check.execute import stage_from, verify_logs
@@ -53,6 +53,7 @@ from hpnet.result import Problem, Verdict
 
 if TYPE_CHECKING:
     from hpnet.ncclog.report import VerifyReport
+    from hpnet.node.versions import Versions
 
 __all__ = ["run_cluster_check"]
 
@@ -92,6 +93,7 @@ def local_facts(
         inventory = detect(DetectOptions(), env=dict(environ), python_path=sys.path)
         versions = inventory.versions
         facts["gpus"] = len(inventory.gpus)
+        facts["gpu_names"] = sorted({g.name for g in inventory.gpus})
         facts["ports"] = [
             dataclasses.asdict(
                 PortFact(
@@ -106,8 +108,7 @@ def local_facts(
         ]
         facts["driver"] = versions.nvidia_driver if versions else None
         facts["cuda"] = versions.cuda_driver if versions else None
-        found = sorted({str(n.version) for n in versions.nccl if n.version}) if versions else []
-        facts["nccl_version"] = ", ".join(found) or None
+        facts["nccl_version"] = job_nccl(versions)
         doctor = diagnose(profile=profile, environment=dict(environ))
         # every WARN and FAIL, judged as the node view judges them (hpnet.check.judge)
         facts["doctor"] = {
@@ -120,6 +121,49 @@ def local_facts(
             ],
         }  # fmt: skip
     return facts
+
+
+def job_nccl(versions: Versions | None) -> str | None:
+    """The NCCL version a node's ranks load: torch's own NCCL where torch names it (the
+    wheel it pins), else every NCCL library installed on the node. An image can hold a
+    system libnccl2 beside the wheel torch loads (NVIDIA's CUDA images: 2.28.3 from apt
+    beside torch's 2.28.9); listing both made one node look like two versions.
+
+    >>> from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo, Versions
+    >>> lib = LibraryInfo(name="libibverbs", path=None)
+    >>> apt = NcclInfo(version="2.28.3", path="/usr/lib/libnccl.so.2", source="loader")
+    >>> pip = NcclInfo(version="2.28.9", path="/venv/libnccl.so.2", source="wheel")
+    >>> v = Versions(nvidia_driver=None, cuda_driver=None, nccl=(apt, pip), torch=None,
+    ...     rdma_core=None, libibverbs=lib, librdmacm=lib, providers=(), kernel=None)
+    >>> job_nccl(v)
+    '2.28.3, 2.28.9'
+    >>> torch = TorchInfo(version="2.11.0", cuda="13.0", nccl="2.28.9")
+    >>> job_nccl(dataclasses.replace(v, torch=torch))
+    '2.28.9'
+    """
+    if versions is None:
+        return None
+    if versions.torch is not None and versions.torch.nccl:
+        return versions.torch.nccl
+    return ", ".join(sorted({str(n.version) for n in versions.nccl if n.version})) or None
+
+
+def physical_gpus(leaders: Iterable[RankFacts]) -> int:
+    """GPUs of the cluster, each machine counted once: fake hosts (NCCL_HOSTID) on one
+    machine each see all of its GPUs.
+
+    >>> a = RankFacts(rank=0, node="h0", host="m", local_rank=0, nccl_env={}, gpus=4)
+    >>> b = RankFacts(rank=2, node="h1", host="m", local_rank=0, nccl_env={}, gpus=4)
+    >>> c = RankFacts(rank=4, node="h2", host="n", local_rank=0, nccl_env={}, gpus=8)
+    >>> physical_gpus([a, b, c])
+    12
+    """
+    by_host: dict[str, int] = {}
+    for fact in leaders:
+        by_host[fact.host or fact.node] = max(
+            by_host.get(fact.host or fact.node, 0), int(fact.gpus or 0)
+        )
+    return sum(by_host.values())
 
 
 def run_cluster_check(
@@ -434,8 +478,8 @@ def _report(options: CheckOptions, result: dict[str, Any], out: str) -> CheckRep
         node=f"cluster of {len(nodes)} node(s), {len(facts)} rank(s)",
         profile=options.profile,
         transport=transport,
-        gpus=sum(int(f.gpus or 0) for f in leaders.values()),
-        gpu_name=None,
+        gpus=physical_gpus(leaders.values()),
+        gpu_name=", ".join(sorted({n for f in leaders.values() for n in f.gpu_names})) or None,
         rdma_ports=tuple(p.described for f in leaders.values() for p in f.ports),
         problems=ordered_problems,
         stages=(stage,),

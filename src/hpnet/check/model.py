@@ -163,6 +163,7 @@ class RankFacts:
     local_rank: int
     nccl_env: dict[str, str]  # secrets <redacted>
     gpus: int | None = None
+    gpu_names: tuple[str, ...] = ()
     ports: tuple[PortFact, ...] = ()
     driver: str | None = None
     cuda: str | None = None
@@ -180,6 +181,7 @@ class RankFacts:
             local_rank=int(data.get("local_rank") or 0),
             nccl_env={str(k): str(v) for k, v in (data.get("nccl_env") or {}).items()},
             gpus=data.get("gpus"),
+            gpu_names=tuple(str(n) for n in data.get("gpu_names") or ()),
             ports=tuple(PortFact(**p) for p in data.get("ports") or ()),
             driver=data.get("driver"),
             cuda=data.get("cuda"),

@@ -9,6 +9,8 @@ from hpnet.render.table import format_table
 from hpnet.render.text import size_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hpnet.check.model import CheckReport, ClusterView, Stage
     from hpnet.check.plan import CheckPlan
 
@@ -123,10 +125,27 @@ def render_check(report: CheckReport) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.doctor.items()))
     lines += ["", f"Doctor: {counts or 'no checks'} (`hpnet doctor` prints every check)"]
     if report.environment:
-        shown = " ".join(f"{k}={v}" for k, v in sorted(report.environment.items()))
-        lines.append(f"Environment the benchmarks ran with (hpnet env): {shown}")
+        lines.append(
+            f"Environment the benchmarks ran with (hpnet env): {env_text(report.environment)}"
+        )
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines) + "\n"
+
+
+def env_text(environment: Mapping[str, str]) -> str:
+    """The NCCL environment as ``NAME=value`` words; ``NCCL_*`` names that NCCL does not
+    read (NVIDIA's images set NCCL_VERSION to their libnccl2 package) are set apart, so
+    that they are not read as the NCCL a run used.
+
+    >>> env_text({"NCCL_VERSION": "2.28.3-1", "NCCL_IB_DISABLE": "1"})
+    'NCCL_IB_DISABLE=1 (also set, not read by NCCL: NCCL_VERSION=2.28.3-1)'
+    """
+    from hpnet.nccl.catalog import foreign  # noqa: PLC0415
+
+    read = [f"{k}={v}" for k, v in sorted(environment.items()) if foreign(k) is None]
+    other = [f"{k}={v}" for k, v in sorted(environment.items()) if foreign(k) is not None]
+    text = " ".join(read) or "(none)"
+    return text + (f" (also set, not read by NCCL: {' '.join(other)})" if other else "")
 
 
 def render_plan(plan: CheckPlan) -> str:
@@ -158,7 +177,7 @@ def render_plan(plan: CheckPlan) -> str:
               "judged against"]  # fmt: skip
     lines.append(format_table(header, rows))
     if plan.environment:
-        shown = " ".join(f"{k}={redact(k, v)}" for k, v in sorted(plan.environment.items()))
+        shown = env_text({k: redact(k, v) for k, v in plan.environment.items()})
         lines.append(f"Environment the benchmarks would run with (hpnet env): {shown}")
     lines += [f"note: {note}" for note in plan.notes]
     return "\n".join(lines) + "\n"
