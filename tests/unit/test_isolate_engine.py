@@ -468,3 +468,19 @@ def test_every_test_failing_is_never_a_pass(n: int) -> None:
     assert not verdict.ok and len(verdict.outliers) == n // 2
     for outlier in verdict.outliers:
         assert any("remote closed" in line for line in outlier.evidence), outlier
+
+
+def test_a_slow_test_names_the_rule_that_found_it() -> None:
+    """On the 4x H200 (a fake host whose GPU another process kept busy, issue 26) the
+    evidence read "2.0 GB/s, z -0.7 vs cluster median 2.7 GB/s": true, but a z of -0.7
+    reads as "no outlier". Found by the fraction rule, it says the fraction."""
+    ref = reference([3.31, 2.0], floor=0.03, label="cluster")
+    assert ref is not None
+    slow = Measurement(test=Test(round=1, a="a", b="b"), samples_gbps=(2.0, 2.0, 2.0))
+    score = judge(slow, [ref], Thresholds())
+    assert score.status is PairState.SLOW
+    assert score.reason.startswith("2.0 GB/s, 75% of the cluster median 2.7 GB/s (below 80%")
+    far = reference([48.0] * 20 + [47.8, 48.2], floor=0.03, label="cluster")
+    assert far is not None
+    low = Measurement(test=Test(round=1, a="a", b="b"), samples_gbps=(41.0, 41.2, 41.1))
+    assert judge(low, [far], Thresholds()).reason == "41.1 GB/s, z -4.8 vs cluster median 48.0 GB/s"

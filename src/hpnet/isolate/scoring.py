@@ -173,8 +173,15 @@ def judge(
         return Score(status=PairState.UNSTABLE, median_gbps=median, reason=why)
     for ref in refs:
         z = ref.z(median)
-        if z < t.z_threshold or median < t.min_fraction * ref.median_gbps:
+        if z < t.z_threshold:
             why = f"{median:.1f} GB/s, z {z:.1f} vs {ref.label} median {ref.median_gbps:.1f} GB/s"
+            return Score(status=PairState.SLOW, median_gbps=median, reason=why)
+        if median < t.min_fraction * ref.median_gbps:
+            # the rule that fired: a z-score above the threshold reads as "not an outlier"
+            why = (
+                f"{median:.1f} GB/s, {median / ref.median_gbps:.0%} of the {ref.label} median "
+                f"{ref.median_gbps:.1f} GB/s (below {t.min_fraction:.0%}; z {z:.1f})"
+            )
             return Score(status=PairState.SLOW, median_gbps=median, reason=why)
     before = baseline.pair_gbps(m.test.a, m.test.b) if baseline is not None else None
     if before is not None and median < (1 - t.pair_baseline_margin) * before:
