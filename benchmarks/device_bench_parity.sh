@@ -42,7 +42,14 @@ build
 NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])")
 export LD_LIBRARY_PATH=/tmp/ncclhome/lib:$NCCL_DIR/lib:${LD_LIBRARY_PATH:-}
 
-if [ "$PART" = a ]; then
+if [ "$PART" = bw ]; then  # more bandwidth repetitions only (REPS="3 4")
+  for rep in ${REPS:-3 4}; do
+    for op in all_reduce all_gather reduce_scatter alltoall; do
+      timed "nt-bw-$op-$rep" $B/${op}_perf -g $G -b 64M -e 1G -f 2 -n 40 -w 5
+    done
+    timed "hp-bw-nccl-$rep" $H bench all_reduce all_gather reduce_scatter alltoall -b 64M -e 1G -f 2 -n 40 -w 5 --backend nccl --save "$W/hp-bw-nccl-$rep.json"
+  done
+elif [ "$PART" = a ]; then
   { nvidia-smi -L; nvidia-smi topo -m; } > "$W/machine.txt" 2>&1
   # correctness: every op, both GPU backends, in- and out-of-place, checked
   timed check-nccl $H bench all -b 8 -e 64M -f 8 -n 5 --backend nccl --save "$W/check-nccl.json"
@@ -50,13 +57,13 @@ if [ "$PART" = a ]; then
   timed check-graph $H bench all_reduce all_gather -b 8 -e 16M -f 8 -n 5 -G 4 --backend nccl --save "$W/check-graph.json"
   timed check-bf16-avg $H bench all_reduce reduce_scatter -b 8 -e 16M -f 8 -n 5 -d bfloat16 -o avg --backend nccl --save "$W/check-bf16-avg.json"
   # bandwidth: the same sweep, alternating tools, twice
-  for rep in 1 2; do
+  for rep in ${REPS:-1 2}; do
     for op in all_reduce all_gather reduce_scatter alltoall; do
       timed "nt-bw-$op-$rep" $B/${op}_perf -g $G -b 64M -e 1G -f 2 -n 40 -w 5
     done
     timed "hp-bw-nccl-$rep" $H bench all_reduce all_gather reduce_scatter alltoall -b 64M -e 1G -f 2 -n 40 -w 5 --backend nccl --save "$W/hp-bw-nccl-$rep.json"
   done
-  timed hp-bw-torch $H bench all_reduce all_gather reduce_scatter alltoall -b 64M -e 1G -f 2 -n 40 -w 5 --backend torch-nccl --save "$W/hp-bw-torch.json"
+  [ -n "${SKIP_TORCH:-}" ] || timed hp-bw-torch $H bench all_reduce all_gather reduce_scatter alltoall -b 64M -e 1G -f 2 -n 40 -w 5 --backend torch-nccl --save "$W/hp-bw-torch.json"
 else
   # 8-byte all_reduce latency, alternating tools, three times
   for rep in 1 2 3; do
