@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hpnet.render.table import format_table
-from hpnet.render.text import size_text
+from hpnet.render.text import size_text, wrap_words
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -59,6 +59,21 @@ def _cluster(cluster: ClusterView) -> list[str]:
     return lines
 
 
+#: the text report's lines stay within this width where they are hpnet's own words
+WIDTH = 100
+
+
+def _wrapped(prefix: str, text: str, hang: str) -> list[str]:
+    """``prefix + text`` within :data:`WIDTH`, continued under the prefix (plus ``hang``).
+
+    >>> [len(line) for line in _wrapped("  1. ", "word " * 30, "")]
+    [99, 59]
+    """
+    pad = " " * len(prefix) + hang
+    first, *rest = wrap_words(text, WIDTH - len(pad), pad)
+    return [prefix + first, *rest]
+
+
 def render_check(report: CheckReport) -> str:
     """The text report, its secrets redacted (:func:`hpnet.check.report.redacted`)."""
     from hpnet.check.report import redacted  # noqa: PLC0415
@@ -78,12 +93,15 @@ def render_check(report: CheckReport) -> str:
     if report.problems:
         lines += ["", "What to fix, most important first"]
         for number, problem in enumerate(report.problems[:MAX_PROBLEMS], 1):
-            lines.append(f"  {number}. {problem.what}")
-            lines += [f"       {e}" for e in problem.evidence if e]
+            lines += _wrapped(f"  {number}. ", problem.what, "     ")
+            for e in problem.evidence:
+                if e:
+                    lines += _wrapped("       ", e, "  ")
             if problem.fix:
                 first, *rest = problem.fix.splitlines()
-                lines.append(f"       fix: {first}")
-                lines += [f"            {line}" for line in rest]
+                lines += _wrapped("       fix: ", first, "")
+                for line in rest:
+                    lines += _wrapped("            ", line, "")
         if len(report.problems) > MAX_PROBLEMS:
             lines.append(f"  ... {len(report.problems) - MAX_PROBLEMS} more (--json has all)")
     if report.stages:

@@ -72,3 +72,32 @@ def size_text(size: float) -> str:
         if size >= scale:
             return f"{size / scale:g} {unit}"
     return f"{size:g} B"
+
+
+#: a quoted line of an input: ``path:line: text`` (never wrapped: it is the input's line)
+_QUOTED = re.compile(r"^\S+:\d+: ")
+_WORD = re.compile(r"\S*`[^`]*`\S*|\S+")
+
+
+def wrap_words(text: str, width: int, indent: str) -> list[str]:
+    """``text`` as lines of at most ``width`` characters after ``indent``, broken at
+    spaces only: a span in backticks (a command to paste) is never broken, nor is a
+    quoted input line (``file:line: ...``), which stays one line as the input has it.
+
+    >>> wrap_words("run `hpnet doctor --sysfs-root x` on it, then return it", 24, "  ")
+    ['run', '  `hpnet doctor --sysfs-root x`', '  on it, then return it']
+    >>> wrap_words("rank0.log:7: NCCL INFO NET/IB : No device found.", 10, "")
+    ['rank0.log:7: NCCL INFO NET/IB : No device found.']
+    """
+    if len(text) <= width or _QUOTED.match(text):
+        return [text]
+    lines: list[str] = []
+    current = ""
+    for word in _WORD.findall(text):
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    lines.append(current)
+    return [lines[0], *(indent + line for line in lines[1:])]
