@@ -71,7 +71,10 @@ def decide(
     word, transport = decide_transport(profile, inventory, views)
     disabled = decide_disabled(word, views, current)
     hca = gid = None
-    if word in RDMA_KINDS:
+    # a profile's RDMA transport on a node without any RDMA device: there is no port to
+    # judge NCCL_IB_HCA against, and "disable IB" would contradict the profile; what is
+    # missing is the transport decision's to say (the devices, not the variable)
+    if word in RDMA_KINDS and (inventory.rdma_devices or not transport.flagged):
         hca = decide_hca(
             views,
             word,

@@ -22,6 +22,7 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.decision import Decision, Judged
+from hpnet.nccl.rules import transport_word
 from hpnet.result import Status
 
 __all__ = ["check_gid", "check_hca", "check_ib_disabled", "check_ifname", "check_transport"]
@@ -83,9 +84,18 @@ def check_hca(facts: Facts) -> CheckResult:
         why = {
             "socket": "no usable RDMA port here: NCCL uses its Socket transport",
             "unknown": "whether any RDMA port is usable is not shown (see vars.transport)",
-        }.get(decided.transport, "")
+        }.get(decided.transport) or (
+            f"no RDMA device here, so no {transport_word(decided.transport)} port to select: "
+            "the devices are what is missing (see vars.transport)"
+        )
         value = facts.variables.get("NCCL_IB_HCA")
-        said = f"NCCL_IB_HCA={value} does not matter" if value else "NCCL_IB_HCA is not set"
+        said = (
+            "NCCL_IB_HCA is not set"
+            if not value
+            else f"NCCL_IB_HCA={value} does not matter"
+            if decided.transport in ("socket", "unknown")
+            else f"NCCL_IB_HCA={value} is not judged"
+        )
         return result("vars.hca", AREA, Status.SKIP, f"{said}: {why}")
     extra = None
     if decided.hca.answer is None and decided.hca.answer_known and decided.hca.given:
