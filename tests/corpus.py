@@ -7,8 +7,8 @@ hosts, GPUDirect RDMA, the environment NCCL echoed, versions, hosts, processes, 
 whether the key line is quoted as evidence; for RDMA listings the ports hpnet would select
 and the transport; for nccl-tests outputs the op, ranks, rows, checking and failure.
 
-``python -m tests.corpus`` prints the grade table (``tests/data/CORPUS.md`` and README.md
-hold it); ``tests/unit/test_corpus.py`` asserts every check.
+``python -m tests.corpus`` prints the grade table (``tests/data/CORPUS.md`` and
+``docs/development.md`` hold it); ``tests/unit/test_corpus.py`` asserts every check.
 """
 
 from __future__ import annotations

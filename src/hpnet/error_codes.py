@@ -186,7 +186,7 @@ def markdown() -> str:
         "     tests/unit/test_error_codes.py checks that it is current -->",
         "",
         "hpnet prints an error as `error[<code>]: <what> — <where> — <fix>` and exits with the",
-        'status below (README.md, "Exit codes and errors"). The code is what a script may',
+        "status below ([exit-codes.md](exit-codes.md)). The code is what a script may",
         "match on.",
         "",
         "| code | exit | meaning |",

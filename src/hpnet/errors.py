@@ -27,7 +27,7 @@ __all__ = [
 
 
 class ExitCode(enum.IntEnum):
-    """Process exit codes, documented in README.md ("Exit codes")."""
+    """Process exit codes, documented in docs/exit-codes.md (README.md has the short table)."""
 
     OK = 0
     #: a check or an expectation failed (the command ran, the answer is "no")

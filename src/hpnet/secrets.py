@@ -8,7 +8,7 @@ URL, an Azure ``AccountKey=`` / ``SharedAccessSignature=`` connection string, a 
 key block). Names NCCL itself reads are never secret by name (``NCCL_IB_PKEY`` is a
 partition key), but their values are checked like any other.
 
-The rules of hpnet's promise (README.md, "Security"): a secret is never forwarded
+The rules of hpnet's promise (docs/security.md): a secret is never forwarded
 unless named (``--env NAME``), never inherited by ranks hpnet starts when a remote rank
 would not get it either, never written to argv, a printed plan or a file others can
 read, and printed as ``<redacted>`` (a URL keeps its scheme, user and host).

@@ -242,6 +242,10 @@ def test_readme_points_at_the_docs_page() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Exit codes and errors", 1)[1].split("\n## ", 1)[0]
     assert "docs/errors.md" in section
+    # the whole exit-code table and the error format moved to docs/exit-codes.md (issue 26)
+    assert "docs/exit-codes.md" in section
+    page = (ROOT / "docs" / "exit-codes.md").read_text()
+    assert "[errors.md](errors.md)" in page
 
 
 def test_an_unknown_code_warns_but_the_error_stands() -> None:

@@ -1,6 +1,7 @@
-"""The README's planted-fault example is the program's output (issue 25): the doctor
-run the README shows, on the recorded RoCE tree, byte for byte from "Fixes, most
-important first:" on; and hpnet check lists the same problems in the same order."""
+"""The planted-fault example is the program's output (issue 25): the doctor run that
+docs/doctor.md shows (it moved there from the README, issue 26), on the recorded RoCE
+tree, byte for byte from "Fixes, most important first:" on; and hpnet check lists the
+same problems in the same order."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import pytest
 
 from hpnet.cli.main import main
 
-README = Path(__file__).parents[2] / "README.md"
+PAGE = Path(__file__).parents[2] / "docs" / "doctor.md"
 FAULTS = {"NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "nosuch0", "NCCL_IB_HCAA": "mlx5_0"}
 
 
 def _block() -> str:
-    text = README.read_text()
+    text = PAGE.read_text()
     block = text.split("<!-- planted faults -->\n```\n", 1)[1].split("```\n<!-- end", 1)[0]
     assert "hpnet doctor --sysfs-root /tmp/roce" in block
     return block.split("...\n", 1)[1]

@@ -507,17 +507,17 @@ def test_glued_lines_are_split_where_the_prefix_is_recognisable() -> None:
 # ------------------------------------------------------------------ 19-21 and --expect
 
 
-def test_the_readme_states_the_number_of_signatures() -> None:
+def test_the_verify_page_states_the_number_of_signatures() -> None:
     from hpnet.ncclog.signatures import SIGNATURES
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert f"and {len(SIGNATURES)} known failure signatures" in readme
+    page = (Path(__file__).parents[2] / "docs" / "verify.md").read_text()
+    assert f"and {len(SIGNATURES)} known failure signatures" in page
 
 
 def test_unknown_exits_0_without_expect_and_1_with_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """What README.md and --help say: nothing proven is no failure unless asked for."""
+    """What docs/verify.md and --help say: nothing proven is no failure unless asked for."""
     path = tmp_path / "started.log"
     path.write_text(
         "vm:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\nvm:1:1 [0] NCCL INFO Using network IB\n"
@@ -526,8 +526,8 @@ def test_unknown_exits_0_without_expect_and_1_with_it(
     assert capsys.readouterr().out.startswith("hpnet verify: UNKNOWN")
     assert main(["verify", str(path), "--expect", "net=ib"]) == 1
     assert "expect net=ib: NOT MET" in capsys.readouterr().out
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert "Without `--expect`, a log that\nproves no transport (status UNKNOWN" in readme
+    page = (Path(__file__).parents[2] / "docs" / "verify.md").read_text()
+    assert "Without `--expect`, a log that\nproves no transport (status UNKNOWN" in page
 
 
 def test_control_characters_from_a_log_are_shown_escaped(tmp_path: Path) -> None:

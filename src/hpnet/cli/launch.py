@@ -31,7 +31,7 @@ process holds the rendezvous port (error[port-taken]: choose another --master-po
 
 
 #: hpnet launch's exit when a rank exited 2 or 3, the codes hpnet keeps for its own usage
-#: and internal errors (README, "Exit codes and errors"); any other code is the rank's
+#: and internal errors (docs/exit-codes.md); any other code is the rank's
 JOB_FAILED_WITH_RESERVED = 4
 
 
@@ -196,7 +196,7 @@ def run(ns: argparse.Namespace) -> int:
         import sys  # noqa: PLC0415
 
         # a rank's own 2 or 3 would read as hpnet's usage or internal error: 4 says "a
-        # rank failed with one of those", the line below names which (README: exit codes)
+        # rank failed with one of those", the line below names which (docs/exit-codes.md)
         code = JOB_FAILED_WITH_RESERVED if code in (2, 3) else code
 
         what = outcome.failed or "the job failed"

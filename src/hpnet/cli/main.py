@@ -7,7 +7,7 @@ command module exposes ``DESCRIPTION``, ``add_arguments(parser)`` and
 their modules, built the same way, in ``SUBCOMMANDS``. ``run`` finds the whole
 command line in ``args.command_line``.
 
-Exit codes (README.md, "Exit codes"): 0 ok, 1 a check or expectation failed,
+Exit codes (docs/exit-codes.md): 0 ok, 1 a check or expectation failed,
 2 usage or input error, 3 an internal error (a bug in hpnet: please report it).
 """
 
