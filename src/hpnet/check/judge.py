@@ -71,8 +71,15 @@ def judge(facts: NodeFacts) -> tuple[Problem, ...]:
                 code="hardware:gpu",
                 evidence=(
                     f"GPUs: {facts.gpu_source}",
-                    f"measured instead: gloo all_reduce on {cpu.nranks if cpu else 2} CPU ranks"
-                    + (f", busbw {measured:.2f} GB/s" if measured is not None else ""),
+                    # only what ran: a recorded node's check measures nothing
+                    *(
+                        [
+                            f"measured instead: gloo all_reduce on {cpu.nranks} CPU ranks"
+                            + (f", busbw {measured:.2f} GB/s" if measured is not None else "")
+                        ]
+                        if cpu
+                        else []
+                    ),
                 ),
                 fix=NO_GPU_FIX,
             )

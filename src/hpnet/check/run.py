@@ -4,6 +4,13 @@ environment, run the doctor over both, plan the stages (:mod:`hpnet.check.plan`,
 the only side effects), judge the facts (:mod:`hpnet.check.judge`, impacts from
 :mod:`hpnet.check.impact`) and report.
 
+A recorded node (``--sysfs-root DIR`` or a ``.tree`` file) is judged by what the
+record shows: detect, env, the doctor and the plan, with no benchmark. A benchmark
+measures the machine it runs on, which is not the recorded node (issue 26: a tree of
+4 GPUs was judged by a gloo run on this machine's CPUs, "no NVIDIA GPU visible").
+The report lists the plan's stages, each marked not run and why, and its verdict is
+the doctor's problems weighed by the judge.
+
 With ``--logs DIR`` each run keeps its logs in a directory of its own inside DIR
 (``check-<date>-<time>-<unique>``, named in the report's notes): two checks that share
 DIR, at once or one after the other, never read each other's rank logs.
@@ -33,6 +40,7 @@ from hpnet.check.plan import (
     CheckPlan,
     PlanFacts,
     StageKind,
+    StagePlan,
     active_rates,
     plan_check,
 )
@@ -41,6 +49,7 @@ from hpnet.result import Problem, Status, Verdict
 if TYPE_CHECKING:
     from hpnet.detect import NodeInventory
     from hpnet.doctor.model import Report as DoctorReport
+    from hpnet.ncclog.report import VerifyReport
 
 __all__ = ["CheckOptions", "Prepared", "dry_run", "prepare", "run_check", "run_directory"]
 
@@ -70,6 +79,9 @@ class Prepared:
     stage_env: Mapping[str, str]
     ports: tuple[str, ...]  # "mlx5_0:1 200 Gb/s ACTIVE"
     active_rates_gbit: tuple[float, ...]  # the ACTIVE ports' rates
+    #: the recorded node judged, as the user named it (a tree file or a directory);
+    #: None: this machine, live
+    recording: str | None = None
 
 
 def _links(inventory: NodeInventory, sysfs_root: str) -> LinkExpectation | None:
@@ -104,17 +116,20 @@ def prepare(
     local: Callable[[NodeInventory], tuple[int, str]] | None = None,
 ) -> Prepared:
     """Detect, resolve, run the doctor and plan; nothing is launched. ``local``: the
-    local ranks and device for the node detected (default: hpnet bench's, from the
-    GPUs NVML sees here)."""
+    local ranks and device for the node detected (default: on a live node hpnet
+    bench's, from the GPUs NVML sees here; on a recorded one, its recorded GPUs)."""
     from hpnet.bench.run import local_defaults  # noqa: PLC0415
     from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
     from hpnet.doctor.gather import diagnose  # noqa: PLC0415
     from hpnet.nccl.env import resolve_env  # noqa: PLC0415
+    from hpnet.node.snapshot import given_path  # noqa: PLC0415
     from hpnet.profiles import get_profile  # noqa: PLC0415
 
-    progress("detect this node")
+    progress("detect this node" if options.sysfs_root == "/" else "read the recorded node")
     env = dict(environ)
     inventory = detect(DetectOptions(sysfs_root=options.sysfs_root), env=env, python_path=sys.path)
+    # what detection read decides, as for `hpnet detect` and `hpnet doctor`
+    recording = None if inventory.source == "live" else given_path(options.sysfs_root)
     profile = get_profile(options.profile)
     resolution = resolve_env(profile, inventory, environment=env)
     resolved = dict(resolution.exported)
@@ -134,9 +149,11 @@ def prepare(
         inventory=inventory,
     )
     ports, rates = _ports(inventory)
+    if local is None and recording is not None:
+        local = _recorded(options)
     nproc, device = local(inventory) if local else local_defaults(options.nproc, options.device)
     facts = PlanFacts(
-        node=_node_name(inventory, options),
+        node=_node_name(inventory),
         profile=options.profile,
         transport=resolution.transport,
         device="cuda" if device == "cuda" else "cpu",
@@ -154,6 +171,7 @@ def prepare(
         stage_env=stage_env(env, resolved, resolution.unset),
         ports=ports,
         active_rates_gbit=rates,
+        recording=recording,
     )
 
 
@@ -162,8 +180,7 @@ def dry_run(
 ) -> CheckPlan:
     """``hpnet check --dry-run``: the plan, nothing launched. With ``--sysfs-root DIR``
     the ranks are planned for the recorded node's GPUs, not this machine's."""
-    local = None if options.sysfs_root == "/" else _recorded(options)
-    return prepare(options, environ, progress=progress, local=local).plan
+    return prepare(options, environ, progress=progress).plan
 
 
 def _recorded(options: CheckOptions) -> Callable[[NodeInventory], tuple[int, str]]:
@@ -176,10 +193,12 @@ def _recorded(options: CheckOptions) -> Callable[[NodeInventory], tuple[int, str
     return local
 
 
-def _node_name(inventory: NodeInventory, options: CheckOptions) -> str:
-    return inventory.hostname or (
-        f"(sysfs root {options.sysfs_root})" if options.sysfs_root != "/" else "this node"
-    )
+def _node_name(inventory: NodeInventory) -> str:
+    """The host name; a recorded node as `hpnet doctor` names it, by the path the user
+    gave (``(sysfs-root node.tree)``, not the temporary directory it was rebuilt in)."""
+    if inventory.hostname:
+        return inventory.hostname
+    return "this node" if inventory.source == "live" else f"({inventory.source})"
 
 
 def run_check(
@@ -187,10 +206,15 @@ def run_check(
     environ: Mapping[str, str],
     *,
     progress: Progress = lambda _message: None,
-    launcher: Launcher = bench_launcher,
+    launcher: Launcher | None = None,
     on_interrupt: Callable[[CheckReport], None] | None = None,
 ) -> CheckReport:
     """Prepare, execute the plan's stages through ``launcher``, judge, report.
+
+    ``launcher`` None: the stages' ranks run on this machine (hpnet bench's), and a
+    recorded node's stages are not run at all (:func:`_unmeasured`): they would
+    measure this machine, not the node. A launcher given stands for the node's ranks
+    (tests replay recorded results through it), and its stages are judged.
 
     Ctrl-C or a SIGTERM / SIGHUP during the stages ends them; what was judged until
     then (the node detected, the doctor's findings, the stages that ran to their end)
@@ -206,6 +230,9 @@ def run_check(
     # default would end hpnet on the spot, the doctor's findings unsaid)
     with StopSignals() as signals:
         prepared = prepare(options, environ, progress=progress)
+        if launcher is None and prepared.recording is not None:
+            progress(f"benchmarks not run: the node is a recording ({prepared.recording})")
+            return _unmeasured(options, prepared)
         plan = prepared.plan
         notes = list(plan.notes)
 
@@ -220,8 +247,8 @@ def run_check(
             notes.append(f"the stages' rank logs (with NCCL's INFO lines) are in {root}")
         try:
             outcomes = execute(
-                plan, env=prepared.stage_env, root=root, launcher=launcher, progress=progress,
-                on_interrupt=keep,
+                plan, env=prepared.stage_env, root=root, launcher=launcher or bench_launcher,
+                progress=progress, on_interrupt=keep,
             )  # fmt: skip
         finally:  # also on Ctrl-C / SIGTERM: no temporary directory is left behind
             if options.keep_dir is None:
@@ -241,20 +268,7 @@ def _judged(
     signal stopped is shown (its rows, its error), not judged, and the report says it
     is incomplete."""
     plan = prepared.plan
-    facts = NodeFacts(
-        device=plan.device,
-        gpu_source=prepared.inventory.gpu_source,
-        transport=plan.transport,
-        profile=options.profile,
-        active_rates_gbit=prepared.active_rates_gbit,
-        doctor=tuple(
-            DoctorFinding(
-                id=c.id, status=c.status, summary=c.summary, evidence=c.evidence, fix=c.fix
-            )
-            for c in prepared.doctor.checks
-        ),
-        stages=tuple((o.stage, o.verify) for o in outcomes),
-    )
+    facts = _facts(options, prepared, tuple((o.stage, o.verify) for o in outcomes))
     stages = [o.stage for o in outcomes] + ([stopped.stopped.stage] if stopped else [])
     return _report(
         options=options, inventory=prepared.inventory, doctor=prepared.doctor,
@@ -262,6 +276,79 @@ def _judged(
         stages=stages, resolved=plan.environment, notes=notes,
         incomplete=stopped.why if stopped else None,
     )  # fmt: skip
+
+
+def _facts(
+    options: CheckOptions,
+    prepared: Prepared,
+    stages: tuple[tuple[Stage, VerifyReport | None], ...],
+) -> NodeFacts:
+    """What the judge weighs: the node (live or recorded) and the stages that ran."""
+    return NodeFacts(
+        device=prepared.plan.device,
+        gpu_source=prepared.inventory.gpu_source,
+        transport=prepared.plan.transport,
+        profile=options.profile,
+        active_rates_gbit=prepared.active_rates_gbit,
+        doctor=_findings(prepared.doctor),
+        stages=stages,
+    )
+
+
+def _unmeasured(options: CheckOptions, prepared: Prepared) -> CheckReport:
+    """A recorded node's report: the plan's stages, each marked not run and why (a
+    benchmark here measures this machine, not the recorded node), and the judge's
+    verdict on what the record shows (its GPUs, its RDMA ports, the doctor), as a live
+    node with no stage run would get."""
+    plan, where = prepared.plan, prepared.recording
+    why = f"not run: the node is a recording ({where})"
+    stages = [
+        Stage(name=s.name, backend=s.backend, nranks=s.nranks, bench=None, judgement=None,
+              error=f"{why}; planned: {_planned(s)}", kind=s.kind.value)
+        for s in plan.stages
+    ]  # fmt: skip
+    notes = [
+        *plan.notes,
+        f"the benchmarks were not run: the node is a recording ({where}), and a benchmark "
+        "here would measure this machine, not it; `hpnet check` on the node itself runs "
+        "the stages listed (`hpnet check --dry-run` prints them)",
+    ]
+    if options.keep_dir is not None:
+        notes.append(f"no rank logs in {options.keep_dir}: no benchmark ran")
+    return _report(
+        options=options, inventory=prepared.inventory, doctor=prepared.doctor,
+        transport=plan.transport, ports=prepared.ports,
+        problems=list(judge(_facts(options, prepared, ()))),
+        stages=stages, resolved=plan.environment, notes=notes,
+        ready=f"judged from the recording {where}: the doctor finds nothing that stops "
+        "jobs; benchmarks not run (they measure the machine they run on, not a recording)",
+    )  # fmt: skip
+
+
+def _planned(stage: StagePlan) -> str:
+    """A stage as planned, in words: ``4 ranks on 4 GPU(s) as 2 NCCL hosts, 1 MiB..256
+    MiB, NCCL's log to show net=ib, against 3 x 200 Gb/s RDMA``."""
+    from hpnet.render.text import size_text  # noqa: PLC0415
+
+    sizes = stage.sweep.sizes_bytes
+    words = [
+        f"{stage.nranks} ranks on "
+        + (f"{stage.num_gpus} GPU(s)" if stage.device == "cuda" else "CPUs")
+        + (f" as {stage.fake_hosts} NCCL hosts" if stage.fake_hosts > 1 else ""),
+        f"{size_text(sizes[0])}..{size_text(sizes[-1])}",
+    ]
+    if stage.expect_net:
+        words.append(f"NCCL's log to show net={stage.expect_net}")
+    if stage.link is not None:
+        words.append(f"against {stage.link.link}")
+    return ", ".join(words)
+
+
+def _findings(doctor: DoctorReport) -> tuple[DoctorFinding, ...]:
+    return tuple(
+        DoctorFinding(id=c.id, status=c.status, summary=c.summary, evidence=c.evidence, fix=c.fix)
+        for c in doctor.checks
+    )
 
 
 def _report(
@@ -276,12 +363,16 @@ def _report(
     resolved: Mapping[str, str],
     notes: list[str],
     incomplete: str | None = None,
+    ready: str | None = None,
 ) -> CheckReport:
+    """``ready``: the headline of a READY verdict (default: what the stages measured)."""
     if incomplete is not None:  # proves nothing ready: what it found so far comes first
         found = problems[0].what if problems else "no problem found before it stopped"
         headline = f"INCOMPLETE, {incomplete}; so far: {found}"
     elif verdict(problems) == Verdict.NOT_READY:
         headline = problems[0].what
+    elif ready is not None:
+        headline = ready
     else:
         parts = []
         for stage in stages:
@@ -312,7 +403,7 @@ def _report(
         # a check stopped part-way never says READY
         verdict=Verdict.NOT_READY if incomplete is not None else verdict(problems),
         headline=headline,
-        node=_node_name(inventory, options),
+        node=_node_name(inventory),
         profile=options.profile,
         transport=transport,
         gpus=len(inventory.gpus),
@@ -321,13 +412,7 @@ def _report(
         problems=tuple(problems),
         stages=tuple(stages),
         doctor=counts,
-        doctor_checks=tuple(
-            DoctorFinding(
-                id=c.id, status=c.status, summary=c.summary, evidence=c.evidence, fix=c.fix
-            )
-            for c in doctor.checks
-            if c.status in (Status.WARN, Status.FAIL)
-        ),
+        doctor_checks=tuple(f for f in _findings(doctor) if f.status in (Status.WARN, Status.FAIL)),
         environment=dict(resolved),
         notes=tuple(notes),
         mode=options.mode,

@@ -31,6 +31,11 @@ With --logs DIR each run keeps its rank logs in a new directory of its own insid
 --dry-run prints the plan: the stages (intra-node, across 2 fake hosts, cpu), their
 ranks, GPUs and sizes, what each verifies; nothing is run.
 
+--sysfs-root DIR (or a recorded .tree file) judges a recorded node by what it records
+(detect, env, doctor, the plan for its GPUs) and runs no benchmark: a benchmark
+measures the machine it runs on, not the recording. The stages are listed as not run,
+and the verdict is the doctor's.
+
 Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage, or --report
 could not be written (the report is printed); 130 (Ctrl-C) or 128 + N (signal N:
 143 for SIGTERM): stopped, after printing and saving (--report) what was judged until
@@ -47,7 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="NCCL on GPUs: 8 B to 1 GiB (gloo on CPUs runs its one sweep, 1 to 512 KiB)",
     )
-    parser.add_argument("--sysfs-root", default="/", metavar="DIR", help="read a recorded tree")
+    parser.add_argument(
+        "--sysfs-root",
+        default="/",
+        metavar="DIR",
+        help="judge a recorded node (a directory or a .tree file) by what it records: "
+        "no benchmark runs, as it would measure this machine",
+    )
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     parser.add_argument("--nproc", type=int, metavar="N", help="local ranks (default: GPUs, or 2)")
     parser.add_argument(
@@ -89,11 +100,17 @@ def run(ns: argparse.Namespace) -> int:
                 check_output(inside, flag="--report")
     if ns.logs:
         check_output(ns.logs, flag="--logs", directory=True)
-    if ns.nproc is not None and not ns.all:  # --nproc 1000: refused before the detection
+    from hpnet.node.sysfs import FsRoot  # noqa: PLC0415
+
+    # a recorded node is judged by its record, with no benchmark (hpnet.check.run): it
+    # needs neither torch nor this machine's GPUs
+    measured = ns.all or FsRoot(ns.sysfs_root).is_live
+    if ns.nproc is not None and not ns.all and measured:  # --nproc 1000: refused now
         from hpnet.bench.run import local_defaults  # noqa: PLC0415
 
         local_defaults(ns.nproc, ns.device)
-    _check_torch()
+    if measured:
+        _check_torch()
     options = CheckOptions(
         profile=ns.profile,
         mode="full" if ns.full else "quick",
@@ -192,7 +209,8 @@ def _finish(
                 raise
             print(exc.render(), file=sys.stderr)
         else:
-            progress(f"wrote {os.path.join(ns.report, 'report.html')} and report.json")
+            html, data = (os.path.join(ns.report, n) for n in ("report.html", "report.json"))
+            progress(f"wrote {html} and {data}")
     return report.exit_code
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hpnet.detect import NodeInventory
+    from hpnet.image.runflags import RunFlags
 
 #: of `hpnet image run-flags --json` (docs/image-schema.md)
 SCHEMA_VERSION = 1
@@ -91,7 +96,26 @@ def run(namespace: argparse.Namespace) -> int:
     from hpnet.render.image import render_run_flags  # noqa: PLC0415
 
     print(render_run_flags(flags, namespace.format), end="")
+    if namespace.format != "text":
+        _say_not_found(flags, inventory)
     return 0
+
+
+def _say_not_found(flags: RunFlags, inventory: NodeInventory) -> None:
+    """On stderr, what the node lacks and so has no flag: stdout holds only the flags
+    (``docker run $(hpnet image run-flags --format docker) IMAGE``) or the pod, which
+    alone do not show that a GPU or an RDMA device was looked for and not found."""
+    from hpnet.image.runflags import not_found  # noqa: PLC0415
+
+    missing = not_found(flags, inventory)
+    for line in missing:
+        print(f"hpnet image run-flags: node {flags.node}: {line}", file=sys.stderr)
+    if missing:
+        print(
+            "hpnet image run-flags: `hpnet detect` shows what the node has (run it where the "
+            "container will run; the flags are valid as printed)",
+            file=sys.stderr,
+        )
 
 
 def _is_resource(text: str) -> bool:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from hpnet.profiles.model import Profile
     from hpnet.rdma.model import RdmaDevice
 
-__all__ = ["Flag", "RunFlags", "plan_run_flags"]
+__all__ = ["Flag", "RunFlags", "not_found", "plan_run_flags"]
 
 #: the ECS guide's --shm-size; Docker's own default (64 MiB) is too small for NCCL's
 #: SHM transport and data loaders
@@ -194,6 +194,41 @@ def plan_run_flags(
         pod=pod,
         notes=tuple(notes),
     )
+
+
+def not_found(flags: RunFlags, inventory: NodeInventory) -> tuple[str, ...]:
+    """What the node lacks that a GPU job's container is given, and so has no flag:
+    an NVIDIA GPU (``--gpus all``), a usable RDMA device (its ``--device`` flags),
+    ``/dev/infiniband/rdma_cm``. ``--format docker`` and ``k8s`` print only the flags
+    or the pod (for ``$(...)``): the CLI says these on stderr, so that an empty-looking
+    result is not taken for a complete one (issue 26).
+
+    >>> from types import SimpleNamespace
+    >>> bare = SimpleNamespace(gpus=(), rdma_devices=())  # a node with neither
+    >>> flags = RunFlags(profile="socket", node="vm", docker=(), devices=(), left_out=(),
+    ...     pod={}, notes=())
+    >>> for line in not_found(flags, bare): print(line)
+    no NVIDIA GPU found, so no --gpus all (nor a pod's nvidia.com/gpu limit)
+    no RDMA device found, so no --device flags
+    """
+    missing = []
+    if not inventory.gpus:
+        missing.append("no NVIDIA GPU found, so no --gpus all (nor a pod's nvidia.com/gpu limit)")
+    if not flags.devices:
+        found = (
+            f"no usable RDMA device found ({'; '.join(flags.left_out)})"
+            if inventory.rdma_devices
+            else "no RDMA device found"
+        )
+        missing.append(f"{found}, so no --device flags")
+    elif any(f.flag.startswith("--device=/dev/infiniband/uverbs") for f in flags.docker) and all(
+        f.flag != "--device=/dev/infiniband/rdma_cm" for f in flags.docker
+    ):
+        missing.append(
+            "/dev/infiniband/rdma_cm not found, so no --device for it (`modprobe rdma_ucm` "
+            "creates it)"
+        )
+    return tuple(missing)
 
 
 def _devices(inventory: NodeInventory) -> tuple[list[RdmaDevice], tuple[str, ...]]:

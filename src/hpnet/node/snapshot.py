@@ -19,7 +19,7 @@ from pathlib import Path
 from hpnet.errors import HpnetError, ParseError
 from hpnet.node.sysfs import BDF_RE, natural_key
 
-__all__ = ["capture", "materialize"]
+__all__ = ["capture", "given_path", "materialize", "sysfs_root_from"]
 
 HEADER = "# hpnet-sysfs-snapshot 1"
 
@@ -324,3 +324,14 @@ def sysfs_root_from(value: str) -> str:
     materialize(text, Path(root), source=value)
     TREE_FILES[root] = value
     return root
+
+
+def given_path(root: str) -> str:
+    """A ``--sysfs-root`` as the user gave it, to be shown: the recorded tree file a
+    temporary root was rebuilt from (:func:`sysfs_root_from`; that root is gone when
+    hpnet exits), else ``root`` itself.
+
+    >>> given_path("/srv/node-a")
+    '/srv/node-a'
+    """
+    return TREE_FILES.get(root, root)

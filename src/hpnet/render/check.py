@@ -104,8 +104,17 @@ def render_check(report: CheckReport) -> str:
                     lines += _wrapped("            ", line, "")
         if len(report.problems) > MAX_PROBLEMS:
             lines.append(f"  ... {len(report.problems) - MAX_PROBLEMS} more (--json has all)")
+    # a recorded node's stages are planned, not run: say so where the headings would not
+    ran = not report.stages or not all(
+        (s.error or "").startswith("not run:") for s in report.stages
+    )
     if report.stages:
-        lines += ["", "Benchmarks (all_reduce, with NCCL_DEBUG=INFO; transports from NCCL's log)"]
+        lines += [
+            "",
+            "Benchmarks (all_reduce, with NCCL_DEBUG=INFO; transports from NCCL's log)"
+            if ran
+            else "Benchmarks planned, not run (all_reduce, with NCCL_DEBUG=INFO)",
+        ]
         rows = []
         for stage in report.stages:
             j = stage.judgement
@@ -143,8 +152,9 @@ def render_check(report: CheckReport) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.doctor.items()))
     lines += ["", f"Doctor: {counts or 'no checks'} (`hpnet doctor` prints every check)"]
     if report.environment:
+        verb = "ran" if ran else "would run"
         lines.append(
-            f"Environment the benchmarks ran with (hpnet env): {env_text(report.environment)}"
+            f"Environment the benchmarks {verb} with (hpnet env): {env_text(report.environment)}"
         )
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines) + "\n"
