@@ -49,3 +49,26 @@ def test_a_long_fix_and_evidence_wrap_at_spaces_and_lose_no_word() -> None:
     assert " ".join(text.split()).count(" ".join(fix.split())) == 1
     assert any("`hpnet doctor`" in line for line in lines)
     assert any(line.strip().startswith("fix: ") for line in lines)
+
+
+def test_a_fatal_verify_verdict_says_what_failed_without_repeating_that_nothing_was_proven() -> (
+    None
+):
+    """The README's failed job: the verdict ran to 220 characters, the second half saying
+    again that nothing was proven after NCCL had already failed (issue 26, item 5)."""
+    import contextlib
+    import io
+
+    from hpnet.cli.main import main
+
+    out = io.StringIO()
+    logs = Path(__file__).parents[2] / "tests/data/nccl-logs/h200x4-bad-socket-ifname-nccl2.28.9"
+    with contextlib.redirect_stdout(out):
+        code = main(["verify", str(logs)])
+    first = out.getvalue().splitlines()[0]
+    assert code == 1
+    assert first == (
+        "hpnet verify: FAIL — NCCL failed: no network interface for NCCL's bootstrap — "
+        "NCCL started on all 4 processes; no connection line follows"
+    )
+    assert len(first) <= WIDTH + 40

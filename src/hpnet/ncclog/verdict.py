@@ -94,8 +94,13 @@ def verdict_of(
     sentence = _traffic(rows, inter, intra, chose)
     if errors:
         # fatal first (findings are sorted so): NCCL returned an error, the job stopped;
-        # else NCCL went on, at a cost
+        # else NCCL went on, at a cost. Stopped before any connection or network choice,
+        # the traffic sentence would only repeat that nothing was proven: the count is
+        # what it adds.
         said = "NCCL failed: " if errors[0].fatal else ""
+        if errors[0].fatal and not (inter or intra or chose):
+            count = len(rows)
+            sentence = f"NCCL started on {_processes(count, count)}; no connection line follows"
         return "FAIL", f"{said}{errors[0].title} — {sentence}"
     if failed:
         return "FAIL", f"expected {failed[0].expectation}: {failed[0].detail} — {sentence}"
