@@ -85,6 +85,14 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "env-file-unreadable": ErrorCode(
         "`hpnet doctor --env-file` is missing, not a regular file, or cannot be read"
     ),
+    "hang-dump": ErrorCode(
+        "`hpnet hang`: a file that looks like a Flight Recorder dump cannot be read as one "
+        "(truncated, not torch's format, a pickle naming a class, no rank in its name)"
+    ),
+    "hang-input": ErrorCode("`hpnet hang`: a path given cannot be read"),
+    "hang-no-evidence": ErrorCode(
+        "`hpnet hang`: no Flight Recorder dump and no rank error line under the paths given"
+    ),
     "image-profile": ErrorCode("the profile has no image steps (auto, socket)"),
     "internal": ErrorCode(
         "a bug in hpnet: rerun with --debug and report the traceback", exit_status="3"

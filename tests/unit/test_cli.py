@@ -29,6 +29,7 @@ def test_command_table_is_pinned() -> None:
         "detect",
         "doctor",
         "env",
+        "hang",
         "image",
         "isolate",
         "launch",

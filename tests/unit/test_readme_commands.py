@@ -117,6 +117,7 @@ COMMANDS: dict[str, Run] = {
     f"hpnet doctor --sysfs-root {TREE}/cx-roce-mixed-gids.tree": Run(code=1),
     f"hpnet env --sysfs-root {TREE}/cx-roce-mixed-gids.tree": Run(code=0),
     "hpnet verify tests/data/nccl-logs/h200x4-bad-socket-ifname-nccl2.28.9": Run(code=1),
+    "hpnet hang tests/data/flight-recorder/gloo-torch2.13-w4-cascade-rank1": Run(code=1),
     # on a GPU node (here: none, so not ready)
     "hpnet check": Run(code=1),
     "hpnet check --full --report out/": Run(code=1, then=report_written),
@@ -306,3 +307,18 @@ def test_launch_run_runs_them() -> None:
 )
 def test_an_excerpt_matches_only_what_was_printed(shown: list[str], output: str, ok: bool) -> None:
     assert matches(shown, output) is ok
+
+
+def test_a_recorded_output_is_the_recorded_file() -> None:
+    """Output that needs a machine this suite does not have (the 4x H200's `hpnet
+    check`) is shown under ``<!-- recorded: FILE -->``: the lines of the file the device
+    run saved (benchmarks/results), with ``...`` where lines are left out."""
+    recorded = {}
+    for _info, lines, before in fenced_blocks(README.read_text()):
+        marker = re.fullmatch(r"<!-- recorded: (.+) -->", before)
+        if marker:
+            recorded[marker.group(1)] = lines
+    assert recorded, "the README shows the 4-GPU check"
+    for path, shown in recorded.items():
+        assert path.startswith("benchmarks/results/"), path
+        assert matches(shown, (ROOT / path).read_text()), f"README's {path} is not that file"

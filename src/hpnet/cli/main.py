@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hpnet.cli.env",
         "the NCCL environment for this node: profile + detection + overrides, with origins",
     ),
+    "hang": (
+        "hpnet.cli.hang",
+        "why a job is stuck: which rank, group and collective, from Flight Recorder and logs",
+    ),
     "image": (
         "hpnet.cli.image",
         "Dockerfiles, docker run flags and pod settings for a profile; check an image",

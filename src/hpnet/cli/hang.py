@@ -1,0 +1,71 @@
+"""``hpnet hang``: which rank, which group, which collective, and why a job is stuck."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DESCRIPTION = """\
+Read what a stuck job left (every rank's PyTorch Flight Recorder dump and the ranks'
+logs, in the folders or files given) and say why it is stuck, per process group:
+
+  mismatch        ranks called different collectives (op, size, dtype) at the same
+                  sequence number: a program bug
+  never-entered   some ranks never reached the collective the others wait in: they
+                  are stuck before it, in their own work or another group
+  gone / silent   a rank left no dump while the others wait: it died (its peers lost
+                  the connection) or froze
+  stuck-in-collective
+                  every rank entered and none completed: the network or a GPU
+
+Make a job leave the dumps: TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1
+TORCH_FR_DUMP_TEMP_FILE=<shared folder>/nccl_trace_rank_ on every rank.
+
+  hpnet hang /shared/job-1234/
+  hpnet hang --json /shared/job-1234/ > verdict.json
+
+Exit 0: no hang (every rank of every group reached the same collective); 1: stuck
+(or errors whose cause the dumps do not show); 2: nothing to read. --json:
+docs/hang-schema.md.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="folders or files of the job")
+    parser.add_argument(
+        "--world",
+        type=int,
+        metavar="N",
+        help="the job's number of ranks (WORLD_SIZE): a rank that left no dump and no log is "
+        "then known to be missing",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from hpnet.hang.collect import collect  # noqa: PLC0415
+    from hpnet.hang.judge import judge  # noqa: PLC0415
+
+    if args.world is not None and not 1 <= args.world <= 1 << 20:
+        from hpnet.errors import UsageError  # noqa: PLC0415
+
+        raise UsageError(
+            f"--world {args.world}: not a number of ranks",
+            code="bad-count",
+            fix="--world the job's WORLD_SIZE (1 or more)",
+        )
+    evidence = collect(args.paths)
+    report = judge(evidence.dumps, evidence.errors, log_ranks=evidence.log_ranks, world=args.world)
+    if args.json:
+        from hpnet.hang.judge import SCHEMA_VERSION  # noqa: PLC0415
+        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
+
+        document = envelope(
+            report, schema_version=SCHEMA_VERSION, after={"exit_code": report.exit_code}
+        )
+        sys.stdout.write(dumps(document) + "\n")
+    else:
+        from hpnet.hang.render import render_hang  # noqa: PLC0415
+
+        sys.stdout.write(render_hang(report))
+    return report.exit_code

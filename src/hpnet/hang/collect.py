@@ -1,0 +1,94 @@
+"""The files of a stuck job: every Flight Recorder dump and every rank's text log under
+the paths given (files or folders, walked recursively; links and special files are
+skipped, never followed or opened)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from hpnet.errors import InputError
+from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
+from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
+
+__all__ = ["Evidence", "collect"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Evidence:
+    dumps: tuple[RankDump, ...]
+    errors: tuple[RankError, ...]
+    logs: int  # text files read for error lines
+    #: ranks a log's file name names: each is a rank of the job, dump or not
+    log_ranks: tuple[int, ...] = ()
+    #: files that look like dumps but could not be read as one: "path: why"
+    unreadable: tuple[str, ...] = ()
+
+
+def _files(paths: Iterable[str]) -> list[Path]:
+    out: list[Path] = []
+    for given in paths:
+        root = Path(given)
+        try:
+            mode = os.lstat(root).st_mode
+        except OSError as exc:
+            raise InputError(
+                f"cannot read it: {exc.strerror or exc}",
+                code="hang-input",
+                where=given,
+                fix="pass the folder (or files) that hold the job's Flight Recorder dumps and "
+                "rank logs",
+            ) from None
+        if stat.S_ISDIR(mode):
+            out += sorted(p for p in root.rglob("*") if not p.is_symlink() and p.is_file())
+        elif stat.S_ISREG(mode):
+            out.append(root)
+    return out
+
+
+def collect(paths: Iterable[str]) -> Evidence:
+    dumps: list[RankDump] = []
+    errors: list[RankError] = []
+    logs = 0
+    log_ranks: set[int] = set()
+    unreadable: list[str] = []
+    for file in _files(paths):
+        try:
+            with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    continue
+                head = handle.read(65536)
+                if looks_like_dump(head, file.name):
+                    # one rank's truncated dump (killed while writing it) leaves the others
+                    try:
+                        dumps.append(load_dump(str(file), head + handle.read(MAX_DUMP_BYTES)))
+                    except InputError as exc:
+                        unreadable.append(f"{file}: {exc.what}")
+                elif b"\0" not in head[:4096]:
+                    logs += 1
+                    errors += read_errors(str(file), head + handle.read(MAX_LOG_BYTES))
+                    named = file_rank(str(file))
+                    if named is not None:
+                        log_ranks.add(named)
+        except OSError:
+            continue  # vanished or unreadable: not evidence
+    if not dumps and not errors:
+        raise InputError(
+            "no Flight Recorder dump and no rank error line found there"
+            + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
+            code="hang-no-evidence",
+            where=", ".join(str(p) for p in paths),
+            fix="run the job with TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 and "
+            "TORCH_FR_DUMP_TEMP_FILE=<shared folder>/nccl_trace_rank_, then pass that folder "
+            "and the ranks' logs",
+        )
+    return Evidence(
+        dumps=tuple(dumps),
+        errors=tuple(errors),
+        logs=logs,
+        log_ranks=tuple(sorted(log_ranks)),
+        unreadable=tuple(unreadable),
+    )

@@ -1,0 +1,400 @@
+"""Why a job is stuck, from every rank's Flight Recorder dump and error lines; pure.
+
+Per process group, over the ranks that dumped (the rule torch's own analyser applies,
+torch/distributed/flight_recorder/components/utils.py, error_analysis: "not all ranks
+joining", "collective sequence number has errors"):
+
+1. **mismatch** — the first sequence number at which the group's ranks recorded
+   different collectives (op, sizes or dtypes): a program bug, whatever happened after.
+   The ranks unlike the majority are named; with no majority, every side is.
+2. **never-entered** — ranks whose last collective of the group comes before the one
+   the others entered: they are stuck before it (their own work, a data loader,
+   another group, a rank-dependent branch), and the others wait for them.
+3. **gone** / **silent** — members that left no dump while the others wait in a
+   collective: their peers' errors say the connection closed (the process died), or
+   nothing does (frozen: stopped, in a driver call, the host down).
+4. **stuck-in-collective** — every rank entered the same collective and none
+   completed it (NCCL records started / completed): the collective itself is stuck,
+   which points at the network or a GPU between them.
+
+A group whose dumped ranks all agree and all reached the same collective is not the
+cause. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from hpnet.hang.flight import Entry, RankDump
+from hpnet.hang.ranklog import RankError
+
+__all__ = ["Cause", "GroupView", "HangReport", "judge"]
+
+SCHEMA_VERSION = 1
+MISMATCH_FIX = (
+    "a program bug: every rank of a group must call the same collectives, with the same "
+    "sizes and dtypes, in the same order; look for a branch on the rank (or on data that "
+    "differs between ranks) around this collective"
+)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Cause:
+    kind: str  # mismatch, never-entered, gone, silent, stuck-in-collective
+    pg: str
+    pg_desc: str
+    seq: int  # the group's collective where the ranks part
+    collective: str  # what the waiting (or majority) ranks recorded there
+    ranks: tuple[int, ...]  # the ranks named
+    waiting: tuple[int, ...]  # the ranks that entered and wait
+    evidence: tuple[str, ...]
+    fix: str
+    #: the cause this one follows from (its culprits wait in that one), if any
+    consequence_of: str | None = None
+    #: a mismatch: whether most ranks agree (else every side is named)
+    majority: bool = True
+
+    def label(self) -> str:
+        return f"{self.collective.split(' ')[0]} #{self.seq} of group {_group(self)}"
+
+    def headline(self) -> str:
+        who = _ranks_text(self.ranks)
+        where = self.label()
+        verb = "waits" if len(self.waiting) == 1 else "wait"
+        waiting = f"; {_ranks_text(self.waiting)} {verb} in it" if self.waiting else ""
+        return {
+            "mismatch": f"{who} called another collective than the group at {where}"
+            if self.majority
+            else f"{who} called different collectives at {where} (no majority says which "
+            "side is wrong)",
+            "never-entered": f"{who} never entered {where}{waiting}",
+            "gone": f"{who} died: no dump, peers lost the connection, at {where}{waiting}",
+            "silent": f"{who} left no dump and never answered, at {where}{waiting}",
+            "stuck-in-collective": f"every rank entered {where} and none completed it",
+        }.get(self.kind, self.kind)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class GroupView:
+    pg: str
+    desc: str
+    ranks: tuple[int, ...]
+    #: rank -> its last collective's sequence number in this group (None: no dump)
+    last: Mapping[int, int | None]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class HangReport:
+    status: str  # hang, no-hang, unknown
+    headline: str
+    causes: tuple[Cause, ...]
+    groups: tuple[GroupView, ...]
+    ranks: tuple[int, ...]  # every rank known (dumps, group lists)
+    without_dump: tuple[int, ...]
+    dumps: tuple[str, ...]
+    errors: tuple[RankError, ...]
+    versions: tuple[str, ...]  # Flight Recorder format versions seen
+    unreadable: tuple[str, ...] = ()  # "path: why" of dumps that could not be read
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "no-hang" else 1
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    if not ranks:
+        return "no rank"
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def _group(cause: Cause) -> str:
+    return f"{cause.pg} ({cause.pg_desc})" if cause.pg_desc else cause.pg
+
+
+def _collectives(dump: RankDump, pg: str) -> dict[int, Entry]:
+    return {e.seq: e for e in dump.entries if e.pg == pg and not e.p2p}
+
+
+def _where(dump: RankDump) -> str:
+    return os.path.basename(dump.path)
+
+
+def _mismatch(
+    pg: str, desc: str, seqs: Mapping[int, dict[int, Entry]], common: int
+) -> Cause | None:
+    for seq in range(1, common + 1):
+        present = {r: s[seq] for r, s in seqs.items() if seq in s}
+        kinds = Counter(e.signature for e in present.values())
+        if len(kinds) <= 1:
+            continue
+        (top, count), *rest = kinds.most_common()
+        unique = not rest or rest[0][1] < count
+        named = sorted(r for r, e in present.items() if not unique or e.signature != top)
+        majority = next(e for e in present.values() if e.signature == top)
+        evidence = tuple(
+            f"rank {r}: #{seq} {present[r].describe()}"
+            for r in sorted(present, key=lambda r: (present[r].signature == top, r))
+        )
+        return Cause(
+            kind="mismatch", pg=pg, pg_desc=desc, seq=seq, collective=majority.describe(),
+            ranks=tuple(named), waiting=(), evidence=evidence[:8], majority=unique,
+            fix=MISMATCH_FIX,
+        )  # fmt: skip
+    return None
+
+
+def _where_else(dump: RankDump, pg: str) -> str:
+    """Where a rank that stopped issuing in ``pg`` went: its latest recorded collective."""
+    if not dump.entries:
+        return "it recorded no collective at all"
+    latest = max(dump.entries, key=lambda e: (e.created_ns, e.seq))
+    if latest.pg == pg:
+        return "nothing later in any group"
+    return f"its latest collective is #{latest.seq} {latest.describe()} of group {latest.pg}"
+
+
+def _group_causes(
+    pg: str, members: Sequence[int], dumps: Mapping[int, RankDump], errors: Sequence[RankError]
+) -> list[Cause]:
+    seqs = {r: _collectives(dumps[r], pg) for r in members if r in dumps}
+    last = {r: max(s, default=0) for r, s in seqs.items()}
+    desc = next((e.pg_desc for s in seqs.values() for e in s.values()), "")
+    if not last:
+        return []
+    found = _mismatch(pg, desc, seqs, min(last.values()))
+    if found is not None:
+        return [found]
+    top = max(last.values())
+    ahead = sorted(r for r, n in last.items() if n == top)
+    entry = seqs[ahead[0]].get(top)
+    collective = entry.describe() if entry else "?"
+    behind = sorted(r for r, n in last.items() if n < top)
+    missing = sorted(r for r in members if r not in dumps)
+    if behind:
+        evidence = [
+            f"rank {r}: last collective #{last[r]}"
+            + (f" {seqs[r][last[r]].describe()}" if last[r] in seqs[r] else "")
+            + f" ({_where(dumps[r])}); {_where_else(dumps[r], pg)}"
+            for r in behind
+        ]
+        evidence.append(f"{_ranks_text(ahead)}: entered #{top} {collective}")
+        return [
+            Cause(
+                kind="never-entered",
+                pg=pg,
+                pg_desc=desc,
+                seq=min(last[r] for r in behind) + 1,
+                collective=collective,
+                ranks=tuple(behind),
+                waiting=tuple(ahead),
+                evidence=tuple(evidence[:8]),
+                fix=f"{_ranks_text(behind)} stopped before this collective, in its own work "
+                "(compute, a data loader, I/O, another group's collective, a branch that skips "
+                "it): dump its Python stack on its host (py-spy dump --pid PID) to see where",
+            )
+        ]
+    completed = entry is not None and entry.state == "completed"
+    told = [e for e in errors if e.mismatch]
+    if missing and told:
+        # a rank that left no dump said why it ended: the collectives did not match
+        return [
+            Cause(
+                kind="mismatch",
+                pg=pg,
+                pg_desc=desc,
+                seq=top,
+                collective=collective,
+                ranks=tuple(sorted({*ahead, *missing})),
+                waiting=(),
+                majority=False,
+                evidence=(
+                    *(f"{e.where}: {e.text}" for e in told[:2]),
+                    *(
+                        f"rank {r}: #{top} {seqs[r][top].describe()}"
+                        for r in ahead
+                        if top in seqs[r]
+                    ),
+                    f"{_ranks_text(missing)}: no dump (its own call is not recorded)",
+                )[:8],
+                fix=MISMATCH_FIX,
+            )
+        ]
+    if missing and not (completed and all(seqs[r][top].state == "completed" for r in ahead)):
+        # died: its peers lost the connection and none had timed out waiting for it first
+        # (a frozen rank keeps its connections: its peers time out, and a peer that
+        # exits on that closes theirs to the others)
+        closed = [e for e in errors if e.peer_closed]
+        kind = "gone" if closed and not any(e.timeout for e in errors) else "silent"
+        evidence = [f"{_ranks_text(missing)}: no Flight Recorder dump"]
+        evidence += [f"{e.where}: {e.text}" for e in (closed or errors)[:4]]
+        evidence.append(f"{_ranks_text(ahead)}: entered #{top} {collective}")
+        fix = (
+            f"{_ranks_text(missing)} ended while the others waited: read its own log and "
+            "the host's kernel log (dmesg: the OOM killer, a GPU Xid) for why"
+            if kind == "gone"
+            else f"{_ranks_text(missing)} did not answer the dump signal: the process is "
+            "frozen (stopped, blocked in a driver call) or its host is down; look at it on "
+            "its host (py-spy dump, nvidia-smi, dmesg)"
+        )
+        return [
+            Cause(
+                kind=kind,
+                pg=pg,
+                pg_desc=desc,
+                seq=top,
+                collective=collective,
+                ranks=tuple(missing),
+                waiting=tuple(ahead),
+                evidence=tuple(evidence[:8]),
+                fix=fix,
+            )
+        ]
+    states = {seqs[r][top].state for r in ahead if top in seqs[r]}
+    if states and states <= {"started", "scheduled"} and "started" in states:
+        return [
+            Cause(
+                kind="stuck-in-collective",
+                pg=pg,
+                pg_desc=desc,
+                seq=top,
+                collective=collective,
+                ranks=tuple(ahead),
+                waiting=(),
+                evidence=tuple(f"rank {r}: #{top} {seqs[r][top].state}" for r in ahead)[:8],
+                fix="the collective itself did not finish on any rank: the network between "
+                "these ranks or a GPU; run `hpnet verify` on their NCCL logs and `hpnet "
+                "isolate` on their nodes",
+            )
+        ]
+    return []
+
+
+def _members(pg: str, dumps: Mapping[int, RankDump], known: Sequence[int]) -> list[int]:
+    listed = {r for d in dumps.values() for r in d.pg_ranks.get(pg, ())}
+    entered = {r for r, d in dumps.items() if any(e.pg == pg for e in d.entries)}
+    if pg == "0":  # the default group: every rank of the job
+        return sorted(set(known) | listed | entered)
+    return sorted(listed | entered)
+
+
+def judge(
+    dumps: Sequence[RankDump],
+    errors: Sequence[RankError] = (),
+    *,
+    log_ranks: Sequence[int] = (),
+    world: int | None = None,
+    unreadable: Sequence[str] = (),
+) -> HangReport:
+    """The verdict over every rank's dump (one per rank: the last given wins). The job's
+    ranks: those dumped, listed by a group, named by a log, and ``world`` (its size)."""
+    by_rank = {d.rank: d for d in dumps}
+    listed = {r for d in dumps for r in d.listed}
+    said = {e.rank for e in errors if e.rank is not None} | set(log_ranks)
+    top = max({*by_rank, *listed, *said}, default=-1) + 1
+    known = sorted(set(range(max(top, world or 0))))
+    groups = sorted({e.pg for d in dumps for e in d.entries if not e.p2p}, key=_pg_order)
+    causes: list[Cause] = []
+    views = []
+    for pg in groups:
+        members = _members(pg, by_rank, known)
+        causes += _group_causes(pg, members, by_rank, errors)
+        desc = next((e.pg_desc for d in dumps for e in d.entries if e.pg == pg), "")
+        last = {
+            r: (max(_collectives(by_rank[r], pg), default=0) if r in by_rank else None)
+            for r in members
+        }
+        views.append(GroupView(pg=pg, desc=desc, ranks=tuple(members), last=last))
+    without = tuple(r for r in known if r not in by_rank)
+    causes = _roots_first(causes)
+    if causes and all(c.consequence_of for c in causes):
+        status = "hang"
+        headline = (
+            "ranks wait for each other across groups: "
+            + "; ".join(c.headline() for c in causes[:2])
+            + " (a deadlock: each group waits for ranks stuck in the other)"
+        )
+    elif causes:
+        status, headline = "hang", causes[0].headline()
+    elif errors:
+        status = "unknown"
+        headline = watchdog_summary(errors) or (
+            f"{len({e.rank for e in errors})} rank(s) reported errors, but in every group "
+            "the ranks that dumped reached the same collective: the dumps do not show which "
+            "one failed"
+        )
+        if not dumps:
+            headline += "; no Flight Recorder dump says which rank is behind"
+    else:
+        status, headline = "no-hang", "every rank of every group reached the same collective"
+    return HangReport(
+        status=status, headline=headline, causes=tuple(causes), groups=tuple(views),
+        ranks=tuple(known), without_dump=without, dumps=tuple(d.path for d in dumps),
+        errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
+        unreadable=tuple(unreadable),
+    )  # fmt: skip
+
+
+def _merged(known: RankError, new: RankError) -> RankError:
+    """One rank's lines as one: each field from the line that has it."""
+    fields = ("pg", "seq", "op", "last_enqueued", "last_completed")
+    return dataclasses.replace(
+        known,
+        timeout=known.timeout or new.timeout,
+        **{
+            f: getattr(known, f) if getattr(known, f) is not None else getattr(new, f)
+            for f in fields
+        },
+    )
+
+
+def watchdog_summary(errors: Sequence[RankError]) -> str | None:
+    """What the watchdog lines alone say: which ranks timed out in which collective, and
+    how far each had enqueued (a rank that enqueued past it entered it and waits).
+
+    >>> e = RankError(rank=1, where="l:1", text="", timeout=True, peer_closed=False, seq=808,
+    ...     op="allreduce", pg="0", last_enqueued=811, last_completed=807)
+    >>> watchdog_summary([e, dataclasses.replace(e, rank=0)])  # doctest: +ELLIPSIS
+    'ranks 0, 1 timed out in allreduce #808 of group 0; ranks 0, 1 had enqueued up to #811: ...'
+    """
+    seen: dict[int, RankError] = {}
+    for e in errors:
+        if e.rank is not None and e.seq is not None:
+            seen[e.rank] = _merged(seen[e.rank], e) if e.rank in seen else e
+    if not seen:
+        return None
+    first = min(seen.values(), key=lambda e: e.seq or 0)
+    at = sorted(r for r, e in seen.items() if e.seq == first.seq)
+    where = f"{first.op or 'collective'} #{first.seq}" + (
+        f" of group {first.pg}" if first.pg else ""
+    )
+    text = f"{_ranks_text(at)} timed out in {where}"
+    ahead = sorted(r for r in at if (seen[r].last_enqueued or 0) > (first.seq or 0))
+    if ahead:
+        top = max(seen[r].last_enqueued or 0 for r in ahead)
+        text += (
+            f"; {_ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
+        )
+    return text
+
+
+def _roots_first(causes: list[Cause]) -> list[Cause]:
+    """A cause whose culprits all wait in (or are the culprits of) another cause follows
+    from that one: a rank waiting in group 1 never reaches group 0's next collective.
+    Roots first; each consequence names its root."""
+    marked = []
+    for cause in causes:
+        others = [d for d in causes if d is not cause]
+        root = next((d for d in others if set(cause.ranks) & set(d.waiting)), None)
+        covered = all(any(r in d.waiting or r in d.ranks for d in others) for r in cause.ranks)
+        follows = cause.kind == "never-entered" and root is not None and covered
+        marked.append(
+            dataclasses.replace(cause, consequence_of=root.label()) if follows and root else cause
+        )
+    return sorted(marked, key=lambda c: c.consequence_of is not None)
+
+
+def _pg_order(pg: str) -> tuple[int, str]:
+    return (int(pg), "") if pg.isdigit() else (1 << 30, pg)

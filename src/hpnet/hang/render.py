@@ -1,0 +1,52 @@
+"""``hpnet hang``'s text: the verdict first, then each cause with its evidence and fix,
+then every group's progress per rank."""
+
+from __future__ import annotations
+
+from hpnet.hang.judge import HangReport
+from hpnet.render.text import escape_controls
+
+__all__ = ["render_hang"]
+
+
+def _span(ranks: tuple[int, ...]) -> str:
+    """``0-3`` for consecutive ranks, else the list.
+
+    >>> _span((0, 1, 2, 3)), _span((0, 2)), _span(())
+    ('0-3', '0, 2', '-')
+    """
+    if not ranks:
+        return "-"
+    if list(ranks) == list(range(ranks[0], ranks[-1] + 1)) and len(ranks) > 2:
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ", ".join(str(r) for r in ranks)
+
+
+def render_hang(report: HangReport) -> str:
+    word = {"hang": "STUCK", "no-hang": "NO HANG", "unknown": "UNKNOWN"}[report.status]
+    lines = [f"hpnet hang: {word} — {report.headline}"]
+    if report.causes:
+        lines += ["", "Why, most likely first"]
+        for number, cause in enumerate(report.causes, 1):
+            lines.append(f"  {number}. [{cause.kind}] {cause.headline()}")
+            if cause.consequence_of:
+                lines.append(f"       follows from: {cause.consequence_of} (its ranks wait there)")
+            lines += [f"       {escape_controls(e)}" for e in cause.evidence]
+            lines.append(f"       fix: {cause.fix}")
+    if report.groups:
+        lines += ["", "Groups (the last collective each rank recorded; - : no dump)"]
+        for g in report.groups:
+            name = f"{g.pg} ({g.desc})" if g.desc else g.pg
+            shown = " ".join(
+                f"{r}:{'-' if n is None else '#' + str(n)}" for r, n in list(g.last.items())[:32]
+            )
+            more = f" (+{len(g.last) - 32} ranks: --json)" if len(g.last) > 32 else ""
+            lines.append(f"  group {name}: ranks {_span(g.ranks)}: {shown}{more}")
+    read = f"{len(report.dumps)} Flight Recorder dump(s)"
+    if report.versions:
+        read += f" (format {', '.join(report.versions)})"
+    lines += ["", f"Read: {read}, {len(report.errors)} error line(s) of the ranks"]
+    if report.without_dump:
+        lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")
+    lines += [f"Not read: {escape_controls(u)}" for u in report.unreadable]
+    return "\n".join(lines) + "\n"
