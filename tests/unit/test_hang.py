@@ -1,7 +1,8 @@
 """``hpnet hang`` on real stuck jobs (issue 27): gloo jobs with one planted fault each,
 recorded under tests/data/flight-recorder (tests/hang_plant.py; each directory's
 .source.txt says what a correct tool concludes), watchdog lines posted in public
-threads (tests/data/hang), and one planted job run live."""
+threads (tests/data/hang), and a real job under ``hpnet launch --hang-capture`` (the
+harness's live runs are benchmarks/hang_plants.py's)."""
 
 from __future__ import annotations
 
@@ -136,24 +137,6 @@ def test_watchdog_lines_alone_say_who_timed_out_and_who_entered() -> None:
     )
 
 
-def test_a_live_planted_mismatch_is_named(tmp_path: Path) -> None:
-    """One planted job run here, with this machine's torch: the harness and torch's
-    Flight Recorder format still meet."""
-    planted = subprocess.run(
-        [sys.executable, "-m", "tests.hang_plant", "run", "--plant", "op", "--world", "3",
-         "--culprit", "1", "--at", "1", "--steps", "2", "--timeout", "2", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )  # fmt: skip
-    assert planted.returncode == 0, planted.stderr[-2000:]
-    assert json.loads((tmp_path / "plant.json").read_text())["exit"] != [0, 0, 0]
-    done = _hpnet("hang", str(tmp_path))
-    assert done.returncode == 1
-    assert done.stdout.startswith(
-        "hpnet hang: STUCK — rank 1 called another collective than the group at all_reduce #3"
-    )
-
-
 def test_a_truncated_dump_is_listed_and_the_other_ranks_are_still_judged(tmp_path: Path) -> None:
     """On the 64-core machine the harness killed a rank while it wrote its dump; the
     whole folder was refused for that one file. The others are evidence: judged, and
@@ -169,3 +152,69 @@ def test_a_truncated_dump_is_listed_and_the_other_ranks_are_still_judged(tmp_pat
     assert [d.rank for d in sorted(evidence.dumps, key=lambda d: d.rank)] == [0, 1, 2]
     assert report.unreadable and report.unreadable[0].startswith(f"{job / 'nccl_trace_rank_3'}: ")
     assert (report.causes[0].kind, report.causes[0].ranks) == ("never-entered", (2,))
+
+
+def test_two_groups_that_share_an_id_are_told_apart_by_their_guid() -> None:
+    """NVIDIA/nccl #1610: two subgroups time out at once, both "PG ID 11" (a per-process
+    counter), GUIDs 119 and 112 (the group's name, which Flight Recorder records)."""
+    path = (
+        DATA
+        / "hang"
+        / ("torch-two-subgroups-alltoall-seq216-allreduce-seq57-timestamp-prefix-EXCERPT.txt")
+    )
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.headline == (
+        "rank 15 timed out in allreduce #57 of group 112; rank 13 in alltoall_base #216 of "
+        "group 119; no Flight Recorder dump says which rank is behind"
+    )
+
+
+def test_a_group_where_nothing_ever_completed_says_so() -> None:
+    path = DATA / "hang" / "torch-coalesced-seq1-numel-uint64max-never-completed-EXCERPT.txt"
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.headline.startswith(
+        "rank 1 timed out in coalesced #1 of group 0; nothing had completed on the group yet"
+    )
+
+
+def _launch_env() -> dict[str, str]:
+    skip = ("NCCL_", "TORCH_FR", "TORCH_NCCL", "SLURM_", "OMPI_", "PMI_", "TORCHELASTIC_")
+    ranks = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip) and k not in ranks}
+    return {**env, "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def test_hang_capture_shows_every_rank_the_recorder_settings(tmp_path: Path) -> None:
+    capture = tmp_path / "capture"
+    done = subprocess.run(
+        [*HPNET, "launch", "--nproc-per-node", "2", "--hang-capture", str(capture),
+         "--env", "NCCL_DEBUG=WARN", "--dry-run", "--", "python", "train.py"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path, env=_launch_env(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for setting in (
+        f"TORCH_FR_DUMP_TEMP_FILE={capture}/nccl_trace_rank_",
+        "TORCH_NCCL_DUMP_ON_TIMEOUT=1",
+        "TORCH_FR_BUFFER_SIZE=2000",
+        f"NCCL_DEBUG_FILE={capture}/nccl.%h.%p.log",
+    ):
+        assert setting in done.stdout.replace("'", "").replace(" = ", "="), setting
+    assert "NCCL_DEBUG=INFO" not in done.stdout.replace(" = ", "=")  # the caller's WARN wins
+    assert not capture.exists()  # a plan writes nothing
+
+
+def test_a_job_run_with_hang_capture_ends_with_why_it_hung(tmp_path: Path) -> None:
+    """A real job of 2 gloo ranks under hpnet launch: rank 1 never enters the second
+    all_reduce. The job fails (rank 0's exit 1), and launch reads what it left."""
+    capture = tmp_path / "capture"
+    done = subprocess.run(
+        [*HPNET, "launch", "--nproc-per-node", "2", "--hang-capture", str(capture), "--",
+         sys.executable, "-m", "tests.hang_capture_rank"],
+        capture_output=True, text=True, timeout=180, check=False, cwd=ROOT, env=_launch_env(),
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert f"hpnet launch: the job failed; what it left in {capture}:" in out
+    assert "hpnet hang: STUCK — rank 1 never entered all_reduce #2 of group 0" in out
+    dumps = sorted(p.name for p in capture.iterdir() if p.name.startswith("nccl_trace_rank_"))
+    assert dumps == ["nccl_trace_rank_0", "nccl_trace_rank_1"]

@@ -8,7 +8,9 @@ PyTorch (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, 2.0-2.7, and
 - ``ProcessGroupNCCL's watchdog got stuck for S seconds without making progress`` (the
   heartbeat monitor, 2.3+), ``Process group watchdog thread terminated with exception``
 - ``Exception (either an error or timeout) detected by watchdog at work: N, last
-  enqueued NCCL work: E, last completed NCCL work: C.`` (2.2-2.4) and ``failure detected
+  enqueued NCCL work: E, last completed NCCL work: C.`` (2.2-2.4), ``Timeout at NCCL
+  work: N, last enqueued NCCL work: E, last completed NCCL work: C.`` (2.3-2.5, on a
+  timeout) and ``failure detected
   by watchdog at work sequence id: N PG status: last enqueued work: E, last completed
   work: C`` (2.5+)
 - ``NCCL error in: FILE:LINE, <ncclGetErrorString>, NCCL version X`` then the result's
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from hpnet.artefacts.lines import Logical
 from hpnet.artefacts.model import TorchEvent, WrappedError
@@ -62,11 +65,18 @@ _PREFIX = re.compile(
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*)?"
     r"(?:\[(?:default)?rank\d+\]:\s*)?"
 )
+#: the group a ProcessGroupNCCL line names: ``[PG 0 (default_pg) Rank 7]`` (2.4: its
+#: name), ``[PG ID 0 PG GUID 0(default_pg) Rank 1]`` (2.5 on: the GUID is the group's
+#: name, which Flight Recorder records; the ID counts groups per process, so that two
+#: groups of one job can share one, as in NVIDIA/nccl #1610)
+_PG = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank \d+\]")
+#: the global rank torch's logging puts first (2.2 on): ``[rank3]:``
+_GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
 _STUCK = re.compile(r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds")
 _STATUS = re.compile(
-    r"(?:detected by watchdog at work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL "
-    r"work: (-?\d+)|failure detected by watchdog at work sequence id: (\d+) PG status: last "
-    r"enqueued work: (\d+), last completed work: (-?\d+))"
+    r"(?:(?:detected by watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: "
+    r"(\d+), last completed NCCL work: (-?\d+)|failure detected by watchdog at work sequence "
+    r"id: (\d+) PG status: last enqueued work: (\d+), last completed work: (-?\d+))"
 )
 _NCCL_ERROR_IN = re.compile(
     rf"NCCL error in: (\S+?):(\d+), ({_ERROR})[^,]*?(?:, NCCL version ([\d.]+))?(?:\s|$|\n)"
@@ -149,7 +159,21 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
 
 
 def _event(message: Logical) -> tuple[TorchEvent | None, bool]:
-    """The event a message starts, and whether it waits for a ``Last error:``."""
+    """The event a message starts (with the group and the global rank its line names),
+    and whether it waits for a ``Last error:``."""
+    event, waits = _bare_event(message)
+    if event is None:
+        return None, False
+    pg = _PG.search(message.text)
+    rank = _GLOBAL_RANK.search(message.text)
+    return replace(
+        event,
+        pg=(pg.group(2) or pg.group(1)) if pg else None,
+        global_rank=int(rank.group(1)) if rank else None,
+    ), waits
+
+
+def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
     text = message.text
     if found := _TIMEOUT.search(text):
         return TorchEvent(

@@ -127,6 +127,12 @@ class TorchEvent:
     nccl_version: str | None = None
     last_error: str | None = None  # the ``Last error:`` NCCL gave
     quotes: tuple[Quote, ...] = ()
+    #: the process group the line names (``[PG 0 (default_pg) Rank 7]``, ``[PG ID 1 PG
+    #: GUID 5(mesh) Rank 2]``: its name / ID), and the job's global rank (torch's
+    #: ``[rank3]:`` prefix; ``rank`` above is the rank the line's own prefix names,
+    #: within the group where the group is named)
+    pg: str | None = None
+    global_rank: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

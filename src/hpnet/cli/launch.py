@@ -27,6 +27,10 @@ code is the job's: the first failing node's code (4 when it is 2 or 3, the codes
 keeps for its own usage and internal errors), the verdict of hpnet check --all or
 hpnet isolate run as the job (1: not ready), 124 after --timeout, 2 when another
 process holds the rendezvous port (error[port-taken]: choose another --master-port).
+
+--hang-capture DIR turns on what a hang needs to leave evidence (Flight Recorder,
+dumped on a watchdog timeout, to DIR; NCCL's INFO log per process in DIR) and, when
+the job fails, prints hpnet hang's verdict on DIR and the nodes' logs.
 """
 
 
@@ -94,6 +98,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     run.add_argument("--output-dir", default=".", metavar="DIR", help="where files are written")
     run.add_argument("--logs", metavar="DIR", help="keep each node command's output in DIR")
+    run.add_argument(
+        "--hang-capture",
+        metavar="DIR",
+        help="make a hang leave evidence in DIR (Flight Recorder on, dumped on a timeout; "
+        "NCCL's INFO log per process) and, if the job fails, say why (hpnet hang); DIR on a "
+        "filesystem every node shares",
+    )
     run.add_argument("--timeout", type=float, default=0, metavar="S", help="end the job after S s")
     run.add_argument("--cpu", action="store_true", help="no GPUs (Slurm and k8s requests)")
     run.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
@@ -150,12 +161,21 @@ def run(ns: argparse.Namespace) -> int:
             else None
         ),
     )
+    env_args = list(ns.env)
+    capture = None
+    if ns.hang_capture:
+        from hpnet.launch.hangcapture import capture_dir, capture_env  # noqa: PLC0415
+
+        capture = (
+            capture_dir(ns.hang_capture) if not ns.dry_run else os.path.abspath(ns.hang_capture)
+        )
+        env_args += capture_env(capture, env_args, os.environ)
     options = LaunchOptions(
         request=request,
         hosts=ns.hosts,
         hostfile=ns.hostfile,
         num_nodes=ns.nnodes,
-        env_args=tuple(ns.env),
+        env_args=tuple(env_args),
         prefixes=tuple(ns.forward_prefix),
         gpus=not ns.cpu,
     )
@@ -183,6 +203,17 @@ def run(ns: argparse.Namespace) -> int:
         timeout_seconds=ns.timeout if ns.timeout > 0 else float("inf"),
         log_dir=ns.logs,
     )
+    if capture is not None and outcome.exit_code != 0:
+        from hpnet.launch.hangcapture import diagnose  # noqa: PLC0415
+
+        said = diagnose([capture, outcome.log_dir])
+        print(
+            f"hpnet launch: the job failed; what it left in {capture}:\n{said}"
+            if said
+            else f"hpnet launch: the job failed and left no Flight Recorder dump or rank error "
+            f"line in {capture} or {outcome.log_dir}",
+            flush=True,
+        )
     if ns.json:
         import dataclasses  # noqa: PLC0415
 

@@ -197,7 +197,7 @@ def _group_causes(
             )
         ]
     completed = entry is not None and entry.state == "completed"
-    told = [e for e in errors if e.mismatch]
+    told = [e for e in errors if e.mismatch and (e.rank is None or e.rank in members)]
     if missing and told:
         # a rank that left no dump said why it ended: the collectives did not match
         return [
@@ -365,19 +365,29 @@ def watchdog_summary(errors: Sequence[RankError]) -> str | None:
             seen[e.rank] = _merged(seen[e.rank], e) if e.rank in seen else e
     if not seen:
         return None
-    first = min(seen.values(), key=lambda e: e.seq or 0)
-    at = sorted(r for r, e in seen.items() if e.seq == first.seq)
-    where = f"{first.op or 'collective'} #{first.seq}" + (
-        f" of group {first.pg}" if first.pg else ""
-    )
-    text = f"{_ranks_text(at)} timed out in {where}"
+    first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
+    # a line that names no group is of the first's where its number is the same
+    at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
+    text = f"{_ranks_text(at)} timed out in {_work(first)}"
     ahead = sorted(r for r in at if (seen[r].last_enqueued or 0) > (first.seq or 0))
     if ahead:
         top = max(seen[r].last_enqueued or 0 for r in ahead)
         text += (
             f"; {_ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
         )
+    told = [seen[r].last_completed for r in at if seen[r].last_completed is not None]
+    if told and all(c == -1 for c in told):
+        text += "; nothing had completed on the group yet (last completed -1)"
+    # ranks that timed out elsewhere: another collective of the group, or another group
+    others = sorted((e for r, e in seen.items() if r not in at), key=lambda e: e.seq or 0)
+    for e in others[:3]:
+        text += f"; rank {e.rank} in {_work(e)}"
     return text
+
+
+def _work(error: RankError) -> str:
+    where = f" of group {error.pg}" if error.pg else ""
+    return f"{error.op or 'collective'} #{error.seq}{where}"
 
 
 def _roots_first(causes: list[Cause]) -> list[Cause]:

@@ -1,22 +1,14 @@
-"""The error lines a stuck job's ranks print: PyTorch's ProcessGroupNCCL watchdog and
-gloo's timeouts, each tied to its rank, group and collective where the line says so.
+"""The error lines a stuck job's ranks print, each tied to its rank, group and
+collective where the line says so.
 
-Formats (tests/data/hang/WATCHDOG-FORMATS.md cites the code of each release):
+PyTorch's ProcessGroupNCCL lines (the watchdog's timeout, the group's last enqueued and
+completed work, an NCCL error) are read by :func:`hpnet.artefacts.framework.read_torch`,
+the reader ``hpnet verify`` uses (tests/data/hang/WATCHDOG-FORMATS.md cites each
+release's code); the global rank is torch's ``[rank3]:`` prefix, else the log's file
+name (``rank3.log``). Read here besides:
 
-* the global rank: ``[rank3]:`` before torch's log prefix (torch >= 2.2), else the file
-  name (``rank3.log``);
-* the group: ``[PG 0 (default_pg) Rank 7]`` (2.4) or ``[PG ID 0 PG GUID 0(default_pg)
-  Rank 1]`` (2.5 and later);
-* the collective: ``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808,
-  OpType=ALLREDUCE, NumelIn=..., NumelOut=..., Timeout(ms)=600000) ran for 600012
-  milliseconds before timing out.``;
-* the group's progress: ``Timeout at NCCL work: 7753, last enqueued NCCL work: 7755,
-  last completed NCCL work: 7752.`` (2.3-2.5), ``Exception (either an error or timeout)
-  detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL
-  work: 807.`` (2.4-2.5) and ``failure detected by watchdog at work sequence id: N PG
-  status: last enqueued work: E, last completed work: C`` (2.6 on);
-* a peer gone: gloo's ``Connection closed by peer [addr]:port``, NCCL's ``remote
-  process exited or there was a network error``, ``Connection reset by peer``;
+* a peer gone: gloo's ``Connection closed by peer [addr]:port`` and ``Connection reset
+  by peer``, NCCL's ``remote process exited or there was a network error``;
 * gloo's own timeout: ``Timed out waiting 3000ms for recv operation to complete``;
 * a mismatch a rank saw: gloo's ``Received data size doesn't match expected size. Is
   there a distributed collective mismatch in your code?`` (before it aborts), torch's
@@ -29,30 +21,25 @@ import dataclasses
 import re
 from pathlib import Path
 
+from hpnet.artefacts.framework import read_torch
+from hpnet.artefacts.lines import logical_lines
+from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
 
-__all__ = ["RankError", "read_errors"]
+__all__ = ["RankError", "file_rank", "read_errors"]
 
-_RANK = re.compile(r"\[rank(\d+)\]:")
+_GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
 _FILE_RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
-_PG = re.compile(r"\[PG (?:ID )?(\S+)(?: PG GUID (\S+?))?\s?(?:\(([^)]*)\))? Rank (\d+)\]")
-_WORK = re.compile(r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+)")
-_PROGRESS = re.compile(
-    r"(?:Timeout at NCCL work|failure detected by watchdog at work sequence id"
-    r"|detected by watchdog at work): (\d+),?"
-    r"(?: PG status:)? last enqueued (?:NCCL )?work: (\d+), last completed (?:NCCL )?work: (-?\d+)"
-)
-_TIMEOUT = re.compile(
-    r"Watchdog caught collective operation timeout|Timed out waiting \d+ ?ms for \w+ operation"
-    r"|Timeout at NCCL work|timed out in (?:a )?collective"
-)
+_TIMEOUT = re.compile(r"Timed out waiting \d+ ?ms for \w+ operation|timed out in (?:a )?collective")
 _MISMATCH = re.compile(
     r"collective mismatch|Detected mismatch between collectives|doesn't match expected size"
 )
 _CLOSED = re.compile(
     r"Connection closed by peer|remote process exited or there was a network error"
-    r"|Connection reset by peer|Socket Timeout|unhandled system error"
+    r"|Connection reset by peer"
 )
+#: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
+REMOTE_GONE = "remote process exited or there was a network error"
 MAX_LOG_BYTES = 64 * 1024 * 1024
 
 
@@ -71,28 +58,41 @@ class RankError:
     last_completed: int | None = None
 
 
-def _line_error(line: str, where: str, file_rank: int | None) -> RankError | None:
+def _line_error(line: str, where: str, named: int | None) -> RankError | None:
+    """A line that is not PyTorch's ProcessGroupNCCL text: gloo's and the network's."""
     timeout = bool(_TIMEOUT.search(line))
     closed = bool(_CLOSED.search(line))
-    work = _WORK.search(line)
-    progress = _PROGRESS.search(line)
     mismatch = bool(_MISMATCH.search(line))
-    if not (timeout or closed or work or progress or mismatch):
+    if not (timeout or closed or mismatch):
         return None
-    rank = _RANK.search(line)
-    pg = _PG.search(line)
+    rank = _GLOBAL_RANK.search(line)
     return RankError(
-        rank=int(rank.group(1)) if rank else file_rank,
+        rank=int(rank.group(1)) if rank else named,
         where=where,
         text=escape_controls(line.strip())[:300],
         timeout=timeout,
         peer_closed=closed,
         mismatch=mismatch,
-        pg=pg.group(1) if pg else None,
-        seq=int(work.group(1)) if work else (int(progress.group(1)) if progress else None),
-        op=work.group(2).lower() if work else None,
-        last_enqueued=int(progress.group(2)) if progress else None,
-        last_completed=int(progress.group(3)) if progress else None,
+    )
+
+
+def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
+    first = event.quotes[0]
+    # the line's own [Rank N] is the group's rank: the job's only for the default group
+    rank = event.global_rank if event.global_rank is not None else named
+    if rank is None and event.pg in (None, "0"):
+        rank = event.rank
+    return RankError(
+        rank=rank,
+        where=f"{path}:{first.line}",
+        text=escape_controls(first.text.strip())[:300],
+        timeout=event.what == "timeout",
+        peer_closed=event.error == REMOTE_GONE,
+        pg=event.pg,
+        seq=event.seq,
+        op=event.op.lower() if event.op else None,
+        last_enqueued=event.last_enqueued,
+        last_completed=event.last_completed,
     )
 
 
@@ -107,11 +107,17 @@ def file_rank(path: str) -> int | None:
 
 
 def read_errors(path: str, raw: bytes) -> list[RankError]:
-    """Every error line of one rank's log (or a job's combined log)."""
+    """Every error line of one rank's log (or a job's combined log), in input order."""
     named = file_rank(path)
-    out = []
-    for number, line in enumerate(raw[:MAX_LOG_BYTES].decode("utf-8", "replace").splitlines(), 1):
-        error = _line_error(line, f"{path}:{number}", named)
-        if error is not None:
-            out.append(error)
-    return out
+    lines = raw[:MAX_LOG_BYTES].decode("utf-8", "replace").splitlines()
+    numbered = list(enumerate(lines, 1))
+    found: list[tuple[int, RankError]] = []
+    taken: set[int] = set()
+    for event in read_torch(logical_lines(path, numbered)):
+        if event.what in ("timeout", "status", "nccl-error") and event.quotes:
+            found.append((event.quotes[0].line, _torch_error(event, path, named)))
+            taken.update(q.line for q in event.quotes)
+    for number, line in numbered:
+        if number not in taken and (error := _line_error(line, f"{path}:{number}", named)):
+            found.append((number, error))
+    return [error for _, error in sorted(found, key=lambda pair: pair[0])]
