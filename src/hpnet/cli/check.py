@@ -34,7 +34,7 @@ ranks, GPUs and sizes, what each verifies; nothing is run.
 --sysfs-root DIR (or a recorded .tree file) judges a recorded node by what it records
 (detect, env, doctor, the plan for its GPUs) and runs no benchmark: a benchmark
 measures the machine it runs on, not the recording. The stages are listed as not run,
-and the verdict is the doctor's.
+and the verdict follows a live node's rules on what the record shows.
 
 Exit 0: ready; 1: not ready (the first fix says why); 2: bad usage, or --report
 could not be written (the report is printed); 130 (Ctrl-C) or 128 + N (signal N:
