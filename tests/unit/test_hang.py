@@ -218,3 +218,37 @@ def test_a_job_run_with_hang_capture_ends_with_why_it_hung(tmp_path: Path) -> No
     assert "hpnet hang: STUCK — rank 1 never entered all_reduce #2 of group 0" in out
     dumps = sorted(p.name for p in capture.iterdir() if p.name.startswith("nccl_trace_rank_"))
     assert dumps == ["nccl_trace_rank_0", "nccl_trace_rank_1"]
+
+
+#: RAS reports (NCCL's docs' samples and a posted one) -> (status, first cause's kind and
+#: ranks), from each file's conclusions
+RAS = {
+    "hang/ras-docs-dead-process-missing-rank-21.txt": ("hang", "gone", (21,)),
+    "hang/ras-docs-incomplete-missing-rank-21-two-timeouts.txt": ("hang", "silent", (21,)),
+    "hang/ras-docs-warnings-mismatch-26-ranks-at-6650-6-ranks-at-6649.txt": (
+        "hang", "never-entered", (0, 2, 3, 4, 5, 7),
+    ),
+    # RAS lists the 2 ranks ahead: the 30 behind are counted, not named
+    "artefacts/ras-text-mismatch-allgather-30-lag-2-ahead-nccl2.26.2.txt": (
+        "hang", "never-entered", (),
+    ),
+    # a communicator being torn down: FINALIZE with a MISMATCH of status, not a hang
+    "hang/ras-docs-finalize-mismatch-status-unknown-running-finalize.txt": ("no-hang", None, ()),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(RAS))
+def test_a_ras_report_names_the_dead_missing_or_lagging_ranks(name: str) -> None:
+    evidence = collect([str(DATA / name)])
+    assert evidence.ras and not evidence.dumps
+    report = judge(evidence.dumps, evidence.errors, ras=evidence.ras)
+    status, kind, ranks = RAS[name]
+    assert report.status == status
+    if kind is None:
+        assert not report.causes
+        return
+    first = report.causes[0]
+    assert (first.kind, first.ranks) == (kind, ranks)
+    assert first.pg.startswith("comm ") and report.headline == first.headline()
+    if kind == "never-entered":
+        assert any("snapshot" in e for e in first.evidence)

@@ -41,6 +41,9 @@ _ONE_LAUNCHED = re.compile(
 _RANK = re.compile(
     r"^\s+Rank (\d+) -- (?:GPU \S+(?: \(NVML \d+\))? managed by process (\d+) on node (\S+))?"
 )
+#: ``The missing rank: 21`` / ``The missing ranks: 3, 7`` under an INCOMPLETE
+#: communicator (NCCL's RAS docs, "Sample Output")
+_MISSING_LIST = re.compile(r"^\s+The missing ranks?: ([\d, ]+)\s*$")
 _DEAD = re.compile(r"^\s+(\d+) job process(?:es are| is) considered dead")
 _MISSING = re.compile(r"^\s+Missing communicator data from (\d+) (job process|rank)")
 _ASYNC = re.compile(
@@ -163,6 +166,10 @@ def parse_ras_text(  # noqa: C901, PLR0915 - one pass over the report's sections
                     ranks=(*last.ranks, rank),
                     where=(*last.where, *where),
                 )
+            evidence.append(quote)
+        elif found := _MISSING_LIST.match(text):
+            missing = current.missing
+            missing.extend(int(r) for r in found.group(1).replace(",", " ").split())
             evidence.append(quote)
         elif _ASYNC.match(text):
             err = current.err

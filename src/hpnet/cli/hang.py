@@ -55,7 +55,14 @@ def run(args: argparse.Namespace) -> int:
             fix="--world the job's WORLD_SIZE (1 or more)",
         )
     evidence = collect(args.paths)
-    report = judge(evidence.dumps, evidence.errors, log_ranks=evidence.log_ranks, world=args.world)
+    report = judge(
+        evidence.dumps,
+        evidence.errors,
+        log_ranks=evidence.log_ranks,
+        world=args.world,
+        unreadable=evidence.unreadable,
+        ras=evidence.ras,
+    )
     if args.json:
         from hpnet.hang.judge import SCHEMA_VERSION  # noqa: PLC0415
         from hpnet.jsonout import dumps, envelope  # noqa: PLC0415

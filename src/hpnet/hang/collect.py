@@ -10,6 +10,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from hpnet.artefacts.model import RasReport
+from hpnet.artefacts.scan import read_artefacts
 from hpnet.errors import InputError
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
@@ -26,6 +28,8 @@ class Evidence:
     log_ranks: tuple[int, ...] = ()
     #: files that look like dumps but could not be read as one: "path: why"
     unreadable: tuple[str, ...] = ()
+    #: NCCL RAS reports (ncclras text or JSON) among the files
+    ras: tuple[RasReport, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -55,6 +59,7 @@ def collect(paths: Iterable[str]) -> Evidence:
     logs = 0
     log_ranks: set[int] = set()
     unreadable: list[str] = []
+    ras: list[RasReport] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -69,15 +74,17 @@ def collect(paths: Iterable[str]) -> Evidence:
                         unreadable.append(f"{file}: {exc.what}")
                 elif b"\0" not in head[:4096]:
                     logs += 1
-                    errors += read_errors(str(file), head + handle.read(MAX_LOG_BYTES))
+                    raw = head + handle.read(MAX_LOG_BYTES)
+                    errors += read_errors(str(file), raw)
+                    ras += read_artefacts(str(file), raw.decode("utf-8", "replace")).ras
                     named = file_rank(str(file))
                     if named is not None:
                         log_ranks.add(named)
         except OSError:
             continue  # vanished or unreadable: not evidence
-    if not dumps and not errors:
+    if not dumps and not errors and not ras:
         raise InputError(
-            "no Flight Recorder dump and no rank error line found there"
+            "no Flight Recorder dump, rank error line or RAS report found there"
             + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
             code="hang-no-evidence",
             where=", ".join(str(p) for p in paths),
@@ -91,4 +98,5 @@ def collect(paths: Iterable[str]) -> Evidence:
         logs=logs,
         log_ranks=tuple(sorted(log_ranks)),
         unreadable=tuple(unreadable),
+        ras=tuple(ras),
     )

@@ -27,9 +27,13 @@ import dataclasses
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from hpnet.hang.flight import Entry, RankDump
 from hpnet.hang.ranklog import RankError
+
+if TYPE_CHECKING:
+    from hpnet.artefacts.model import RasReport
 
 __all__ = ["Cause", "GroupView", "HangReport", "judge"]
 
@@ -56,11 +60,16 @@ class Cause:
     consequence_of: str | None = None
     #: a mismatch: whether most ranks agree (else every side is named)
     majority: bool = True
+    #: the verdict line where the source says it its own way (RAS: a communicator's
+    #: ranks and counts, not a group's sequence number)
+    summary: str | None = None
 
     def label(self) -> str:
         return f"{self.collective.split(' ')[0]} #{self.seq} of group {_group(self)}"
 
     def headline(self) -> str:
+        if self.summary:
+            return self.summary
         who = _ranks_text(self.ranks)
         where = self.label()
         verb = "waits" if len(self.waiting) == 1 else "wait"
@@ -98,6 +107,7 @@ class HangReport:
     errors: tuple[RankError, ...]
     versions: tuple[str, ...]  # Flight Recorder format versions seen
     unreadable: tuple[str, ...] = ()  # "path: why" of dumps that could not be read
+    ras: tuple[RasReport, ...] = ()  # the NCCL RAS reports read
 
     @property
     def exit_code(self) -> int:
@@ -287,6 +297,7 @@ def judge(
     log_ranks: Sequence[int] = (),
     world: int | None = None,
     unreadable: Sequence[str] = (),
+    ras: Sequence[RasReport] = (),
 ) -> HangReport:
     """The verdict over every rank's dump (one per rank: the last given wins). The job's
     ranks: those dumped, listed by a group, named by a log, and ``world`` (its size)."""
@@ -308,6 +319,10 @@ def judge(
         }
         views.append(GroupView(pg=pg, desc=desc, ranks=tuple(members), last=last))
     without = tuple(r for r in known if r not in by_rank)
+    if ras:  # after the dumps' causes: RAS names communicators, not groups
+        from hpnet.hang.ras import ras_causes  # noqa: PLC0415 - ras imports Cause from here
+
+        causes += ras_causes(ras)
     causes = _roots_first(causes)
     if causes and all(c.consequence_of for c in causes):
         status = "hang"
@@ -327,13 +342,19 @@ def judge(
         )
         if not dumps:
             headline += "; no Flight Recorder dump says which rank is behind"
+    elif not dumps and ras:
+        status = "no-hang"
+        headline = (
+            "the RAS report shows no dead or missing rank and no rank behind in its operation "
+            "counts (one query is a snapshot: query again to be sure)"
+        )
     else:
         status, headline = "no-hang", "every rank of every group reached the same collective"
     return HangReport(
         status=status, headline=headline, causes=tuple(causes), groups=tuple(views),
         ranks=tuple(known), without_dump=without, dumps=tuple(d.path for d in dumps),
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
-        unreadable=tuple(unreadable),
+        unreadable=tuple(unreadable), ras=tuple(ras),
     )  # fmt: skip
 
 

@@ -43,10 +43,12 @@ def render_hang(report: HangReport) -> str:
             more = f" (+{len(g.last) - 32} ranks: --json)" if len(g.last) > 32 else ""
             lines.append(f"  group {name}: ranks {_span(g.ranks)}: {shown}{more}")
     read = f"{len(report.dumps)} Flight Recorder dump(s)"
+    if report.ras:
+        read += f", {len(report.ras)} RAS report(s)"
     if report.versions:
         read += f" (format {', '.join(report.versions)})"
     lines += ["", f"Read: {read}, {len(report.errors)} error line(s) of the ranks"]
-    if report.without_dump:
+    if report.without_dump and report.dumps:  # with no dump at all, every rank is without
         lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")
     lines += [f"Not read: {escape_controls(u)}" for u in report.unreadable]
     return "\n".join(lines) + "\n"

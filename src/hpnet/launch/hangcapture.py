@@ -86,5 +86,6 @@ def diagnose(paths: Sequence[str]) -> str | None:
         evidence.errors,
         log_ranks=evidence.log_ranks,
         unreadable=evidence.unreadable,
+        ras=evidence.ras,
     )
     return render_hang(report)
