@@ -252,3 +252,21 @@ def test_a_ras_report_names_the_dead_missing_or_lagging_ranks(name: str) -> None
     assert first.pg.startswith("comm ") and report.headline == first.headline()
     if kind == "never-entered":
         assert any("snapshot" in e for e in first.evidence)
+
+
+def test_the_report_shows_ranks_by_sequence_numbers_and_marks_the_culprit(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = _hpnet("hang", "--report", str(out), str(FR / "gloo-torch2.13-w4-skip-rank2"))
+    assert done.returncode == 1, done.stderr
+    page = (out / "report.html").read_text()
+    data = json.loads((out / "report.json").read_text())
+    assert data["status"] == "hang" and data["causes"][0]["ranks"] == [2]
+    assert "<script" not in page and "http" not in page  # one file, opens from disk
+    # group 0: rank 2 is marked and stops at #4; #5 (where the ranks part) is marked
+    assert "<tr class='named'><th>rank 2</th>" in page and "<th class='part'>#5</th>" in page
+    row = page.split("<tr class='named'><th>rank 2</th>", 1)[1].split("</tr>", 1)[0]
+    assert "all_gather [1024] Float" in row and row.endswith("<td class='none'>-</td>")
+    world = next(g for g in data["groups"] if g["pg"] == "0")
+    assert sorted(world["recent"]["2"]) == ["1", "2", "3", "4"]
+    missing = _hpnet("hang", "--report", "/nonexistent/out", str(FR / "gloo-torch2.13-w4-clean"))
+    assert missing.returncode == 2 and missing.stderr.startswith("error[unwritable]")

@@ -23,6 +23,7 @@ TORCH_FR_DUMP_TEMP_FILE=<shared folder>/nccl_trace_rank_ on every rank.
 
   hpnet hang /shared/job-1234/
   hpnet hang --json /shared/job-1234/ > verdict.json
+  hpnet hang --report out/ /shared/job-1234/       # out/report.html: ranks x collectives
 
 Exit 0: no hang (every rank of every group reached the same collective); 1: stuck
 (or errors whose cause the dumps do not show); 2: nothing to read. --json:
@@ -39,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the job's number of ranks (WORLD_SIZE): a rank that left no dump and no log is "
         "then known to be missing",
     )
+    parser.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write report.html (the ranks x sequence numbers of each group) and report.json",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -54,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
             code="bad-count",
             fix="--world the job's WORLD_SIZE (1 or more)",
         )
+    if args.report:  # where the report goes is checked before any work
+        from hpnet.cli.bench_output import check_output  # noqa: PLC0415
+
+        check_output(args.report, flag="--report", directory=True)
     evidence = collect(args.paths)
     report = judge(
         evidence.dumps,
@@ -63,16 +73,21 @@ def run(args: argparse.Namespace) -> int:
         unreadable=evidence.unreadable,
         ras=evidence.ras,
     )
-    if args.json:
-        from hpnet.hang.judge import SCHEMA_VERSION  # noqa: PLC0415
-        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
+    from hpnet.hang.judge import SCHEMA_VERSION  # noqa: PLC0415
+    from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
-        document = envelope(
-            report, schema_version=SCHEMA_VERSION, after={"exit_code": report.exit_code}
-        )
-        sys.stdout.write(dumps(document) + "\n")
+    document = dumps(
+        envelope(report, schema_version=SCHEMA_VERSION, after={"exit_code": report.exit_code})
+    )
+    if args.json:
+        sys.stdout.write(document + "\n")
     else:
         from hpnet.hang.render import render_hang  # noqa: PLC0415
 
         sys.stdout.write(render_hang(report))
+    if args.report:
+        from hpnet.hang.report import write_report  # noqa: PLC0415
+
+        page, data = write_report(report, args.report, document + "\n")
+        print(f"hpnet hang: wrote {page} and {data}", file=sys.stderr)
     return report.exit_code

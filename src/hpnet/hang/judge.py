@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["Cause", "GroupView", "HangReport", "judge"]
 
 SCHEMA_VERSION = 1
+#: collectives per group the ranks x sequence numbers view shows
+RECENT = 8
 MISMATCH_FIX = (
     "a program bug: every rank of a group must call the same collectives, with the same "
     "sizes and dtypes, in the same order; look for a branch on the rank (or on data that "
@@ -93,6 +95,9 @@ class GroupView:
     ranks: tuple[int, ...]
     #: rank -> its last collective's sequence number in this group (None: no dump)
     last: Mapping[int, int | None]
+    #: rank -> {sequence number: what it recorded there} for the group's last
+    #: :data:`RECENT` collectives (the ranks x sequence numbers view)
+    recent: Mapping[int, Mapping[int, str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -317,7 +322,17 @@ def judge(
             r: (max(_collectives(by_rank[r], pg), default=0) if r in by_rank else None)
             for r in members
         }
-        views.append(GroupView(pg=pg, desc=desc, ranks=tuple(members), last=last))
+        top = max((n for n in last.values() if n is not None), default=0)
+        recent = {
+            r: {
+                seq: f"{e.describe()} {e.state}".strip()
+                for seq, e in _collectives(by_rank[r], pg).items()
+                if seq > top - RECENT
+            }
+            for r in members
+            if r in by_rank
+        }
+        views.append(GroupView(pg=pg, desc=desc, ranks=tuple(members), last=last, recent=recent))
     without = tuple(r for r in known if r not in by_rank)
     if ras:  # after the dumps' causes: RAS names communicators, not groups
         from hpnet.hang.ras import ras_causes  # noqa: PLC0415 - ras imports Cause from here
