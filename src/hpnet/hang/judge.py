@@ -30,103 +30,21 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hpnet.hang.flight import Entry, RankDump
+from hpnet.hang.model import (
+    MISMATCH_FIX,
+    RECENT,
+    Cause,
+    GroupView,
+    HangReport,
+    ranks_text,
+)
 from hpnet.hang.ranklog import RankError
+from hpnet.hang.ras import ras_causes
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
 
 __all__ = ["Cause", "GroupView", "HangReport", "judge"]
-
-SCHEMA_VERSION = 1
-#: collectives per group the ranks x sequence numbers view shows
-RECENT = 8
-MISMATCH_FIX = (
-    "a program bug: every rank of a group must call the same collectives, with the same "
-    "sizes and dtypes, in the same order; look for a branch on the rank (or on data that "
-    "differs between ranks) around this collective"
-)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Cause:
-    kind: str  # mismatch, never-entered, gone, silent, stuck-in-collective
-    pg: str
-    pg_desc: str
-    seq: int  # the group's collective where the ranks part
-    collective: str  # what the waiting (or majority) ranks recorded there
-    ranks: tuple[int, ...]  # the ranks named
-    waiting: tuple[int, ...]  # the ranks that entered and wait
-    evidence: tuple[str, ...]
-    fix: str
-    #: the cause this one follows from (its culprits wait in that one), if any
-    consequence_of: str | None = None
-    #: a mismatch: whether most ranks agree (else every side is named)
-    majority: bool = True
-    #: the verdict line where the source says it its own way (RAS: a communicator's
-    #: ranks and counts, not a group's sequence number)
-    summary: str | None = None
-
-    def label(self) -> str:
-        return f"{self.collective.split(' ')[0]} #{self.seq} of group {_group(self)}"
-
-    def headline(self) -> str:
-        if self.summary:
-            return self.summary
-        who = _ranks_text(self.ranks)
-        where = self.label()
-        verb = "waits" if len(self.waiting) == 1 else "wait"
-        waiting = f"; {_ranks_text(self.waiting)} {verb} in it" if self.waiting else ""
-        return {
-            "mismatch": f"{who} called another collective than the group at {where}"
-            if self.majority
-            else f"{who} called different collectives at {where} (no majority says which "
-            "side is wrong)",
-            "never-entered": f"{who} never entered {where}{waiting}",
-            "gone": f"{who} died: no dump, peers lost the connection, at {where}{waiting}",
-            "silent": f"{who} left no dump and never answered, at {where}{waiting}",
-            "stuck-in-collective": f"every rank entered {where} and none completed it",
-        }.get(self.kind, self.kind)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class GroupView:
-    pg: str
-    desc: str
-    ranks: tuple[int, ...]
-    #: rank -> its last collective's sequence number in this group (None: no dump)
-    last: Mapping[int, int | None]
-    #: rank -> {sequence number: what it recorded there} for the group's last
-    #: :data:`RECENT` collectives (the ranks x sequence numbers view)
-    recent: Mapping[int, Mapping[int, str]] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class HangReport:
-    status: str  # hang, no-hang, unknown
-    headline: str
-    causes: tuple[Cause, ...]
-    groups: tuple[GroupView, ...]
-    ranks: tuple[int, ...]  # every rank known (dumps, group lists)
-    without_dump: tuple[int, ...]
-    dumps: tuple[str, ...]
-    errors: tuple[RankError, ...]
-    versions: tuple[str, ...]  # Flight Recorder format versions seen
-    unreadable: tuple[str, ...] = ()  # "path: why" of dumps that could not be read
-    ras: tuple[RasReport, ...] = ()  # the NCCL RAS reports read
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.status == "no-hang" else 1
-
-
-def _ranks_text(ranks: Sequence[int]) -> str:
-    if not ranks:
-        return "no rank"
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
-
-
-def _group(cause: Cause) -> str:
-    return f"{cause.pg} ({cause.pg_desc})" if cause.pg_desc else cause.pg
 
 
 def _collectives(dump: RankDump, pg: str) -> dict[int, Entry]:
@@ -195,7 +113,7 @@ def _group_causes(
             + f" ({_where(dumps[r])}); {_where_else(dumps[r], pg)}"
             for r in behind
         ]
-        evidence.append(f"{_ranks_text(ahead)}: entered #{top} {collective}")
+        evidence.append(f"{ranks_text(ahead)}: entered #{top} {collective}")
         return [
             Cause(
                 kind="never-entered",
@@ -206,7 +124,7 @@ def _group_causes(
                 ranks=tuple(behind),
                 waiting=tuple(ahead),
                 evidence=tuple(evidence[:8]),
-                fix=f"{_ranks_text(behind)} stopped before this collective, in its own work "
+                fix=f"{ranks_text(behind)} stopped before this collective, in its own work "
                 "(compute, a data loader, I/O, another group's collective, a branch that skips "
                 "it): dump its Python stack on its host (py-spy dump --pid PID) to see where",
             )
@@ -232,7 +150,7 @@ def _group_causes(
                         for r in ahead
                         if top in seqs[r]
                     ),
-                    f"{_ranks_text(missing)}: no dump (its own call is not recorded)",
+                    f"{ranks_text(missing)}: no dump (its own call is not recorded)",
                 )[:8],
                 fix=MISMATCH_FIX,
             )
@@ -243,14 +161,14 @@ def _group_causes(
         # exits on that closes theirs to the others)
         closed = [e for e in errors if e.peer_closed]
         kind = "gone" if closed and not any(e.timeout for e in errors) else "silent"
-        evidence = [f"{_ranks_text(missing)}: no Flight Recorder dump"]
+        evidence = [f"{ranks_text(missing)}: no Flight Recorder dump"]
         evidence += [f"{e.where}: {e.text}" for e in (closed or errors)[:4]]
-        evidence.append(f"{_ranks_text(ahead)}: entered #{top} {collective}")
+        evidence.append(f"{ranks_text(ahead)}: entered #{top} {collective}")
         fix = (
-            f"{_ranks_text(missing)} ended while the others waited: read its own log and "
+            f"{ranks_text(missing)} ended while the others waited: read its own log and "
             "the host's kernel log (dmesg: the OOM killer, a GPU Xid) for why"
             if kind == "gone"
-            else f"{_ranks_text(missing)} did not answer the dump signal: the process is "
+            else f"{ranks_text(missing)} did not answer the dump signal: the process is "
             "frozen (stopped, blocked in a driver call) or its host is down; look at it on "
             "its host (py-spy dump, nvidia-smi, dmesg)"
         )
@@ -335,8 +253,6 @@ def judge(
         views.append(GroupView(pg=pg, desc=desc, ranks=tuple(members), last=last, recent=recent))
     without = tuple(r for r in known if r not in by_rank)
     if ras:  # after the dumps' causes: RAS names communicators, not groups
-        from hpnet.hang.ras import ras_causes  # noqa: PLC0415 - ras imports Cause from here
-
         causes += ras_causes(ras)
     causes = _roots_first(causes)
     if causes and all(c.consequence_of for c in causes):
@@ -404,12 +320,12 @@ def watchdog_summary(errors: Sequence[RankError]) -> str | None:
     first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
     # a line that names no group is of the first's where its number is the same
     at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
-    text = f"{_ranks_text(at)} timed out in {_work(first)}"
+    text = f"{ranks_text(at)} timed out in {_work(first)}"
     ahead = sorted(r for r in at if (seen[r].last_enqueued or 0) > (first.seq or 0))
     if ahead:
         top = max(seen[r].last_enqueued or 0 for r in ahead)
         text += (
-            f"; {_ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
+            f"; {ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
         )
     told = [seen[r].last_completed for r in at if seen[r].last_completed is not None]
     if told and all(c == -1 for c in told):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hpnet.artefacts.model import RasComm, RasOpGroup, RasReport
-from hpnet.hang.judge import Cause
+from hpnet.hang.model import Cause
 
 __all__ = ["ras_causes"]
 

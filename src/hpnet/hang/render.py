@@ -3,7 +3,7 @@ then every group's progress per rank."""
 
 from __future__ import annotations
 
-from hpnet.hang.judge import HangReport
+from hpnet.hang.model import HangReport
 from hpnet.render.text import escape_controls
 
 __all__ = ["render_hang"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import os
 
-from hpnet.hang.judge import Cause, GroupView, HangReport
+from hpnet.hang.model import Cause, GroupView, HangReport
 
 __all__ = ["render_html", "write_report"]
 
