@@ -30,9 +30,8 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hpnet.check.execute import stage_from, verify_logs
@@ -48,12 +47,12 @@ from hpnet.check.model import (
 )
 from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, cluster_stage
 from hpnet.check.run import CheckOptions
-from hpnet.errors import HpnetError, InputError
+from hpnet.errors import HpnetError
+from hpnet.jobs import job_directory, job_nccl, node_id, physical_gpus
 from hpnet.result import Problem, Verdict
 
 if TYPE_CHECKING:
     from hpnet.ncclog.report import VerifyReport
-    from hpnet.node.versions import Versions
 
 __all__ = ["run_cluster_check"]
 
@@ -63,10 +62,6 @@ MIN_TO_COMPARE = 3
 TIMEOUT_SECONDS = 900.0
 #: variables whose difference between ranks is expected, not a misconfiguration
 PER_RANK = frozenset({"NCCL_HOSTID", "NCCL_DEBUG_FILE"})
-
-
-def node_id(environ: Mapping[str, str]) -> str:
-    return environ.get("NCCL_HOSTID") or socket.gethostname()
 
 
 def local_facts(
@@ -123,49 +118,6 @@ def local_facts(
     return facts
 
 
-def job_nccl(versions: Versions | None) -> str | None:
-    """The NCCL version a node's ranks load: torch's own NCCL where torch names it (the
-    wheel it pins), else every NCCL library installed on the node. An image can hold a
-    system libnccl2 beside the wheel torch loads (NVIDIA's CUDA images: 2.28.3 from apt
-    beside torch's 2.28.9); listing both made one node look like two versions.
-
-    >>> from hpnet.node.versions import LibraryInfo, NcclInfo, TorchInfo, Versions
-    >>> lib = LibraryInfo(name="libibverbs", path=None)
-    >>> apt = NcclInfo(version="2.28.3", path="/usr/lib/libnccl.so.2", source="loader")
-    >>> pip = NcclInfo(version="2.28.9", path="/venv/libnccl.so.2", source="wheel")
-    >>> v = Versions(nvidia_driver=None, cuda_driver=None, nccl=(apt, pip), torch=None,
-    ...     rdma_core=None, libibverbs=lib, librdmacm=lib, providers=(), kernel=None)
-    >>> job_nccl(v)
-    '2.28.3, 2.28.9'
-    >>> torch = TorchInfo(version="2.11.0", cuda="13.0", nccl="2.28.9")
-    >>> job_nccl(dataclasses.replace(v, torch=torch))
-    '2.28.9'
-    """
-    if versions is None:
-        return None
-    if versions.torch is not None and versions.torch.nccl:
-        return versions.torch.nccl
-    return ", ".join(sorted({str(n.version) for n in versions.nccl if n.version})) or None
-
-
-def physical_gpus(leaders: Iterable[RankFacts]) -> int:
-    """GPUs of the cluster, each machine counted once: fake hosts (NCCL_HOSTID) on one
-    machine each see all of its GPUs.
-
-    >>> a = RankFacts(rank=0, node="h0", host="m", local_rank=0, nccl_env={}, gpus=4)
-    >>> b = RankFacts(rank=2, node="h1", host="m", local_rank=0, nccl_env={}, gpus=4)
-    >>> c = RankFacts(rank=4, node="h2", host="n", local_rank=0, nccl_env={}, gpus=8)
-    >>> physical_gpus([a, b, c])
-    12
-    """
-    by_host: dict[str, int] = {}
-    for fact in leaders:
-        by_host[fact.host or fact.node] = max(
-            by_host.get(fact.host or fact.node, 0), int(fact.gpus or 0)
-        )
-    return sum(by_host.values())
-
-
 def run_cluster_check(
     options: CheckOptions, environ: Mapping[str, str], ranks: Mapping[str, str]
 ) -> CheckReport | None:
@@ -214,41 +166,6 @@ def run_cluster_check(
     with open(os.path.join(out, "result.json")) as handle:
         result = json.load(handle)
     return _report(options, result, out)
-
-
-def job_directory(keep_dir: str | None, ranks: Mapping[str, str], kind: str = "check-all") -> str:
-    """Where this job's ranks keep their files: a new temporary directory, or with
-    ``--logs DIR`` the job's own directory in DIR (:func:`job_name`), made if need be.
-    ``kind`` names the command (``check-all``, ``isolate``)."""
-    if keep_dir is None:
-        return tempfile.mkdtemp(prefix=f"hpnet-{kind}-")
-    out = os.path.join(keep_dir, job_name(ranks, kind))
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot keep the job's files there: {exc.strerror or exc}",
-            code="unwritable",
-            where=f"--logs {keep_dir}",
-            fix="--logs a directory you own",
-        ) from None
-    return out
-
-
-def job_name(ranks: Mapping[str, str], kind: str = "check-all") -> str:
-    """The name of a job's directory: after its rendezvous, which every rank of the job
-    knows and no other job running at the same time has.
-
-    >>> job_name({"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"})
-    'check-all-10.0.0.1-29500'
-    >>> job_name({"MASTER_ADDR": "fe80::1%eth0", "MASTER_PORT": "29500"})
-    'check-all-fe80_1_eth0-29500'
-    """
-    import re  # noqa: PLC0415
-
-    return f"{kind}-" + re.sub(
-        r"[^A-Za-z0-9_.-]+", "_", f"{ranks['MASTER_ADDR']}-{ranks['MASTER_PORT']}"
-    )
 
 
 def inter_node_by_node(verify: VerifyReport) -> dict[str, list[str]]:

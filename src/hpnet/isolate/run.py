@@ -69,8 +69,8 @@ def run_isolate(
 ) -> dict[str, Any] | None:
     """This rank's part; rank 0 returns the job's result (the worker's result.json),
     the other ranks None."""
-    from hpnet.check.cluster import node_id  # noqa: PLC0415
     from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
+    from hpnet.jobs import node_id  # noqa: PLC0415
 
     device = _device(options.device)
     size = options.bytes or (64 << 20 if device == "cuda" else 1 << 20)
@@ -94,7 +94,7 @@ def run_isolate(
         "scheduler": scheduler_of(environ),
         "timeout_s": INIT_TIMEOUT_SECONDS,
     }
-    from hpnet.check.cluster import job_directory  # noqa: PLC0415
+    from hpnet.jobs import job_directory  # noqa: PLC0415
 
     out = job_directory(options.keep_dir, ranks, "isolate")
     try:
