@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         unreadable=evidence.unreadable,
         ras=evidence.ras,
     )
-    from hpnet.hang.judge import SCHEMA_VERSION  # noqa: PLC0415
+    from hpnet.hang.model import SCHEMA_VERSION  # noqa: PLC0415
     from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 
     document = dumps(
