@@ -11,13 +11,12 @@ import os
 import sys
 import time
 
-import torch
-import torch.distributed as dist
-
 TIMEOUT_S = 3
 
 
 def dump(rank: int) -> None:
+    import torch  # here, not at import: the suite's doctest collection imports this file
+
     data = torch._C._distributed_c10d._dump_fr_trace_json(True, True)
     path = os.environ["TORCH_FR_DUMP_TEMP_FILE"] + str(rank)
     with open(path, "wb") as handle:
@@ -25,6 +24,9 @@ def dump(rank: int) -> None:
 
 
 def main() -> int:
+    import torch
+    import torch.distributed as dist
+
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=TIMEOUT_S))
     rank = dist.get_rank()
     x = torch.ones(8)
