@@ -53,7 +53,7 @@ def capture_env(directory: str, given: Sequence[str], environ: Mapping[str, str]
 
     >>> capture_env("/shared/job", ["NCCL_DEBUG=WARN"], {})[:2]
     ['TORCH_FR_BUFFER_SIZE=2000', 'TORCH_NCCL_TRACE_BUFFER_SIZE=2000']
-    >>> [e for e in capture_env("/shared/job", ["NCCL_DEBUG=WARN"], {}) if "NCCL_DEBUG" in e]
+    >>> [e for e in capture_env("/shared/job", ["NCCL_DEBUG=WARN"], {}) if e.startswith("NCCL_")]
     ['NCCL_DEBUG_FILE=/shared/job/nccl.%h.%p.log']
     """
     prefix = os.path.join(directory, "nccl_trace_rank_")
