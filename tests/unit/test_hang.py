@@ -270,3 +270,15 @@ def test_the_report_shows_ranks_by_sequence_numbers_and_marks_the_culprit(tmp_pa
     assert sorted(world["recent"]["2"]) == ["1", "2", "3", "4"]
     missing = _hpnet("hang", "--report", "/nonexistent/out", str(FR / "gloo-torch2.13-w4-clean"))
     assert missing.returncode == 2 and missing.stderr.startswith("error[unwritable]")
+
+
+def test_the_report_replaces_a_planted_symlink_and_never_writes_through_it(tmp_path: Path) -> None:
+    out, target = tmp_path / "out", tmp_path / "elsewhere.txt"
+    out.mkdir()
+    target.write_text("keep\n")
+    (out / "report.json").symlink_to(target)
+    done = _hpnet("hang", "--report", str(out), str(FR / "gloo-torch2.13-w4-clean"))
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "keep\n"
+    assert not (out / "report.json").is_symlink()
+    assert json.loads((out / "report.json").read_text())["status"] == "no-hang"

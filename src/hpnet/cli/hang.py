@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hpnet.hang.collect import collect  # noqa: PLC0415
-    from hpnet.hang.judge import judge  # noqa: PLC0415
+    from hpnet.hang.judge import judge_evidence  # noqa: PLC0415
 
     if args.world is not None and not 1 <= args.world <= 1 << 20:
         from hpnet.errors import UsageError  # noqa: PLC0415
@@ -65,14 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
         check_output(args.report, flag="--report", directory=True)
     evidence = collect(args.paths)
-    report = judge(
-        evidence.dumps,
-        evidence.errors,
-        log_ranks=evidence.log_ranks,
-        world=args.world,
-        unreadable=evidence.unreadable,
-        ras=evidence.ras,
-    )
+    report = judge_evidence(evidence, world=args.world)
     from hpnet.hang.model import SCHEMA_VERSION  # noqa: PLC0415
     from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
 

@@ -43,6 +43,7 @@ from hpnet.hang.ras import ras_causes
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
+    from hpnet.hang.collect import Evidence
 
 __all__ = ["Cause", "GroupView", "HangReport", "judge"]
 
@@ -287,6 +288,18 @@ def judge(
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
         unreadable=tuple(unreadable), ras=tuple(ras),
     )  # fmt: skip
+
+
+def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangReport:
+    """:func:`judge` over everything :func:`hpnet.hang.collect.collect` found."""
+    return judge(
+        evidence.dumps,
+        evidence.errors,
+        log_ranks=evidence.log_ranks,
+        world=world,
+        unreadable=evidence.unreadable,
+        ras=evidence.ras,
+    )
 
 
 def _merged(known: RankError, new: RankError) -> RankError:

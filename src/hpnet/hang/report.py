@@ -75,12 +75,21 @@ def render_html(report: HangReport) -> str:
 
 def write_report(report: HangReport, directory: str, document: str) -> tuple[str, str]:
     """Write report.html and report.json (``document``: the --json text) into
-    ``directory`` (made if need be); returns their paths."""
-    os.makedirs(directory, exist_ok=True)
+    ``directory`` (made if need be), as check's report is written (a symlink planted at
+    either name is replaced, never followed); returns their paths."""
+    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
+
     page, data = os.path.join(directory, "report.html"), os.path.join(directory, "report.json")
-    for path, text in ((page, render_html(report)), (data, document)):
-        partial = f"{path}.partial"
-        with open(partial, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(partial, path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        write_file(data, document)
+        write_file(page, render_html(report))
+    except OSError as exc:
+        raise InputError(
+            f"the report could not be written: {exc.strerror or exc} (it is printed above)",
+            code="unwritable",
+            where=f"--report {directory}",
+            fix="--report a writable directory",
+        ) from None
     return page, data

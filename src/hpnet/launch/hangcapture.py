@@ -74,18 +74,12 @@ def capture_env(directory: str, given: Sequence[str], environ: Mapping[str, str]
 def diagnose(paths: Sequence[str]) -> str | None:
     """``hpnet hang``'s text on what the job left, or None where it left nothing."""
     from hpnet.hang.collect import collect  # noqa: PLC0415
-    from hpnet.hang.judge import judge  # noqa: PLC0415
+    from hpnet.hang.judge import judge_evidence  # noqa: PLC0415
     from hpnet.hang.render import render_hang  # noqa: PLC0415
 
     try:
         evidence = collect([p for p in paths if os.path.isdir(p)])
     except InputError:
         return None
-    report = judge(
-        evidence.dumps,
-        evidence.errors,
-        log_ranks=evidence.log_ranks,
-        unreadable=evidence.unreadable,
-        ras=evidence.ras,
-    )
+    report = judge_evidence(evidence)
     return render_hang(report)
