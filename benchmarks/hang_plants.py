@@ -1,14 +1,17 @@
 """Every planted hang, many times, with random world sizes and culprits: is the rank and
 the kind named every time, and nobody on a clean run? (issue 27)
 
-Each run is one real gloo job of tests/hang_plant.py (world 2 to 8 ranks, the culprit a
-random rank; the subgroup plants' culprit a random member of the subgroup), then
-``hpnet hang --json`` on what it left. A run is right when the first cause has the
+Each run is one real gloo job of tests/hang_plant.py (``--backend nccl``: NCCL on the
+GPUs, a fake host per rank, torch's own dump on its watchdog's timeout; world 2 to 8
+ranks, the culprit a random rank; the subgroup plants' culprit a random member of the
+subgroup), then ``hpnet hang --json`` on what it left. A run is right when the first cause has the
 plant's kind and names the culprit alone, or, for a mismatch without a majority (2
 ranks, or a third rank that aborted on it), among the sides it names; and a clean
 run names nobody (status no-hang). Prints one line per run and a table per plant.
 
     python benchmarks/hang_plants.py --runs 20 --parallel 8
+    python benchmarks/hang_plants.py --backend nccl --runs 6 --parallel 8 --max-world 4
+    python benchmarks/hang_plants.py --backend nccl --plants net --parallel 1
 """
 
 from __future__ import annotations
@@ -28,17 +31,22 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.hang_plant import ANSWER, PLANTS  # noqa: E402
+from tests.hang_plant import ANSWER, NET_PLANTS, PLANTS  # noqa: E402
 
 
-def one(plant: str, world: int, culprit: int, seed: int) -> dict[str, object]:
+def one(
+    plant: str, world: int, culprit: int, seed: int, opts: argparse.Namespace
+) -> dict[str, object]:
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": f"{ROOT}/src:{ROOT}"}
-    with tempfile.TemporaryDirectory(prefix=f"hang-{plant}-") as out:
+    timeout = "15" if opts.backend == "nccl" else "3"  # NCCL's first collective connects
+    with tempfile.TemporaryDirectory(
+        prefix=f"hang-{plant}-", dir=opts.keep, ignore_cleanup_errors=True
+    ) as out:
         start = time.monotonic()
-        subprocess.run(
+        job_run = subprocess.run(
             [sys.executable, "-m", "tests.hang_plant", "run", "--plant", plant,
              "--world", str(world), "--culprit", str(culprit), "--at", "1", "--steps", "3",
-             "--timeout", "3", "--out", out],
+             "--timeout", timeout, "--out", out, "--backend", opts.backend],
             cwd=ROOT, env=env, capture_output=True, timeout=300, check=False,
         )  # fmt: skip
         job = time.monotonic() - start
@@ -46,6 +54,9 @@ def one(plant: str, world: int, culprit: int, seed: int) -> dict[str, object]:
             [sys.executable, "-m", "hpnet", "hang", "--json", out],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
+        if opts.keep:  # the run's files stay for reading: the folder's name says what it was
+            Path(out, "harness.log").write_bytes(job_run.stdout + job_run.stderr)
+            os.rename(out, os.path.join(opts.keep, f"{plant}-w{world}-c{culprit}-{seed}"))
     row: dict[str, object] = {"plant": plant, "world": world, "culprit": culprit, "seed": seed,
                               "job_s": round(job, 1)}  # fmt: skip
     try:
@@ -68,6 +79,8 @@ def one(plant: str, world: int, culprit: int, seed: int) -> dict[str, object]:
         # aborted, as gloo does on a size mismatch) names every side: the culprit among them
         either = first["kind"] == "mismatch" and not first["majority"] and culprit in named
         ok = first["kind"] == want and (alone or either)
+        if plant == "net":  # the network stalls under every rank: all are named, none alone
+            ok = first["kind"] == want and named == list(range(world))
         got = f"{first['kind']} {named} group {first['pg']} #{first['seq']}"
         row["sides"] = either and not alone
     row.update(ok=ok, got=got)
@@ -78,9 +91,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="per plant")
     parser.add_argument("--parallel", type=int, default=2, help="jobs at once")
-    parser.add_argument("--plants", default=",".join(PLANTS))
+    parser.add_argument(
+        "--plants",
+        default=",".join(PLANTS),
+        help=f"any of {', '.join(PLANTS + NET_PLANTS)} (net: NCCL only)",
+    )
     parser.add_argument("--max-world", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--backend",
+        choices=("gloo", "nccl"),
+        default="gloo",
+        help="nccl: on GPUs, a fake host per rank, torch's own dump on timeout",
+    )
+    parser.add_argument("--keep", help="keep each run's files in this folder")
     ns = parser.parse_args()
     rng = random.Random(ns.seed)
     jobs = []
@@ -92,7 +116,7 @@ def main() -> int:
             jobs.append((plant, world, culprit, rng.randrange(1 << 30)))
     results = []
     with concurrent.futures.ThreadPoolExecutor(ns.parallel) as pool:
-        for row in pool.map(lambda j: one(*j), jobs):
+        for row in pool.map(lambda j: one(*j, ns), jobs):
             results.append(row)
             print(("ok   " if row["ok"] else "FAIL ") + json.dumps(row), flush=True)
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)

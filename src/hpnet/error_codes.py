@@ -157,6 +157,10 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "another process holds the rendezvous port (the one hpnet chose, or --master-port)"
     ),
     "probe-failed": ErrorCode("`hpnet verify`'s probe job wrote no log"),
+    "ras-query": ErrorCode(
+        "`hpnet hang --ras`: the job's NCCL RAS service could not be asked, or did not answer "
+        "with a status report"
+    ),
     "snapshot-io": ErrorCode("the sysfs snapshot tool could not read or write a path"),
     "sysfs-root-missing": ErrorCode("--sysfs-root is not a directory"),
     "sysfs-root-no-sys": ErrorCode("--sysfs-root has no sys/ directory"),

@@ -15,6 +15,8 @@ from hpnet.artefacts.scan import read_artefacts
 from hpnet.errors import InputError
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
+from hpnet.ncclog.facts import parse_nccl_text
+from hpnet.ncclog.model import NcclLog
 
 __all__ = ["Evidence", "collect"]
 
@@ -30,6 +32,8 @@ class Evidence:
     unreadable: tuple[str, ...] = ()
     #: NCCL RAS reports (ncclras text or JSON) among the files
     ras: tuple[RasReport, ...] = ()
+    #: NCCL debug logs (NCCL_DEBUG=INFO): where each rank ran, its transports and WARNs
+    nccl: tuple[NcclLog, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -53,13 +57,15 @@ def _files(paths: Iterable[str]) -> list[Path]:
     return out
 
 
-def collect(paths: Iterable[str]) -> Evidence:
+def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
+    """Everything under the paths; with ``require``, finding nothing is an error."""
     dumps: list[RankDump] = []
     errors: list[RankError] = []
     logs = 0
     log_ranks: set[int] = set()
     unreadable: list[str] = []
     ras: list[RasReport] = []
+    nccl: list[NcclLog] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -77,12 +83,14 @@ def collect(paths: Iterable[str]) -> Evidence:
                     raw = head + handle.read(MAX_LOG_BYTES)
                     errors += read_errors(str(file), raw)
                     ras += read_artefacts(str(file), raw.decode("utf-8", "replace")).ras
+                    if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
+                        nccl.append(parse_nccl_text(raw, source=str(file)))
                     named = file_rank(str(file))
                     if named is not None:
                         log_ranks.add(named)
         except OSError:
             continue  # vanished or unreadable: not evidence
-    if not dumps and not errors and not ras:
+    if require and not dumps and not errors and not ras:
         raise InputError(
             "no Flight Recorder dump, rank error line or RAS report found there"
             + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
@@ -99,4 +107,5 @@ def collect(paths: Iterable[str]) -> Evidence:
         log_ranks=tuple(sorted(log_ranks)),
         unreadable=tuple(unreadable),
         ras=tuple(ras),
+        nccl=tuple(nccl),
     )

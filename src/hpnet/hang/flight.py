@@ -131,6 +131,15 @@ def _decode(raw: bytes, path: str) -> Mapping[str, Any]:
             fix="pass the files torch wrote on the timeout (TORCH_FR_DUMP_TEMP_FILE, "
             "default /tmp/nccl_trace_rank_<rank>), whole",
         ) from None
+    if (
+        isinstance(data, dict)
+        and "entries" not in data
+        and "version" in data
+        and "pg_config" in data
+    ):
+        # torch leaves "entries" out where it has none to write: a dump of only the
+        # active collectives when none is (a clean job), or a buffer of 0
+        return {**data, "entries": []}
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise InputError(
             "not a Flight Recorder dump: no list of entries",

@@ -43,7 +43,6 @@ from hpnet.hang.ras import ras_causes
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
-    from hpnet.hang.collect import Evidence
 
 __all__ = ["Cause", "GroupView", "HangReport", "judge"]
 
@@ -90,22 +89,86 @@ def _where_else(dump: RankDump, pg: str) -> str:
     return f"its latest collective is #{latest.seq} {latest.describe()} of group {latest.pg}"
 
 
+def _closed_first(closed: Sequence[RankError], timeouts: Sequence[RankError]) -> bool:
+    """Whether a peer lost its connection before any rank timed out: the rank died. A
+    frozen rank keeps its connections: its peers time out first, and a peer that exits on
+    that closes its own to the others. Without times on both kinds of line, only a job
+    with no timeout at all says the rank died."""
+    if not closed:
+        return False
+    if not timeouts:
+        return True
+    first_closed = [e.at for e in closed if e.at is not None]
+    first_timeout = [e.at for e in timeouts if e.at is not None]
+    return bool(first_closed and first_timeout and min(first_closed) < min(first_timeout))
+
+
+def _enqueued(dump: RankDump, pg: str) -> int:
+    """The group's last collective the rank enqueued, by the dump's ``pg_status``, for a
+    dump that lists none of the group's collectives (torch's dump of only the active
+    ones, when none is): 0 where the dump does not say."""
+    ids = [i for i, name in dump.pg_names.items() if name == pg] or [pg]
+    return max((dump.pg_status[i][0] for i in ids if i in dump.pg_status), default=0)
+
+
+def _waits(
+    seqs: Mapping[int, dict[int, Entry]], ranks: Sequence[int], tracked: bool, top: int
+) -> dict[int, list[int]]:
+    """Where each rank waits: its first collective not completed (NCCL records states),
+    else its last (gloo records none) -> the ranks waiting there."""
+    at: dict[int, list[int]] = {}
+    for r in ranks:
+        open_ = [n for n, e in seqs[r].items() if e.state != "completed"] if tracked else []
+        at.setdefault(min(open_) if open_ else max(seqs[r], default=top), []).append(r)
+    return dict(sorted(at.items()))
+
+
+def _wait_lines(seqs: Mapping[int, dict[int, Entry]], waits: Mapping[int, list[int]]) -> list[str]:
+    """One line per place the ranks wait: ``ranks 0, 1: in #3 all_reduce [1024] Float
+    (started), then 1 more scheduled`` (NCCL issues a rank's next collectives before the
+    one it waits in completes)."""
+    lines = []
+    for seq, ranks in waits.items():
+        entry = next((seqs[r][seq] for r in ranks if seq in seqs[r]), None)
+        states = {seqs[r][seq].state for r in ranks if seq in seqs[r]}
+        after = max((n for r in ranks for n in seqs[r]), default=seq) - seq
+        text = f"{ranks_text(ranks)}: in #{seq} {entry.describe() if entry else '?'}"
+        text += f" ({states.pop()})" if len(states) == 1 else ""
+        lines.append(text + (f", then {after} more scheduled" if after > 0 else ""))
+    return lines
+
+
 def _group_causes(
     pg: str, members: Sequence[int], dumps: Mapping[int, RankDump], errors: Sequence[RankError]
 ) -> list[Cause]:
     seqs = {r: _collectives(dumps[r], pg) for r in members if r in dumps}
-    last = {r: max(s, default=0) for r, s in seqs.items()}
+    last = {r: max(s, default=0) or _enqueued(dumps[r], pg) for r, s in seqs.items()}
     desc = next((e.pg_desc for s in seqs.values() for e in s.values()), "")
     if not last:
         return []
     found = _mismatch(pg, desc, seqs, min(last.values()))
     if found is not None:
         return [found]
-    top = max(last.values())
-    ahead = sorted(r for r, n in last.items() if n == top)
-    entry = seqs[ahead[0]].get(top)
+    # NCCL enqueues without waiting: a rank records the collectives after the one it
+    # waits in (scheduled). The ranks part at the lowest last sequence number; the
+    # collective they wait in is the first one not completed (gloo's: the last).
+    low, top = min(last.values()), max(last.values())
+    # gloo records every collective "scheduled", never started or completed
+    tracked = any(e.state != "scheduled" for s in seqs.values() for e in s.values())
+    # a rank whose last collective did not complete waits in it: its peers' data never
+    # came (NCCL: a peer died or its network stalled mid-collective), not its own work
+    inside = {
+        r for r, n in last.items() if tracked and n in seqs[r] and seqs[r][n].state != "completed"
+    }
+    behind = sorted(r for r, n in last.items() if n == low and r not in inside) if low < top else []
+    ahead = sorted(r for r in last if r not in behind)
+    pending = [n for r in ahead for n, e in seqs[r].items() if e.state != "completed"]
+    pending = pending if tracked else [top]
+    stuck = low + 1 if behind else min(pending, default=top)
+    entry = next((seqs[r][stuck] for r in ahead if stuck in seqs[r]), None)
     collective = entry.describe() if entry else "?"
-    behind = sorted(r for r, n in last.items() if n < top)
+    waits = _waits(seqs, ahead, tracked, top)
+    there = tuple(waits.get(stuck) or ahead)  # the ranks that wait in this collective
     missing = sorted(r for r in members if r not in dumps)
     if behind:
         evidence = [
@@ -114,23 +177,22 @@ def _group_causes(
             + f" ({_where(dumps[r])}); {_where_else(dumps[r], pg)}"
             for r in behind
         ]
-        evidence.append(f"{ranks_text(ahead)}: entered #{top} {collective}")
+        evidence += _wait_lines(seqs, waits)
         return [
             Cause(
                 kind="never-entered",
                 pg=pg,
                 pg_desc=desc,
-                seq=min(last[r] for r in behind) + 1,
+                seq=stuck,
                 collective=collective,
                 ranks=tuple(behind),
-                waiting=tuple(ahead),
+                waiting=there,
                 evidence=tuple(evidence[:8]),
                 fix=f"{ranks_text(behind)} stopped before this collective, in its own work "
                 "(compute, a data loader, I/O, another group's collective, a branch that skips "
                 "it): dump its Python stack on its host (py-spy dump --pid PID) to see where",
             )
         ]
-    completed = entry is not None and entry.state == "completed"
     told = [e for e in errors if e.mismatch and (e.rank is None or e.rank in members)]
     if missing and told:
         # a rank that left no dump said why it ended: the collectives did not match
@@ -139,7 +201,7 @@ def _group_causes(
                 kind="mismatch",
                 pg=pg,
                 pg_desc=desc,
-                seq=top,
+                seq=stuck,
                 collective=collective,
                 ranks=tuple(sorted({*ahead, *missing})),
                 waiting=(),
@@ -147,24 +209,24 @@ def _group_causes(
                 evidence=(
                     *(f"{e.where}: {e.text}" for e in told[:2]),
                     *(
-                        f"rank {r}: #{top} {seqs[r][top].describe()}"
+                        f"rank {r}: #{stuck} {seqs[r][stuck].describe()}"
                         for r in ahead
-                        if top in seqs[r]
+                        if stuck in seqs[r]
                     ),
                     f"{ranks_text(missing)}: no dump (its own call is not recorded)",
                 )[:8],
                 fix=MISMATCH_FIX,
             )
         ]
-    if missing and not (completed and all(seqs[r][top].state == "completed" for r in ahead)):
+    if missing and pending:
         # died: its peers lost the connection and none had timed out waiting for it first
         # (a frozen rank keeps its connections: its peers time out, and a peer that
         # exits on that closes theirs to the others)
         closed = [e for e in errors if e.peer_closed]
-        kind = "gone" if closed and not any(e.timeout for e in errors) else "silent"
+        kind = "gone" if _closed_first(closed, [e for e in errors if e.timeout]) else "silent"
         evidence = [f"{ranks_text(missing)}: no Flight Recorder dump"]
         evidence += [f"{e.where}: {e.text}" for e in (closed or errors)[:4]]
-        evidence.append(f"{ranks_text(ahead)}: entered #{top} {collective}")
+        evidence += _wait_lines(seqs, waits)
         fix = (
             f"{ranks_text(missing)} ended while the others waited: read its own log and "
             "the host's kernel log (dmesg: the OOM killer, a GPU Xid) for why"
@@ -178,26 +240,50 @@ def _group_causes(
                 kind=kind,
                 pg=pg,
                 pg_desc=desc,
-                seq=top,
+                seq=stuck,
                 collective=collective,
                 ranks=tuple(missing),
-                waiting=tuple(ahead),
+                waiting=there,
                 evidence=tuple(evidence[:8]),
                 fix=fix,
             )
         ]
-    states = {seqs[r][top].state for r in ahead if top in seqs[r]}
+    states = {seqs[r][stuck].state for r in ahead if stuck in seqs[r]}
+    done = sorted(r for r in ahead if stuck in seqs[r] and seqs[r][stuck].state == "completed")
+    if tracked and done and states - {"completed"}:
+        # some ranks completed it, some never did: those waited for data that never came
+        left = sorted(r for r in ahead if stuck in seqs[r] and r not in done)
+        return [
+            Cause(
+                kind="stuck-in-collective",
+                pg=pg,
+                pg_desc=desc,
+                seq=stuck,
+                collective=collective,
+                ranks=tuple(left),
+                waiting=(),
+                evidence=tuple(
+                    f"rank {r}: #{stuck} {seqs[r][stuck].state}" for r in [*left, *done]
+                )[:8],
+                fix=f"{ranks_text(left)} never received all of this collective that "
+                f"{ranks_text(done)} completed: the network path into {ranks_text(left)} or "
+                "a GPU; run `hpnet verify` on their NCCL logs and `hpnet isolate` on their nodes",
+                summary=f"{ranks_text(left)} entered {collective.split(' ')[0]} #{stuck} of "
+                f"group {pg}{f' ({desc})' if desc else ''} and never completed it; "
+                f"{ranks_text(done)} did",
+            )
+        ]
     if states and states <= {"started", "scheduled"} and "started" in states:
         return [
             Cause(
                 kind="stuck-in-collective",
                 pg=pg,
                 pg_desc=desc,
-                seq=top,
+                seq=stuck,
                 collective=collective,
                 ranks=tuple(ahead),
                 waiting=(),
-                evidence=tuple(f"rank {r}: #{top} {seqs[r][top].state}" for r in ahead)[:8],
+                evidence=tuple(f"rank {r}: #{stuck} {seqs[r][stuck].state}" for r in ahead)[:8],
                 fix="the collective itself did not finish on any rank: the network between "
                 "these ranks or a GPU; run `hpnet verify` on their NCCL logs and `hpnet "
                 "isolate` on their nodes",
@@ -238,7 +324,11 @@ def judge(
         causes += _group_causes(pg, members, by_rank, errors)
         desc = next((e.pg_desc for d in dumps for e in d.entries if e.pg == pg), "")
         last = {
-            r: (max(_collectives(by_rank[r], pg), default=0) if r in by_rank else None)
+            r: (
+                max(_collectives(by_rank[r], pg), default=0) or _enqueued(by_rank[r], pg)
+                if r in by_rank
+                else None
+            )
             for r in members
         }
         top = max((n for n in last.values() if n is not None), default=0)
@@ -275,31 +365,27 @@ def judge(
         if not dumps:
             headline += "; no Flight Recorder dump says which rank is behind"
     elif not dumps and ras:
-        status = "no-hang"
+        # RAS said RUNNING OK while every rank of a 2-rank NCCL job sat in an all_reduce
+        # whose network path had stalled (benchmarks/results/hang-plants-nccl-2026-11-27/
+        # c-ras-live-net.txt): equal counts are a running job or a collective stuck on
+        # every rank alike
+        status = "unknown"
         headline = (
             "the RAS report shows no dead or missing rank and no rank behind in its operation "
-            "counts (one query is a snapshot: query again to be sure)"
+            "counts: a running job, or one stuck inside a collective on every rank (a stalled "
+            "link looks so); query again: counts that do not move are a hang, and the ranks' "
+            "Flight Recorder dumps say where"
         )
-    else:
+    elif groups:
         status, headline = "no-hang", "every rank of every group reached the same collective"
+    else:  # torch's dump of the active collectives only, on a job with none in flight
+        status, headline = "no-hang", "no rank recorded a collective in flight"
     return HangReport(
         status=status, headline=headline, causes=tuple(causes), groups=tuple(views),
         ranks=tuple(known), without_dump=without, dumps=tuple(d.path for d in dumps),
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
         unreadable=tuple(unreadable), ras=tuple(ras),
     )  # fmt: skip
-
-
-def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangReport:
-    """:func:`judge` over everything :func:`hpnet.hang.collect.collect` found."""
-    return judge(
-        evidence.dumps,
-        evidence.errors,
-        log_ranks=evidence.log_ranks,
-        world=world,
-        unreadable=evidence.unreadable,
-        ras=evidence.ras,
-    )
 
 
 def _merged(known: RankError, new: RankError) -> RankError:
@@ -358,7 +444,26 @@ def _work(error: RankError) -> str:
 def _roots_first(causes: list[Cause]) -> list[Cause]:
     """A cause whose culprits all wait in (or are the culprits of) another cause follows
     from that one: a rank waiting in group 1 never reaches group 0's next collective.
-    Roots first; each consequence names its root."""
+    Roots first; each consequence names its root. The same ranks stopped the same way in
+    another group is one cause, not two: the first names the others (``also_in``)."""
+    folded: list[Cause] = []
+    for cause in causes:
+        same = next(
+            (
+                i
+                for i, kept in enumerate(folded)
+                if kept.kind == cause.kind in ("never-entered", "gone", "silent")
+                and kept.ranks == cause.ranks
+                and kept.pg != cause.pg
+            ),
+            None,
+        )
+        if same is None:
+            folded.append(cause)
+        else:
+            kept = folded[same]
+            folded[same] = dataclasses.replace(kept, also_in=(*kept.also_in, cause.label()))
+    causes = folded
     marked = []
     for cause in causes:
         others = [d for d in causes if d is not cause]

@@ -10,6 +10,7 @@ from hpnet.hang.ranklog import RankError
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
+    from hpnet.hang.placement import Place
 
 __all__ = ["Cause", "GroupView", "HangReport", "ranks_text"]
 
@@ -41,6 +42,9 @@ class Cause:
     #: the verdict line where the source says it its own way (RAS: a communicator's
     #: ranks and counts, not a group's sequence number)
     summary: str | None = None
+    #: other groups where the same ranks stopped the same way (NCCL enqueues ahead: a
+    #: rank that stopped leaves every group it is in waiting), as labels
+    also_in: tuple[str, ...] = ()
 
     def label(self) -> str:
         return f"{self.collective.split(' ')[0]} #{self.seq} of group {_group(self)}"
@@ -89,6 +93,9 @@ class HangReport:
     versions: tuple[str, ...]  # Flight Recorder format versions seen
     unreadable: tuple[str, ...] = ()  # "path: why" of dumps that could not be read
     ras: tuple[RasReport, ...] = ()  # the NCCL RAS reports read
+    #: where the ranks the causes name ran, by NCCL's logs (hpnet.hang.placement)
+    places: tuple[Place, ...] = ()
+    nccl_logs: int = 0  # NCCL debug logs read
 
     @property
     def exit_code(self) -> int:

@@ -26,9 +26,11 @@ from hpnet.artefacts.lines import logical_lines
 from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
 
-__all__ = ["RankError", "file_rank", "read_errors"]
+__all__ = ["RankError", "file_rank", "line_time", "read_errors"]
 
 _GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
+#: glog's prefix, as c10's logging writes it: ``[E1127 20:44:45.379324852 File.cpp:612]``
+_GLOG_TIME = re.compile(r"\[[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) ")
 _FILE_RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 _TIMEOUT = re.compile(r"Timed out waiting \d+ ?ms for \w+ operation|timed out in (?:a )?collective")
 _MISMATCH = re.compile(
@@ -56,6 +58,24 @@ class RankError:
     op: str | None = None
     last_enqueued: int | None = None
     last_completed: int | None = None
+    #: when the line was written, by its glog prefix: seconds, comparable within a job
+    #: (month, day and time; glog writes no year)
+    at: float | None = None
+
+
+def line_time(line: str) -> float | None:
+    """The glog prefix's time in seconds (month and day folded in), if the line has one.
+
+    >>> line_time("[rank0]:[E1127 20:44:45.379324852 ProcessGroupNCCL.cpp:612] [Rank 0]")
+    31869885.379324853
+    >>> line_time("Connection closed by peer") is None
+    True
+    """
+    found = _GLOG_TIME.search(line)
+    if not found:
+        return None
+    month, day, hour, minute = (int(g) for g in found.groups()[:4])
+    return ((month * 31 + day) * 24 + hour) * 3600 + minute * 60 + float(found.group(5))
 
 
 def _line_error(line: str, where: str, named: int | None) -> RankError | None:
@@ -73,6 +93,7 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         timeout=timeout,
         peer_closed=closed,
         mismatch=mismatch,
+        at=line_time(line),
     )
 
 
@@ -93,6 +114,7 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         op=event.op.lower() if event.op else None,
         last_enqueued=event.last_enqueued,
         last_completed=event.last_completed,
+        at=line_time(first.text),
     )
 
 

@@ -31,8 +31,15 @@ def render_hang(report: HangReport) -> str:
             lines.append(f"  {number}. [{cause.kind}] {cause.headline()}")
             if cause.consequence_of:
                 lines.append(f"       follows from: {cause.consequence_of} (its ranks wait there)")
+            if cause.also_in:
+                lines.append(f"       the same in: {', '.join(cause.also_in)}")
             lines += [f"       {escape_controls(e)}" for e in cause.evidence]
             lines.append(f"       fix: {cause.fix}")
+    if report.places:
+        lines += ["", "Where they ran (NCCL's logs)"]
+        for place in report.places:
+            lines.append(f"  rank {place.rank}: {escape_controls(place.describe())}")
+            lines += [f"    WARN {escape_controls(w)}" for w in place.warnings]
     if report.groups:
         lines += ["", "Groups (the last collective each rank recorded; - : no dump)"]
         for g in report.groups:
@@ -47,6 +54,8 @@ def render_hang(report: HangReport) -> str:
         read += f", {len(report.ras)} RAS report(s)"
     if report.versions:
         read += f" (format {', '.join(report.versions)})"
+    if report.nccl_logs:
+        read += f", {report.nccl_logs} NCCL log(s)"
     lines += ["", f"Read: {read}, {len(report.errors)} error line(s) of the ranks"]
     if report.without_dump and report.dumps:  # with no dump at all, every rank is without
         lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")

@@ -32,6 +32,8 @@ def _cause(number: int, cause: Cause) -> str:
         if cause.consequence_of
         else ""
     )
+    if cause.also_in:
+        follows += f"<p>the same in: {_e(', '.join(cause.also_in))}</p>"
     return (
         f"<h3>{number}. [{_e(cause.kind)}] {_e(cause.headline())}</h3>{follows}"
         f"<ul>{evidence}</ul><p>fix: {_e(cause.fix)}</p>"

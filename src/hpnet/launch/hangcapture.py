@@ -74,8 +74,8 @@ def capture_env(directory: str, given: Sequence[str], environ: Mapping[str, str]
 def diagnose(paths: Sequence[str]) -> str | None:
     """``hpnet hang``'s text on what the job left, or None where it left nothing."""
     from hpnet.hang.collect import collect  # noqa: PLC0415
-    from hpnet.hang.judge import judge_evidence  # noqa: PLC0415
     from hpnet.hang.render import render_hang  # noqa: PLC0415
+    from hpnet.hang.verdict import judge_evidence  # noqa: PLC0415
 
     try:
         evidence = collect([p for p in paths if os.path.isdir(p)])
