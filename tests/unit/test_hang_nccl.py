@@ -112,8 +112,8 @@ def test_a_stalled_network_names_every_rank_and_the_links_their_nccl_logs_show()
         "192.0.2.2, transports NET/Socket/0"
     ) in lines
     assert lines[-1] == (
-        "Read: 2 Flight Recorder dump(s) (format 2.10), 2 NCCL log(s), 12 error line(s) of "
-        "the ranks"
+        f"Read under {FR / 'nccl-torch2.11-w2-net-rank1'}: 2 Flight Recorder dump(s) (format "
+        "2.10), 2 NCCL log(s), 12 error line(s) of the ranks"
     )
     assert len(lines) <= 24  # one screen
     data = json.loads(_hpnet("hang", "--json", str(FR / "nccl-torch2.11-w2-net-rank1")).stdout)

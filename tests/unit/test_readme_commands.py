@@ -117,7 +117,7 @@ COMMANDS: dict[str, Run] = {
     f"hpnet doctor --sysfs-root {TREE}/cx-roce-mixed-gids.tree": Run(code=1),
     f"hpnet env --sysfs-root {TREE}/cx-roce-mixed-gids.tree": Run(code=0),
     "hpnet verify tests/data/nccl-logs/h200x4-bad-socket-ifname-nccl2.28.9": Run(code=1),
-    "hpnet hang tests/data/flight-recorder/gloo-torch2.13-w4-cascade-rank1": Run(code=1),
+    "hpnet hang tests/data/flight-recorder/nccl-torch2.11-w4-kill-rank2": Run(code=1),
     # on a GPU node (here: none, so not ready)
     "hpnet check": Run(code=1),
     "hpnet check --full --report out/": Run(code=1, then=report_written),

@@ -40,6 +40,10 @@ _CLOSED = re.compile(
     r"Connection closed by peer|remote process exited or there was a network error"
     r"|Connection reset by peer"
 )
+#: what makes a line evidence: the screen keeps this part of a long line
+KEY_PHRASE = re.compile(
+    "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED)) + r"|NCCL error|Watchdog caught"
+)
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
 MAX_LOG_BYTES = 64 * 1024 * 1024

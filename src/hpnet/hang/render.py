@@ -3,10 +3,49 @@ then every group's progress per rank."""
 
 from __future__ import annotations
 
+import os
+
 from hpnet.hang.model import HangReport
+from hpnet.hang.ranklog import KEY_PHRASE
 from hpnet.render.text import escape_controls
 
 __all__ = ["render_hang"]
+
+#: a quoted line longer than this shows its start and its end, `` … `` between
+QUOTE_WIDTH = 200
+
+
+def _quote(text: str, base: str) -> str:
+    """An evidence line for the screen: its path relative to the folder read, and a long
+    quoted line cut to its start and the part that makes it evidence (a timeout, a closed
+    connection, ``NCCL error: ...``), `` … `` where text is left out; --json keeps it whole.
+
+    >>> _quote("/job/rank1.stderr:2: " + "x" * 300, "/job")[:30]
+    'rank1.stderr:2: xxxxxxxxxxxxxx'
+    >>> line = "/job/r1.log:1: " + "x" * 300 + " Connection closed by peer [::1]:5 " + "y" * 99
+    >>> _quote(line, "/job")[75:120]
+    'xxxxx … Connection closed by peer [::1]:5 yyy'
+    """
+    if base and text.startswith(base + os.sep):
+        text = text[len(base) + 1 :]
+    text = escape_controls(text)
+    if len(text) <= QUOTE_WIDTH:
+        return text
+    head = QUOTE_WIDTH * 2 // 5
+    key = KEY_PHRASE.search(text, head)
+    start = key.start() if key else len(text) - (QUOTE_WIDTH - head - 3)
+    tail = text[start : start + QUOTE_WIDTH - head - 3]
+    return text[:head] + " … " + tail + (" …" if start + len(tail) < len(text) else "")
+
+
+def _base(report: HangReport) -> str:
+    """The folder every file read lies under, if one does."""
+    files = [*report.dumps, *(e.where.rsplit(":", 1)[0] for e in report.errors)]
+    folders = {os.path.dirname(f) for f in files if os.path.isabs(f) or os.sep in f}
+    try:
+        return os.path.commonpath(sorted(folders)) if folders else ""
+    except ValueError:  # absolute and relative paths mixed
+        return ""
 
 
 def _span(ranks: tuple[int, ...]) -> str:
@@ -25,6 +64,7 @@ def _span(ranks: tuple[int, ...]) -> str:
 def render_hang(report: HangReport) -> str:
     word = {"hang": "STUCK", "no-hang": "NO HANG", "unknown": "UNKNOWN"}[report.status]
     lines = [f"hpnet hang: {word} — {report.headline}"]
+    base = _base(report)
     if report.causes:
         lines += ["", "Why, most likely first"]
         for number, cause in enumerate(report.causes, 1):
@@ -33,13 +73,13 @@ def render_hang(report: HangReport) -> str:
                 lines.append(f"       follows from: {cause.consequence_of} (its ranks wait there)")
             if cause.also_in:
                 lines.append(f"       the same in: {', '.join(cause.also_in)}")
-            lines += [f"       {escape_controls(e)}" for e in cause.evidence]
+            lines += [f"       {_quote(e, base)}" for e in cause.evidence]
             lines.append(f"       fix: {cause.fix}")
     if report.places:
         lines += ["", "Where they ran (NCCL's logs)"]
         for place in report.places:
             lines.append(f"  rank {place.rank}: {escape_controls(place.describe())}")
-            lines += [f"    WARN {escape_controls(w)}" for w in place.warnings]
+            lines += [f"    WARN {_quote(w, base)}" for w in place.warnings]
     if report.groups:
         lines += ["", "Groups (the last collective each rank recorded; - : no dump)"]
         for g in report.groups:
@@ -56,7 +96,8 @@ def render_hang(report: HangReport) -> str:
         read += f" (format {', '.join(report.versions)})"
     if report.nccl_logs:
         read += f", {report.nccl_logs} NCCL log(s)"
-    lines += ["", f"Read: {read}, {len(report.errors)} error line(s) of the ranks"]
+    under = f" under {escape_controls(base)}" if base else ""
+    lines += ["", f"Read{under}: {read}, {len(report.errors)} error line(s) of the ranks"]
     if report.without_dump and report.dumps:  # with no dump at all, every rank is without
         lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")
     lines += [f"Not read: {escape_controls(u)}" for u in report.unreadable]
