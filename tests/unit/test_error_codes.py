@@ -175,7 +175,7 @@ def scan() -> Scan:
                     add(match[1], where, "printed")
                 elif rel != Path("errors.py") and node.value != "error[":
                     # HpnetError.render writes error[{self.code}]; a bare "error[" is
-                    # a reader of such lines (isolate/run.py), no code
+                    # a reader of such lines (cluster/spawn.py), no code
                     unresolved.append(f"{where}: a printed code not written out")
     return Scan(dict(sites), dict(kinds), unresolved)
 

@@ -13,9 +13,10 @@ inter-node transport against the intent, and nodes slower than 80% of the median
 A node is what NCCL takes for one: NCCL_HOSTID when set (fake hosts), else the host
 name.
 
-The child gets the rank's environment without its secrets
-(:func:`hpnet.localrun.inheritable_env`), and a secret NCCL_* value is ``<redacted>``
-in the facts (and so in the report and its files). With ``--logs DIR`` the job keeps
+The child is the rank's worker (:mod:`hpnet.cluster.spawn`: the rank's environment
+without its secrets, ended with its rank), and a secret NCCL_* value is ``<redacted>``
+in the facts (:func:`hpnet.cluster.facts.nccl_environment`; and so in the report and
+its files). With ``--logs DIR`` the job keeps
 its files in ``DIR/check-all-<rendezvous address>-<port>``: one directory per job
 (two jobs at once cannot share a rendezvous), whose gathered NCCL logs are replaced,
 never mixed, by a later job's.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,8 +47,9 @@ from hpnet.check.model import (
 )
 from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, cluster_stage
 from hpnet.check.run import CheckOptions
+from hpnet.cluster.facts import RankPlace, job_nccl, nccl_environment, physical_gpus
+from hpnet.cluster.folder import job_directory, read_result
 from hpnet.errors import HpnetError
-from hpnet.jobs import job_directory, job_nccl, node_id, physical_gpus
 from hpnet.result import Problem, Verdict
 
 if TYPE_CHECKING:
@@ -60,32 +61,20 @@ SLOW_FRACTION = 0.8
 #: a median of fewer values says nothing about which one is off
 MIN_TO_COMPARE = 3
 TIMEOUT_SECONDS = 900.0
-#: variables whose difference between ranks is expected, not a misconfiguration
-PER_RANK = frozenset({"NCCL_HOSTID", "NCCL_DEBUG_FILE"})
 
 
 def local_facts(
     environ: Mapping[str, str], ranks: Mapping[str, str], profile: str
 ) -> dict[str, Any]:
-    """What this rank saw; the node's first rank adds the doctor's verdict and versions."""
-    from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
-    from hpnet.secrets import redact  # noqa: PLC0415
-
-    facts: dict[str, Any] = {
-        "rank": int(ranks["RANK"]),
-        "node": node_id(environ),
-        "host": socket.gethostname(),
-        "local_rank": int(ranks.get("LOCAL_RANK", "0")),
-        "nccl_env": {
-            k: redact(k, v)
-            for k, v in sorted(environ.items())
-            if k.startswith("NCCL_") and k not in PER_RANK
-        },
-    }
-    if facts["local_rank"] == 0:
+    """What this rank saw (:class:`~hpnet.check.model.RankFacts` as JSON); the node's
+    first rank adds the doctor's verdict and versions."""
+    place = RankPlace.of(environ, ranks)
+    facts: dict[str, Any] = {**dataclasses.asdict(place), "nccl_env": nccl_environment(environ)}
+    if place.local_rank == 0:
+        from hpnet.cluster.facts import node_inventory  # noqa: PLC0415
         from hpnet.doctor.gather import diagnose  # noqa: PLC0415
 
-        inventory = detect(DetectOptions(), env=dict(environ), python_path=sys.path)
+        inventory = node_inventory(environ)
         versions = inventory.versions
         facts["gpus"] = len(inventory.gpus)
         facts["gpu_names"] = sorted({g.name for g in inventory.gpus})
@@ -123,7 +112,8 @@ def run_cluster_check(
 ) -> CheckReport | None:
     """This rank's part; rank 0 returns the cluster's report, the others None."""
     from hpnet.bench.model import BenchSpec  # noqa: PLC0415
-    from hpnet.localrun import RankResult, describe_exit, inheritable_env  # noqa: PLC0415
+    from hpnet.cluster.spawn import WorkerExit, worker_env  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     device = "cpu" if options.device == "cpu" else _device()
     chosen = cluster_stage(options.mode, device, int(ranks["WORLD_SIZE"])).sweep
@@ -133,45 +123,40 @@ def run_cluster_check(
     )  # fmt: skip
     facts = local_facts(environ, ranks, options.profile)
     facts["spec"] = dataclasses.asdict(spec)
+    rank = ranks["RANK"]
     out = job_directory(options.keep_dir, ranks)
-    facts_path = os.path.join(out, f"facts.rank{ranks['RANK']}.json")
-    with open(facts_path, "w") as handle:
-        json.dump(facts, handle)
-    child = {
-        **inheritable_env(environ),
-        **ranks,
-        "NCCL_DEBUG": "INFO",
-        "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
-        "NCCL_DEBUG_FILE": os.path.join(out, f"nccl.rank{ranks['RANK']}.%h.%p.log"),
-    }
+    facts_path = os.path.join(out, f"facts.rank{rank}.json")
+    write_file(facts_path, json.dumps(facts))
     done = subprocess.run(
         [sys.executable, "-m", "hpnet.check.cluster_worker", facts_path, out],
-        env=child,
+        env=worker_env(environ, ranks, os.path.join(out, f"nccl.rank{rank}.%h.%p.log")),
         capture_output=True,
         text=True,
         timeout=TIMEOUT_SECONDS,
         check=False,
     )
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
-        how = describe_exit(RankResult(rank=0, returncode=done.returncode, log_path=out))
+    ended = WorkerExit(
+        part="cluster benchmark",
+        returncode=done.returncode,
+        tail=tuple((done.stderr or done.stdout).splitlines()),
+    )
+    if not ended.ok:
         raise HpnetError(
-            f"rank {ranks['RANK']}'s cluster benchmark {how}: {tail[0][:300]}",
+            ended.failure(rank),
             code="check-failed",
             where=out,
             fix="rerun with --logs DIR and read the rank logs and NCCL logs there",
         )
-    if ranks["RANK"] != "0":
+    if rank != "0":
         return None
-    with open(os.path.join(out, "result.json")) as handle:
-        result = json.load(handle)
-    return _report(options, result, out)
+    return _report(options, read_result(out), out)
 
 
 def inter_node_by_node(verify: VerifyReport) -> dict[str, list[str]]:
     """What NCCL's own log says each node's ranks used towards other nodes. A node is
-    named as :func:`node_id` names it: ``NCCL_HOSTID`` where set, else the host name,
-    which is how the log's processes are placed (``ProcessRow.nccl_host`` / ``host``)."""
+    named as :func:`hpnet.cluster.facts.node_id` names it: ``NCCL_HOSTID`` where set,
+    else the host name, which is how the log's processes are placed
+    (``ProcessRow.nccl_host`` / ``host``)."""
     found: dict[str, set[str]] = {}
     for row in verify.ranks:
         name = row.nccl_host or row.host

@@ -4,9 +4,10 @@ first ranks, and the gathering of every rank's facts and NCCL log on rank 0.
 
     python -m hpnet.check.cluster_worker FACTS.json OUTDIR
 
-Started by ``hpnet check --all`` in every rank of a launcher's job with the rank's
-variables and NCCL_DEBUG=INFO / NCCL_DEBUG_FILE set; rank 0 writes OUTDIR/result.json
-and OUTDIR/logs/rankN.log. Imports torch (through the bench worker).
+Started by ``hpnet check --all`` in every rank of a launcher's job as the rank's worker
+(:mod:`hpnet.cluster.spawn`: the rank's variables, NCCL_DEBUG=INFO, NCCL_DEBUG_FILE);
+rank 0 writes OUTDIR/result.json and OUTDIR/logs/rankN.log. Imports torch (through the
+bench worker).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sys
 import time
 from typing import Any
 
 from hpnet.bench import worker
+from hpnet.cluster.folder import write_result
+from hpnet.cluster.gather import gather_json, nccl_debug_file, ranks_by_node
+from hpnet.cluster.spawn import die_with_parent
 
 #: bytes per node-local all_reduce and per ring hop: large enough for the plateau on
 #: NVLink and RDMA, small enough for seconds on gloo
@@ -30,12 +33,11 @@ LOG_LIMIT = 1 << 20  # bytes of NCCL log per rank sent to rank 0
 
 
 def _nccl_log() -> bytes:
-    """This rank's NCCL debug file (NCCL_DEBUG_FILE with %h and %p filled in, as NCCL
-    does: src/debug.cc)."""
-    pattern = os.environ.get("NCCL_DEBUG_FILE")
-    if not pattern:
+    """This rank's NCCL debug log (:func:`hpnet.cluster.gather.nccl_debug_file`), its
+    first :data:`LOG_LIMIT` bytes."""
+    path = nccl_debug_file(os.environ, os.getpid())
+    if path is None:
         return b""
-    path = pattern.replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
     try:
         with open(path, "rb") as handle:
             return handle.read(LOG_LIMIT)
@@ -57,10 +59,8 @@ def _timed(ctx: Any, work: Any, sync: Any) -> float:
 def measure(ctx: Any, facts: dict[str, Any]) -> dict[str, Any] | None:
     """Run on every rank after the sweep; rank 0 gets the cluster's numbers."""
     torch, dist = ctx.torch, ctx.dist
-    every = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(facts).encode())]
-    nodes: dict[str, list[int]] = {}
-    for rank, fact in enumerate(every):
-        nodes.setdefault(fact["node"], []).append(rank)
+    every = gather_json(ctx, facts)
+    nodes = ranks_by_node(every)
     backend = "nccl" if ctx.cuda else "gloo"
     size = GPU_BYTES if ctx.cuda else CPU_BYTES
     buf = torch.ones(size // 4, dtype=torch.float32, device=ctx.device)
@@ -122,6 +122,7 @@ def measure(ctx: Any, facts: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def main(argv: list[str]) -> int:
+    die_with_parent()
     with open(argv[1]) as handle:
         facts = json.load(handle)
     out = argv[2]
@@ -136,7 +137,7 @@ def main(argv: list[str]) -> int:
         for rank, text in enumerate(after.pop("logs")):
             with open(os.path.join(out, "logs", f"rank{rank}.log"), "w") as handle:
                 handle.write(text)
-        worker.write_json(os.path.join(out, "result.json"), {**result, "cluster": after})
+        write_result(out, {**result, "cluster": after})
     return 0
 
 

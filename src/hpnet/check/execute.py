@@ -258,17 +258,10 @@ def run_directory(keep_dir: str | None) -> str:
     """Where this run's stages write their rank logs: a new temporary directory, or
     with ``--logs DIR`` a new one inside DIR whose name no other run can have
     (``check-20261124-101500-k3j9x2``): concurrent checks sharing DIR keep apart."""
-    from hpnet.errors import InputError  # noqa: PLC0415
+    from hpnet.cluster.folder import LOGS_FIX, as_unwritable  # noqa: PLC0415
 
     if keep_dir is None:
         return tempfile.mkdtemp(prefix="hpnet-check-")
-    try:
+    with as_unwritable("cannot keep the rank logs there", where=f"--logs {keep_dir}", fix=LOGS_FIX):
         os.makedirs(keep_dir, exist_ok=True)
         return tempfile.mkdtemp(prefix=time.strftime("check-%Y%m%d-%H%M%S-"), dir=keep_dir)
-    except OSError as exc:
-        raise InputError(
-            f"cannot keep the rank logs there: {exc.strerror or exc}",
-            code="unwritable",
-            where=f"--logs {keep_dir}",
-            fix="--logs a directory you own",
-        ) from None

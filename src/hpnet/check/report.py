@@ -6,29 +6,24 @@ text from the node or a log is HTML-escaped.
 What check prints or writes (text, --json, report.json, report.html) goes through
 :func:`redacted` first: a secret-looking variable's value (hpnet.secrets) is
 ``<redacted>`` wherever it appears, and a credential inside any text
-(``https://user:pass@host``) loses its password, as ``hpnet launch`` shows them."""
+(``https://user:pass@host``) loses its password, as ``hpnet launch`` shows them.
+
+The page has hpnet's reports' one look, and the folder is written as every report
+folder is (:mod:`hpnet.cluster.report`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import html
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from hpnet.cluster.report import page_head, write_report_files
 
 if TYPE_CHECKING:
     from hpnet.check.model import CheckReport, ClusterView
 
 __all__ = ["redacted", "render_html", "report_data", "write_report"]
-
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}
-.verdict{padding:1em;border-radius:6px;font-size:1.2em}
-.ready{background:#e3f6e3;border:1px solid #3a3}.notready{background:#fbe4e4;border:1px solid #c33}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 8px;
-text-align:left;vertical-align:top}th{background:#f3f3f3}code{background:#f3f3f3;padding:1px 3px}
-.fix{color:#333}.impact{font-weight:bold}
-"""
 
 
 def redacted(report: CheckReport) -> CheckReport:
@@ -163,9 +158,7 @@ def render_html(report: CheckReport) -> str:
     report = redacted(report)
     good = report.verdict == "READY"
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>hpnet check: {_e(report.verdict)} ({_e(report.node)})</title>",
-        f"<style>{STYLE}</style></head><body>",
+        page_head(f"hpnet check: {_e(report.verdict)} ({_e(report.node)})"),
         f"<h1>hpnet check — {_e(report.node)}</h1>",
         (
             f"<p class='run' id='run'>{_e(report.run.get('date', ''))} · hpnet "
@@ -243,20 +236,8 @@ def render_html(report: CheckReport) -> str:
 
 def write_report(directory: str, report: CheckReport) -> None:
     """report.json and report.html in ``directory`` (made with its parents);
-    InputError naming the directory when they cannot be written."""
-    from hpnet.errors import InputError  # noqa: PLC0415
+    InputError naming the directory when they cannot be written
+    (:func:`hpnet.cluster.report.write_report_files`)."""
     from hpnet.jsonout import dumps  # noqa: PLC0415
-    from hpnet.outputfile import write_file  # noqa: PLC0415
 
-    try:
-        os.makedirs(directory, exist_ok=True)
-        # a symlink planted at report.json / report.html is replaced, never followed
-        write_file(os.path.join(directory, "report.json"), dumps(report_data(report)) + "\n")
-        write_file(os.path.join(directory, "report.html"), render_html(report))
-    except OSError as exc:
-        raise InputError(
-            f"the report could not be written: {exc.strerror or exc} (it is printed above)",
-            code="unwritable",
-            where=f"--report {directory}",
-            fix="--report a writable directory",
-        ) from None
+    write_report_files(directory, dumps(report_data(report)) + "\n", render_html(report))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import os
 
+from hpnet.cluster.report import page_head
 from hpnet.hang.model import Cause, GroupView, HangReport
 
 __all__ = ["render_html", "write_report"]
@@ -66,9 +67,8 @@ def render_html(report: HangReport) -> str:
     causes = "".join(_cause(n, c) for n, c in enumerate(report.causes, 1))
     groups = "".join(_group(g, report.causes) for g in report.groups)
     return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>hpnet hang</title>"
-        f"<style>{STYLE}</style></head><body>"
-        f"<p class='verdict'>hpnet hang: {_e(word)} — {_e(report.headline)}</p>"
+        page_head(f"hpnet hang: {_e(word)}", style=STYLE)
+        + f"<p class='verdict'>hpnet hang: {_e(word)} — {_e(report.headline)}</p>"
         f"{causes}{groups}"
         f"<p>Read: {len(report.dumps)} Flight Recorder dump(s), {len(report.ras)} RAS "
         f"report(s), {len(report.errors)} error line(s).</p></body></html>\n"
@@ -77,21 +77,9 @@ def render_html(report: HangReport) -> str:
 
 def write_report(report: HangReport, directory: str, document: str) -> tuple[str, str]:
     """Write report.html and report.json (``document``: the --json text) into
-    ``directory`` (made if need be), as check's report is written (a symlink planted at
-    either name is replaced, never followed); returns their paths."""
-    from hpnet.errors import InputError  # noqa: PLC0415
-    from hpnet.outputfile import write_file  # noqa: PLC0415
+    ``directory`` (made if need be), as check's and isolate's reports are written
+    (:func:`hpnet.cluster.report.write_report_files`); returns their paths."""
+    from hpnet.cluster.report import write_report_files  # noqa: PLC0415
 
-    page, data = os.path.join(directory, "report.html"), os.path.join(directory, "report.json")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        write_file(data, document)
-        write_file(page, render_html(report))
-    except OSError as exc:
-        raise InputError(
-            f"the report could not be written: {exc.strerror or exc} (it is printed above)",
-            code="unwritable",
-            where=f"--report {directory}",
-            fix="--report a writable directory",
-        ) from None
-    return page, data
+    write_report_files(directory, document, render_html(report))
+    return os.path.join(directory, "report.html"), os.path.join(directory, "report.json")

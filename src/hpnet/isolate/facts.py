@@ -15,7 +15,9 @@ Keys (each present only when the node's detection says it):
   on PCIe (what a rail-optimised cluster gives GPU *i*: NIC *i*); the NIC of a rank's
   rail comes from its own GPU's PCI address instead (:func:`closest_nics`,
   hpnet.isolate.run), since CUDA_VISIBLE_DEVICES renumbers GPUs;
-- ``env.<NCCL_X>``: every NCCL variable the rank received, secrets as ``<redacted>``.
+- ``env.<NCCL_X>``: every NCCL variable the rank received, secrets as ``<redacted>``
+  (:func:`hpnet.cluster.facts.nccl_environment`, which leaves out the variables that
+  differ between ranks by design).
 
 A fact no source gave is absent, never guessed: drift is judged on the keys a majority
 of nodes report.
@@ -25,15 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hpnet.cluster.facts import PER_RANK, job_nccl, nccl_environment
 from hpnet.detect import NodeInventory
-from hpnet.nccl.rules import auto_gid_choices, is_variable_name, usable_ports
+from hpnet.nccl.rules import auto_gid_choices, usable_ports
 from hpnet.node.topology import PcieRelation
-from hpnet.secrets import redact
 
 __all__ = ["PER_NODE", "closest_nics", "node_facts"]
 
 #: variables that differ between nodes (or ranks) by design, never drift
-PER_NODE = frozenset({"env.NCCL_HOSTID", "env.NCCL_DEBUG_FILE", "env.NCCL_COMM_ID"})
+PER_NODE = frozenset(f"env.{name}" for name in (*PER_RANK, "NCCL_COMM_ID"))
 
 _CLOSENESS = tuple(PcieRelation)  # SELF (closest) ... UNKNOWN
 
@@ -54,9 +56,8 @@ def node_facts(inventory: NodeInventory, environ: Mapping[str, str]) -> dict[str
         facts["limits.nofile"] = str(limits.nofile_soft)
     for gpu, device in closest_nics(inventory).items():
         facts[f"gpu.{gpu}.nic"] = device
-    for name, value in sorted(environ.items()):
-        if name.startswith("NCCL_") and is_variable_name(name):
-            facts[f"env.{name}"] = redact(name, value)
+    for name, value in nccl_environment(environ).items():
+        facts[f"env.{name}"] = value
     return facts
 
 
@@ -67,7 +68,7 @@ def _versions(inventory: NodeInventory, facts: dict[str, str]) -> None:
     found = {
         "versions.driver": versions.nvidia_driver,
         "versions.cuda": versions.cuda_driver,
-        "versions.nccl": ", ".join(sorted({str(n.version) for n in versions.nccl if n.version})),
+        "versions.nccl": job_nccl(versions),
         "versions.rdma-core": versions.rdma_core,
         "versions.kernel": versions.kernel,
     }

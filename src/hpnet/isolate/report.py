@@ -11,12 +11,12 @@ outliers and suspect tests and a sample of the others (:func:`shown_nodes`), and
 from __future__ import annotations
 
 import html
-import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hpnet.check.report import STYLE as CHECK_STYLE
+from hpnet.cluster.report import STYLE as REPORT_STYLE
+from hpnet.cluster.report import page_head, write_report_files
 from hpnet.render.isolate import headline
 from hpnet.render.text import escape_controls
 
@@ -33,7 +33,7 @@ svg text{font-family:system-ui,sans-serif}.cell:hover{stroke:#000;stroke-width:1
 .legend span{display:inline-block;width:1.2em;height:1em;vertical-align:middle;
 border:1px solid #aaa;margin:0 .3em 0 1em}.note{color:#555}pre.cmd{background:#f3f3f3;
 padding:4px 8px;margin:.2em 0;white-space:pre-wrap}ul.evidence{margin:.3em 0}
-"""  # after check's (hpnet.check.report.STYLE): one look for hpnet's reports
+"""  # after hpnet.cluster.report.STYLE: one look for hpnet's reports
 
 Row = Mapping[str, Any]
 Stat = tuple[float, float, int]  # a node's best and median GB/s, and its tests
@@ -457,9 +457,7 @@ def render_html(data: Mapping[str, Any]) -> str:
         f"<p>The job's files: <code>{where}</code> (each round's NCCL logs).</p>" if where else ""
     )
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>hpnet isolate: {_e(head)}</title>",
-        f"<style>{CHECK_STYLE}{STYLE}</style></head><body>",
+        page_head(f"hpnet isolate: {_e(head)}", REPORT_STYLE + STYLE),
         "<h1>hpnet isolate</h1>",
         f"<div class='verdict {'notready' if outliers or data.get('inconclusive') else 'ready'}'"
         f" id='verdict'><b>{_e(head)}</b></div>",
@@ -478,21 +476,8 @@ def render_html(data: Mapping[str, Any]) -> str:
 
 def write_report(directory: str, data: Mapping[str, Any]) -> None:
     """report.json and report.html in ``directory`` (made with its parents);
-    InputError naming the directory when they cannot be written."""
-    from hpnet.errors import InputError  # noqa: PLC0415
+    InputError naming the directory when they cannot be written
+    (:func:`hpnet.cluster.report.write_report_files`)."""
     from hpnet.jsonout import dumps  # noqa: PLC0415
-    from hpnet.outputfile import write_file  # noqa: PLC0415
 
-    page = render_html(data)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        # a symlink planted at report.json / report.html is replaced, never followed
-        write_file(os.path.join(directory, "report.json"), dumps(dict(data)) + "\n")
-        write_file(os.path.join(directory, "report.html"), page)
-    except OSError as exc:
-        raise InputError(
-            f"the report could not be written: {exc.strerror or exc} (it is printed above)",
-            code="unwritable",
-            where=f"--report {directory}",
-            fix="--report a writable directory",
-        ) from None
+    write_report_files(directory, dumps(dict(data)) + "\n", render_html(data))

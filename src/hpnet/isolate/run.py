@@ -1,9 +1,9 @@
 """``hpnet isolate`` in one rank of a launcher's job: gather the node's facts, run the
-rounds in a child process (:mod:`hpnet.isolate.worker`) under ``NCCL_DEBUG=INFO``, and
-on rank 0 read the result back.
+rounds in the rank's worker (:mod:`hpnet.isolate.worker`, started and ended as
+:mod:`hpnet.cluster.spawn` says) under ``NCCL_DEBUG=INFO``, and on rank 0 read the
+result back.
 
-The child gets the rank's environment without its secrets
-(:func:`hpnet.localrun.inheritable_env`). Files: a temporary directory, or with
+Files (:mod:`hpnet.cluster.folder`): a temporary directory, or with
 ``--logs DIR`` the job's own directory ``DIR/isolate-<rendezvous address>-<port>``
 (every rank of one job names the same one, no other job at the same time can):
 ``nccl.rank<R>.log``, ``round<N>/rank<R>.log`` (what each round logged), ``result.json``;
@@ -13,19 +13,16 @@ temporary directory is removed when the rank ends.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import json
 import os
 import shutil
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hpnet.cluster.folder import job_directory, read_result
 from hpnet.errors import HpnetError, InputError
 from hpnet.isolate.drain import scheduler_of
 from hpnet.isolate.facts import PER_NODE, closest_nics, node_facts
@@ -40,9 +37,6 @@ TIMEOUT_SECONDS = 1800.0
 #: rank that never came leaves the others waiting this long, not torch's 30 minutes;
 #: longer than a test's own limit (hpnet.isolate.worker.GROUP_TIMEOUT)
 INIT_TIMEOUT_SECONDS = 600
-TAIL_LINES = 40
-#: how HpnetError.render starts a line (hpnet.errors): the worker's own error
-ERROR_PREFIX = "error["
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -69,8 +63,7 @@ def run_isolate(
 ) -> dict[str, Any] | None:
     """This rank's part; rank 0 returns the job's result (the worker's result.json),
     the other ranks None."""
-    from hpnet.detect import DetectOptions, detect  # noqa: PLC0415
-    from hpnet.jobs import node_id  # noqa: PLC0415
+    from hpnet.cluster.facts import RankPlace, node_inventory  # noqa: PLC0415
 
     device = _device(options.device)
     size = options.bytes or (64 << 20 if device == "cuda" else 1 << 20)
@@ -78,10 +71,11 @@ def run_isolate(
         check_baseline_shape(options.baseline, size, "nccl" if device == "cuda" else "gloo")
     # every rank sends its facts (fake hosts share a machine but not local rank 0);
     # rank 0 keeps each node's first rank's
-    inventory = detect(DetectOptions(gpus=device != "cpu"), env=dict(environ), python_path=sys.path)
+    inventory = node_inventory(environ, gpus=device != "cpu")
+    place = RankPlace.of(environ, ranks)
     spec = {
-        "node": node_id(environ),  # NCCL_HOSTID (fake hosts) or the host name
-        "rail": int(ranks.get("LOCAL_RANK", "0")),
+        "node": place.node,  # NCCL_HOSTID (fake hosts) or the host name
+        "rail": place.local_rank,
         "facts": node_facts(inventory, environ),
         "nics": gpu_nics(inventory),
         "device": device,
@@ -94,8 +88,6 @@ def run_isolate(
         "scheduler": scheduler_of(environ),
         "timeout_s": INIT_TIMEOUT_SECONDS,
     }
-    from hpnet.jobs import job_directory  # noqa: PLC0415
-
     out = job_directory(options.keep_dir, ranks, "isolate")
     try:
         return _run_in(out, spec, environ, ranks, keep=options.keep_dir is not None)
@@ -125,83 +117,33 @@ def _run_in(
     *,
     keep: bool,
 ) -> dict[str, Any] | None:
-    from hpnet.localrun import inheritable_env  # noqa: PLC0415
+    from hpnet.cluster.spawn import run_worker, worker_env  # noqa: PLC0415
+    from hpnet.outputfile import write_file  # noqa: PLC0415
 
     rank = ranks["RANK"]
     _forget_earlier_job(out, rank)
     spec_path = os.path.join(out, f"spec.rank{rank}.json")
-    with open(spec_path, "w") as handle:
-        json.dump(spec, handle)
-    child = {
-        **inheritable_env(environ),
-        **ranks,
-        "NCCL_DEBUG": "INFO",
-        "NCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
-        "NCCL_DEBUG_FILE": os.path.join(out, f"nccl.rank{rank}.log"),
-    }
-    returncode, tail = _run_worker(
-        [sys.executable, "-m", "hpnet.isolate.worker", spec_path, out], child, echo=rank == "0"
+    write_file(spec_path, json.dumps(spec))
+    # rank 0's worker says how far the rounds are: shown as it says it
+    done = run_worker(
+        [sys.executable, "-m", "hpnet.isolate.worker", spec_path, out],
+        worker_env(environ, ranks, os.path.join(out, f"nccl.rank{rank}.log")),
+        part="rounds",
+        timeout_seconds=TIMEOUT_SECONDS,
+        echo=rank == "0",
     )
-    if returncode != 0:
-        _failed(rank, returncode, tail, out if keep else None)
+    if not done.ok:
+        raise HpnetError(
+            done.failure(rank),
+            code="isolate-failed",
+            where=out if keep else "the rank's worker",
+            fix="rerun with --logs DIR and read the NCCL logs there (nccl.rank<R>.log)",
+        )
     if rank != "0":
         return None
-    with open(os.path.join(out, "result.json")) as handle:
-        result: dict[str, Any] = json.load(handle)
+    result = read_result(out)
     result["files"] = out if keep else None
     return result
-
-
-def _run_worker(argv: list[str], env: Mapping[str, str], *, echo: bool) -> tuple[int, list[str]]:
-    """Run the rank's worker; its standard error is echoed (rank 0: the progress) and
-    its last lines kept for the error message. SIGTERM / SIGHUP (the launcher ending the
-    job) raise :class:`~hpnet.errors.Terminated` here: the worker is killed on the way
-    out, and it also asks for SIGTERM should this process die without that
-    (:func:`hpnet.isolate.worker.die_with_parent`): a rank leaves nothing behind."""
-    from hpnet.localrun import StopSignals  # noqa: PLC0415
-
-    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    proc = subprocess.Popen(
-        argv, env={**env, "HPNET_PARENT_PID": str(os.getpid())}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True, errors="replace",
-    )  # fmt: skip
-    assert proc.stderr is not None  # noqa: S101 - stderr=PIPE
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    timer = threading.Timer(TIMEOUT_SECONDS, proc.kill)
-    timer.start()
-    try:
-        with StopSignals():
-            for line in proc.stderr:
-                tail.append(line.rstrip("\n"))
-                if echo:
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
-            returncode = proc.wait()
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    if time.monotonic() >= deadline:
-        tail.append(f"the rounds did not end within {TIMEOUT_SECONDS:.0f} s")
-    return returncode, list(tail)
-
-
-def _failed(rank: str, returncode: int, tail: list[str], out: str | None) -> None:
-    from hpnet.localrun import RankResult, describe_exit  # noqa: PLC0415
-
-    # the worker prints an hpnet error as "error[code]: ..." and exits 2: that line is
-    # the cause; else the last line that is not the launcher's or torch's noise
-    said = [line for line in tail if line.startswith(ERROR_PREFIX)]
-    lines = said or [line for line in tail if line.strip()]
-    cause = lines[-1][:400] if lines else ""
-    how = describe_exit(RankResult(rank=int(rank), returncode=returncode, log_path=out or ""))
-    raise HpnetError(
-        f"rank {rank}'s rounds {how}: {cause}",
-        code="isolate-failed",
-        where=out or "the rank's worker",
-        fix="rerun with --logs DIR and read the NCCL logs there (nccl.rank<R>.log)",
-    )
 
 
 def check_baseline_shape(baseline: Mapping[str, Any], size: int, backend: str) -> None:

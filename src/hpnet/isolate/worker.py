@@ -2,9 +2,10 @@
 
     python -m hpnet.isolate.worker SPEC.json OUTDIR
 
-Started by :mod:`hpnet.isolate.run` in every rank of a launcher's job, with the rank's
-variables, ``NCCL_DEBUG=INFO`` and ``NCCL_DEBUG_FILE=OUTDIR/nccl.rank<R>.log``. Imports
-torch. Every rank sends its node's facts to rank 0, which holds the decision
+Started by :mod:`hpnet.isolate.run` in every rank of a launcher's job as the rank's
+worker (:mod:`hpnet.cluster.spawn`: the rank's variables, ``NCCL_DEBUG=INFO``,
+``NCCL_DEBUG_FILE=OUTDIR/nccl.rank<R>.log``). Imports torch. Every rank sends its
+node's facts to rank 0, which holds the decision
 (:class:`hpnet.isolate.engine.Isolation`); then, round after round, rank 0 broadcasts
 the round's tests, each rank that is in a test forms the test's group (only the
 members take part, so a round of 512 pairs costs each rank one group: see
@@ -21,17 +22,18 @@ starts after the same all_reduce completes on its GPU); its bus bandwidth is
 
 from __future__ import annotations
 
-import ctypes
 import datetime
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from hpnet.bench.backends import RankContext
+from hpnet.cluster.folder import write_result
+from hpnet.cluster.gather import gather_json, nccl_debug_file, ranks_by_node
+from hpnet.cluster.spawn import die_with_parent
 from hpnet.errors import HpnetError
 from hpnet.isolate.drift import UNSET
 from hpnet.isolate.engine import Isolation
@@ -51,7 +53,6 @@ CPU_SAMPLE_SECONDS = 0.1
 MAX_REPEAT = 64
 GROUP_TIMEOUT = datetime.timedelta(minutes=5)
 _MIXED = " (differs between its ranks)"
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _merge_rank_env(node: dict[str, str], rank: Mapping[str, str]) -> None:
@@ -70,17 +71,13 @@ class Job:
     """This rank's place in the job: which node and rail each rank is."""
 
     def __init__(self, every: list[dict[str, Any]]) -> None:
-        self.nodes: list[str] = []
+        by_node = ranks_by_node(every)
+        self.nodes: list[str] = list(by_node)
         self.facts: dict[str, dict[str, str]] = {}
         #: node -> (scheduler, its name for the node), where a rank knew it
         self.scheduler: dict[str, list[str]] = {}
-        local: dict[str, list[tuple[int, int]]] = {}
-        for rank, mine in enumerate(every):
+        for mine in every:
             node = mine["node"]
-            if node not in local:
-                self.nodes.append(node)
-                local[node] = []
-            local[node].append((int(mine["rail"]), rank))
             if node not in self.facts:
                 self.facts[node] = mine["facts"]
             else:
@@ -92,15 +89,15 @@ class Job:
         # to the GPU its rank runs on, as the rank found it by the GPU's PCI address
         self.rank_of: dict[tuple[str, int], int] = {}
         self.rail_of: dict[int, int] = {}
-        for node, ranks in local.items():
+        for node, ranks in by_node.items():
             self.facts[node] = dict(self.facts[node])
-            for rail, (_, rank) in enumerate(sorted(ranks)):
+            for rail, rank in enumerate(sorted(ranks, key=lambda r: (int(every[r]["rail"]), r))):
                 self.rank_of[(node, rail)] = rank
                 self.rail_of[rank] = rail
                 if every[rank].get("nic"):
                     self.facts[node][f"rail.{rail}.nic"] = every[rank]["nic"]
         #: the rails every node has (rails 0 .. rails-1)
-        self.rails = min(len(ranks) for ranks in local.values())
+        self.rails = min(len(ranks) for ranks in by_node.values())
 
     def members(self, test: Test) -> list[int]:
         rails = range(self.rails) if test.rail is None else (test.rail,)
@@ -299,8 +296,7 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
     """Every rank's part; rank 0 returns the result."""
     mine = {key: spec[key] for key in ("node", "rail", "facts", "scheduler")}
     mine["nic"] = _my_nic(ctx, spec.get("nics") or {})
-    every = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(mine).encode())]
-    job = Job(every)
+    job = Job(gather_json(ctx, mine))
     isolation = drift = None
     if ctx.rank == 0:
         baseline = Baseline.from_json(spec["baseline"]) if spec.get("baseline") else None
@@ -313,7 +309,7 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
             thresholds=None if ctx.cuda else SHARED_CPU,
         )
         drift = isolation.drift(job.facts, per_node_keys=spec["per_node_keys"])
-    log = os.environ.get("NCCL_DEBUG_FILE", "")
+    log = nccl_debug_file(os.environ, os.getpid())
     offset = 0
     size, iters = int(spec["bytes"]), int(spec["iters"])
     where = (spec["node"], job.rail_of[ctx.rank])
@@ -333,7 +329,7 @@ def rounds(ctx: RankContext, spec: Mapping[str, Any], out: str) -> dict[str, Any
             offset = _cut_log(log, offset, path) if log else offset
             seen = observe_log(path, rank=ctx.rank, node=where[0], rail=where[1])
             result["observation"] = seen.to_data()
-        gathered = [json.loads(b.decode()) for b in ctx.gather_bytes(json.dumps(result).encode())]
+        gathered = gather_json(ctx, result)
         if isolation is not None:
             isolation.record(_measurements(job, current, gathered, size))
         if ctx.rank == 0:
@@ -384,20 +380,6 @@ def main(argv: list[str]) -> int:
         return 2
 
 
-def die_with_parent() -> None:
-    """SIGTERM for this process when the ``hpnet isolate`` that started it dies
-    (prctl PR_SET_PDEATHSIG, <linux/prctl.h>), and an exit now if it already has: a
-    rank its launcher killed leaves no worker behind."""
-    parent = os.environ.get("HPNET_PARENT_PID")
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: the parent's own handling stands
-        return
-    if parent is not None and str(os.getppid()) != parent:
-        raise SystemExit(143)
-
-
 def _main(argv: list[str]) -> int:
     die_with_parent()
     with open(argv[1]) as handle:
@@ -415,10 +397,7 @@ def _main(argv: list[str]) -> int:
     )  # fmt: skip
     result = rounds(ctx, spec, out)
     if result is not None:
-        tmp = os.path.join(out, "result.json.tmp")
-        with open(tmp, "w") as handle:
-            json.dump(result, handle)
-        os.replace(tmp, os.path.join(out, "result.json"))
+        write_result(out, result)
     ctx.dist.destroy_process_group()
     return 0
 

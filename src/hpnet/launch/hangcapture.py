@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from hpnet.cluster.folder import as_unwritable
 from hpnet.errors import InputError
 
 __all__ = ["capture_dir", "capture_env", "diagnose"]
@@ -35,15 +36,12 @@ BUFFER = 2000
 def capture_dir(path: str) -> str:
     """DIR as an absolute path, made if need be (ranks on other nodes get it as given)."""
     full = os.path.abspath(path)
-    try:
+    with as_unwritable(
+        "cannot make the capture directory",
+        where=f"--hang-capture {path}",
+        fix="--hang-capture a directory you can write, on a filesystem every node shares",
+    ):
         os.makedirs(full, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot make the capture directory: {exc.strerror or exc}",
-            code="unwritable",
-            where=f"--hang-capture {path}",
-            fix="--hang-capture a directory you can write, on a filesystem every node shares",
-        ) from None
     return full
 
 
