@@ -591,16 +591,17 @@ def test_check_all_child_gets_no_secret_and_its_signal_is_named(
     a signal is said to be."""
     from hpnet.check import cluster
     from hpnet.check.run import CheckOptions
+    from hpnet.cluster import spawn
     from hpnet.errors import HpnetError
 
     seen: dict[str, Any] = {}
 
-    def child(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        seen["env"] = kwargs["env"]
+    def child(argv: list[str], env: dict[str, str], **kwargs: Any) -> spawn.WorkerExit:
+        seen["env"] = env
         seen["facts"] = json.loads(Path(argv[-2]).read_text())
-        return subprocess.CompletedProcess(argv, -9, "", "")
+        return spawn.WorkerExit(part=kwargs["part"], returncode=-9, tail=())
 
-    monkeypatch.setattr(cluster.subprocess, "run", child)
+    monkeypatch.setattr(spawn, "run_worker", child)
     ranks = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "MASTER_ADDR": "127.0.0.1",
              "MASTER_PORT": "29511"}  # fmt: skip
     environ = environment(NCCL_IB_HCA="mlx5", NCCL_NET_TOKEN="tok-123456", **SECRETS)

@@ -28,7 +28,6 @@ import dataclasses
 import json
 import os
 import statistics
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -112,7 +111,8 @@ def run_cluster_check(
 ) -> CheckReport | None:
     """This rank's part; rank 0 returns the cluster's report, the others None."""
     from hpnet.bench.model import BenchSpec  # noqa: PLC0415
-    from hpnet.cluster.spawn import WorkerExit, worker_env  # noqa: PLC0415
+    from hpnet.cluster import spawn  # noqa: PLC0415
+    from hpnet.cluster.spawn import worker_env  # noqa: PLC0415
     from hpnet.outputfile import write_file  # noqa: PLC0415
 
     device = "cpu" if options.device == "cpu" else _device()
@@ -127,18 +127,12 @@ def run_cluster_check(
     out = job_directory(options.keep_dir, ranks)
     facts_path = os.path.join(out, f"facts.rank{rank}.json")
     write_file(facts_path, json.dumps(facts))
-    done = subprocess.run(
+    ended = spawn.run_worker(
         [sys.executable, "-m", "hpnet.check.cluster_worker", facts_path, out],
-        env=worker_env(environ, ranks, os.path.join(out, f"nccl.rank{rank}.%h.%p.log")),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
-    ended = WorkerExit(
+        worker_env(environ, ranks, os.path.join(out, f"nccl.rank{rank}.%h.%p.log")),
         part="cluster benchmark",
-        returncode=done.returncode,
-        tail=tuple((done.stderr or done.stdout).splitlines()),
+        timeout_seconds=TIMEOUT_SECONDS,
+        echo=False,
     )
     if not ended.ok:
         raise HpnetError(
