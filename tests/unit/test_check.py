@@ -179,15 +179,16 @@ def test_the_html_report_renders_in_a_headless_browser(
     assert shot.exists() and shot.stat().st_size > 10_000  # something was drawn
 
 
-def cluster_run(tmp_path: Path, extra_env_rank1: dict[str, str]) -> dict[str, Any]:
-    """Two ranks started as a launcher starts them, each its own "node" (NCCL_HOSTID),
-    running `hpnet check --all --json`; rank 0 prints the cluster's report."""
+def cluster_run(tmp_path: Path, extra_env_rank1: dict[str, str], world: int = 2) -> dict[str, Any]:
+    """``world`` ranks started as a launcher starts them, each its own "node"
+    (NCCL_HOSTID), running `hpnet check --all --json`; rank 0 prints the cluster's
+    report."""
     from hpnet.localrun import free_port
 
     port = str(free_port())
     procs = []
-    for rank in (0, 1):
-        env = {**clean_environment(), "RANK": str(rank), "WORLD_SIZE": "2",
+    for rank in range(world):
+        env = {**clean_environment(), "RANK": str(rank), "WORLD_SIZE": str(world),
                "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
                "MASTER_PORT": port, "CUDA_VISIBLE_DEVICES": "", "NCCL_DEBUG": "WARN",
                "NCCL_HOSTID": f"node{rank}", **(extra_env_rank1 if rank == 1 else {})}  # fmt: skip
@@ -201,27 +202,47 @@ def cluster_run(tmp_path: Path, extra_env_rank1: dict[str, str]) -> dict[str, An
             )
         )
     outs = [p.communicate(timeout=300) for p in procs]
-    assert procs[1].returncode == 0 and outs[1][0] == "", outs[1]
+    assert all(
+        p.returncode == 0 and out[0] == "" for p, out in zip(procs[1:], outs[1:], strict=True)
+    ), outs
     assert procs[0].returncode == 1, outs[0][1]  # no GPU, no RDMA: not ready
     return dict(json.loads(outs[0][0]))
 
 
 def test_the_cluster_view_finds_the_rank_with_a_different_environment(tmp_path: Path) -> None:
-    data = cluster_run(tmp_path, {"NCCL_IB_HCA": "mlx5_9"})
+    data = cluster_run(tmp_path, {"NCCL_IB_HCA": "mlx5_9"}, world=3)
     cluster = data["cluster"]
-    assert [n["node"] for n in cluster["nodes"]] == ["node0", "node1"]
+    assert [n["node"] for n in cluster["nodes"]] == ["node0", "node1", "node2"]
     assert all(n["ring_busbw_gbps"] > 0 for n in cluster["nodes"])  # a real hop each way
     [mismatch] = cluster["env_mismatches"]
     assert mismatch["rank"] == 1 and mismatch["node"] == "node1"
     assert mismatch["differs"] == ["NCCL_IB_HCA=mlx5_9 (others: (unset))"]
     env = next(p for p in data["problems"] if p["code"] == "cluster:env")
     assert env["impact"] == 2 and "rank 1 on node1" in env["what"]
-    assert data["stages"][0]["name"] == "cluster" and data["stages"][0]["nranks"] == 2
+    assert data["stages"][0]["name"] == "cluster" and data["stages"][0]["nranks"] == 3
     assert {p["code"] for p in data["problems"]} >= {"hardware:gpu", "hardware:rdma"}
     view = DOC.split("## The cluster view", 1)[1].split("\n## The plan", 1)[0]
     documented = documented_paths("## The cluster view" + view)
     emitted = {p for p in emitted_paths({"cluster": cluster}) if p != "cluster"}
     assert emitted == documented
+
+
+def test_two_ranks_that_disagree_name_no_rank_but_every_side() -> None:
+    """With no majority (2 ranks, one value each), blaming either rank would be a guess:
+    the variable and each side are named, as isolate's drift names a split."""
+    from hpnet.check.cluster import _agreement
+    from hpnet.check.model import RankFacts
+
+    facts = [
+        RankFacts(rank=0, node="node0", host="h0", local_rank=0, nccl_env={}),
+        RankFacts(rank=1, node="node1", host="h1", local_rank=0,
+                  nccl_env={"NCCL_IB_HCA": "mlx5_9"}),
+    ]  # fmt: skip
+    mismatches, versions, problems = _agreement(facts, {})
+    assert mismatches == [] and versions == []
+    [split] = problems
+    assert split.code == "cluster:env" and "no value has a majority" in split.what
+    assert split.evidence == ("NCCL_IB_HCA=(unset) on rank(s) 0", "NCCL_IB_HCA=mlx5_9 on rank(s) 1")
 
 
 def test_the_cluster_view_of_agreeing_ranks_has_no_mismatch(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from hpnet.cluster.drift import drift
 from hpnet.errors import InputError
 from hpnet.isolate import (
     Baseline,
@@ -20,7 +21,6 @@ from hpnet.isolate import (
     Test,
     Thresholds,
 )
-from hpnet.isolate.drift import drift
 from hpnet.isolate.pairing import cross_pairs
 from hpnet.isolate.scoring import PairState, judge, reference
 from hpnet.jsonout import dumps, to_data

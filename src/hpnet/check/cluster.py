@@ -46,6 +46,7 @@ from hpnet.check.model import (
 )
 from hpnet.check.plan import RDMA_TRANSPORTS, StageKind, cluster_stage
 from hpnet.check.run import CheckOptions
+from hpnet.cluster.drift import UNSET, DriftKind, drift
 from hpnet.cluster.facts import RankPlace, job_nccl, nccl_environment, physical_gpus
 from hpnet.cluster.folder import job_directory, read_result
 from hpnet.errors import HpnetError
@@ -176,29 +177,52 @@ def _has_nccl_lines(out: str) -> bool:
 
 
 def _majority_env(facts: Sequence[RankFacts]) -> dict[str, str]:
+    """The environment most ranks started with, whole (the report shows it)."""
     counted = Counter(json.dumps(f.nccl_env, sort_keys=True) for f in facts)
     return dict(json.loads(counted.most_common(1)[0][0]))
 
 
-def _differences(env: Mapping[str, str], majority: Mapping[str, str]) -> list[str]:
-    out = []
-    for name in sorted(set(env) | set(majority)):
-        if env.get(name) != majority.get(name):
-            out.append(
-                f"{name}={env.get(name, '(unset)')} (others: {majority.get(name, '(unset)')})"
-            )
-    return out
+def _shown(value: str | None) -> str:
+    return "(unset)" if value in (None, UNSET) else str(value)
 
 
 def _agreement(
     facts: Sequence[RankFacts], leaders: Mapping[str, RankFacts]
 ) -> tuple[list[EnvMismatch], list[str], list[Problem]]:
-    """Ranks whose NCCL environment differs from the majority's, versions that differ
-    between nodes."""
-    majority = _majority_env(facts)
-    mismatches, problems = [], []
+    """Ranks whose NCCL environment differs from the strict majority's, per variable, as
+    isolate judges nodes (:func:`hpnet.cluster.drift.drift`): with no strict majority (2
+    ranks that disagree) no rank is named, every side is; versions that differ between
+    nodes."""
+    by_rank = {str(f.rank): {f"env.{k}": v for k, v in f.nccl_env.items()} for f in facts}
+    named: dict[int, list[str]] = {}
+    problems = []
+    for found in drift(by_rank, per_node_keys=()):
+        name = found.key.removeprefix("env.")
+        if found.kind is DriftKind.DIFFERS and found.node is not None:
+            named.setdefault(int(found.node), []).append(
+                f"{name}={_shown(found.value)} (others: {_shown(found.majority_value)})"
+            )
+            continue
+        sides: dict[str, list[str]] = {}
+        for rank, env in by_rank.items():
+            sides.setdefault(_shown(env.get(found.key)), []).append(rank)
+        problems.append(
+            Problem(
+                impact=CHECK_IMPACT["cluster:env"],
+                what=f"the ranks disagree on {name} and no value has a majority: which one "
+                "the job meant is not known",
+                code="cluster:env",
+                evidence=tuple(
+                    f"{name}={value} on rank(s) {', '.join(ranks)}"
+                    for value, ranks in sorted(sides.items())
+                )[:5],
+                fix="start every rank with the same environment: hpnet launch carries it "
+                "(or set it in the job's spec, not in one node's shell)",
+            )
+        )
+    mismatches = []
     for fact in facts:
-        differs = _differences(fact.nccl_env, majority)
+        differs = named.get(fact.rank)
         if differs:
             mismatches.append(EnvMismatch(rank=fact.rank, node=fact.node, differs=tuple(differs)))
             problems.append(

@@ -32,10 +32,10 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from hpnet.cluster.drift import PER_NODE_KEYS
+from hpnet.cluster.drift import drift as drift_of
 from hpnet.errors import InputError
 from hpnet.isolate import findings
-from hpnet.isolate.drift import PER_NODE_KEYS
-from hpnet.isolate.drift import drift as drift_of
 from hpnet.isolate.model import (
     Baseline,
     ConfigIssue,
@@ -138,7 +138,7 @@ class Isolation:
         *,
         per_node_keys: Iterable[str] = PER_NODE_KEYS,
     ) -> tuple[Drift, ...]:
-        """Round 0: facts that differ between nodes (see :func:`hpnet.isolate.drift.drift`)."""
+        """Round 0: facts that differ between nodes (see :func:`hpnet.cluster.drift.drift`)."""
         self._facts = facts
         self._drift = drift_of(facts, per_node_keys=per_node_keys)
         for d in self._drift:

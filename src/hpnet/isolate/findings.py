@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.isolate.drift import UNSET
+from hpnet.cluster.drift import UNSET
 from hpnet.isolate.model import (
     ConfigIssue,
     Drift,

@@ -19,6 +19,7 @@ import math
 import statistics
 from collections.abc import Mapping
 
+from hpnet.cluster.drift import Drift, DriftKind
 from hpnet.errors import InputError
 
 __all__ = [
@@ -67,11 +68,6 @@ class ErrorSource(str, enum.Enum):
     #: buffer that could not be allocated, no result): evidence of nothing about the
     #: nodes, never a culprit
     HARNESS = "harness"
-
-
-class DriftKind(str, enum.Enum):
-    DIFFERS = "differs"  # one node differs from the strict majority
-    SPLIT = "split"  # no value has a strict majority: nobody is blamed
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -139,25 +135,6 @@ class RoundSummary:
     num_tests: int
     num_errors: int
     findings: tuple[str, ...]  # what the round concluded, in words with numbers
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class Drift:
-    """A fact on which nodes disagree.
-
-    ``DIFFERS``: ``node`` has ``value`` where ``majority_count`` of ``num_nodes`` nodes
-    reporting ``key`` have ``majority_value``. ``SPLIT``: no strict majority; ``counts``
-    holds every value with its number of nodes and no node is named.
-    """
-
-    kind: DriftKind
-    key: str
-    node: str | None
-    value: str | None
-    majority_value: str | None
-    majority_count: int
-    num_nodes: int
-    counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -31,11 +31,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from hpnet.bench.backends import RankContext
+from hpnet.cluster.drift import UNSET
 from hpnet.cluster.folder import write_result
 from hpnet.cluster.gather import gather_json, nccl_debug_file, ranks_by_node
 from hpnet.cluster.spawn import die_with_parent
 from hpnet.errors import HpnetError
-from hpnet.isolate.drift import UNSET
 from hpnet.isolate.engine import Isolation
 from hpnet.isolate.harness import error_source
 from hpnet.isolate.model import Baseline, ErrorSource, Measurement, Round, Test

@@ -13,11 +13,36 @@ acts on (its default): a variable set on one node only is drift.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import fnmatch
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
-from hpnet.isolate.model import Drift, DriftKind
+
+class DriftKind(str, enum.Enum):
+    DIFFERS = "differs"  # one node differs from the strict majority
+    SPLIT = "split"  # no value has a strict majority: nobody is blamed
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Drift:
+    """A fact on which nodes disagree.
+
+    ``DIFFERS``: ``node`` has ``value`` where ``majority_count`` of ``num_nodes`` nodes
+    reporting ``key`` have ``majority_value``. ``SPLIT``: no strict majority; ``counts``
+    holds every value with its number of nodes and no node is named.
+    """
+
+    kind: DriftKind
+    key: str
+    node: str | None
+    value: str | None
+    majority_value: str | None
+    majority_count: int
+    num_nodes: int
+    counts: tuple[tuple[str, int], ...] = ()
+
 
 __all__ = ["PER_NODE_KEYS", "UNSET", "drift"]
 
