@@ -11,7 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from hpnet.isolate.drain import drain_commands, scheduler_of, shown
 from hpnet.isolate.facts import node_facts
 from hpnet.isolate.observe import config_issues, observe_log
 from tests.conftest import DATA
+from tests.unit.test_launch_run import Together
 
 HPNET = [sys.executable, "-m", "hpnet"]
 LOGS = DATA / "nccl-logs"
@@ -251,20 +252,45 @@ def test_rank_zero_builds_measurements_from_what_ranks_sent_as_json() -> None:
     assert found[0].samples_gbps == pytest.approx(((1 << 20) / 0.01 / 1e9, (1 << 20) / 0.02 / 1e9))
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
-def test_isolate_runs_under_mpirun_through_hpnet_launch(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Together]:
+    """The real jobs of the tests below (under mpirun, an earlier job's logs, a job of
+    one node), started together at the first one's request: each leaves a core of a
+    2-core machine idle much of its time (its launcher starting alone, ranks waiting on
+    each other, the job's end), side by side they keep both busy. Each has its own
+    rendezvous port and folders; none asserts a timing, and a slow rank of a busy
+    machine changes none of what they check (the mpirun job's exit 1, an outlier, is
+    accepted as before)."""
+    from tests.unit.test_launch_run import distinct_ports, environment
+
+    started = Together()
+    mpirun, earlier, one_node = distinct_ports(3)
+    try:
+        if shutil.which("mpirun") is None:
+            started.skip("mpirun", "Open MPI's mpirun is not installed")
+        else:
+            rank = f"NCCL_HOSTID=host$OMPI_COMM_WORLD_RANK exec {sys.executable} -m hpnet "
+            rank += "isolate --device cpu --json --bytes 64K --iters 5"
+            started.start("mpirun", [*HPNET, "launch", "--engine", "mpirun", "--nproc-per-node",
+                                     "4", "--master-port", str(mpirun), "--", "sh", "-c", rank],
+                          cwd=tmp_path_factory.mktemp("mpirun"), env=environment(),
+                          timeout=300)  # fmt: skip
+        where = tmp_path_factory.mktemp("earlier")
+        _plant_an_earlier_job(where / "logs" / f"isolate-127.0.0.1-{earlier}")
+        start_fake_hosts(started, "earlier", where, 4, "--json", "--logs", str(where / "logs"),
+                         port=earlier)  # fmt: skip
+        where = tmp_path_factory.mktemp("one-node")
+        start_fake_hosts(started, "one-node", where, 2, hosts=False, port=one_node)
+        yield started
+    finally:
+        started.close()
+
+
+def test_isolate_runs_under_mpirun_through_hpnet_launch(jobs: Together) -> None:
     """Open MPI's ranks (OMPI_COMM_WORLD_*) meet where hpnet launch's mpirun command
     says (-x MASTER_ADDR / MASTER_PORT); each rank its own NCCL host."""
-    from tests.unit.test_launch_run import _port, environment
-
-    rank = f"NCCL_HOSTID=host$OMPI_COMM_WORLD_RANK exec {sys.executable} -m hpnet isolate "
-    rank += "--device cpu --json --bytes 64K --iters 5"
-    done = subprocess.run(
-        [*HPNET, "launch", "--engine", "mpirun", "--nproc-per-node", "4",
-         "--master-port", str(_port()), "--", "sh", "-c", rank],
-        cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300,
-        check=False,
-    )  # fmt: skip
+    # hpnet launch --engine mpirun --nproc-per-node 4 -- sh -c 'NCCL_HOSTID=host$R ...'
+    done, _ = jobs.result("mpirun")
     assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: an outlier on a busy VM
     data = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
     assert data["nodes"] == ["host0", "host1", "host2", "host3"]
@@ -273,17 +299,16 @@ def test_isolate_runs_under_mpirun_through_hpnet_launch(tmp_path: Path) -> None:
     assert pairs["name"] == "pairs" and pairs["num_tests"] == 2 and pairs["num_errors"] == 0
 
 
-def torchrun_fake_hosts(
-    tmp_path: Path, nproc: int, *args: str, hosts: bool = True
-) -> subprocess.CompletedProcess[str]:
-    """torchrun with ``nproc`` ranks on this machine, each its own NCCL host (or, with
-    ``hosts=False``, all one node), running ``hpnet isolate --device cpu`` with ``args``;
-    temporary files under ``tmp_path/tmp``."""
-    from tests.unit.test_launch_run import _port, environment
+def _fake_hosts_command(
+    tmp_path: Path, nproc: int, args: tuple[str, ...], *, hosts: bool, port: int
+) -> tuple[list[str], dict[str, str]] | None:
+    """torchrun's command line and environment for :func:`torchrun_fake_hosts`, or None
+    where torchrun is not installed."""
+    from tests.unit.test_launch_run import environment
 
     torchrun = Path(sys.executable).parent / "torchrun"
     if not torchrun.exists():
-        pytest.skip("torchrun is not installed")
+        return None
     host = "export NCCL_HOSTID=host$LOCAL_RANK; " if hosts else ""
     script = tmp_path / "rank.sh"
     # the arguments in the script: torchrun reads options after the script as its own
@@ -294,25 +319,44 @@ def torchrun_fake_hosts(
     )
     script.chmod(0o755)
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    return subprocess.run(
-        [str(torchrun), "--nproc-per-node", str(nproc), "--master-port", str(_port()),
-         "--no-python", str(script)],
-        cwd=tmp_path, env={**environment(), "TMPDIR": str(tmp_path / "tmp")},
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    argv = [str(torchrun), "--nproc-per-node", str(nproc), "--master-port", str(port),
+            "--no-python", str(script)]  # fmt: skip
+    return argv, {**environment(), "TMPDIR": str(tmp_path / "tmp")}
 
 
-def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
-    tmp_path: Path,
-) -> None:
-    """Same rendezvous, same --logs folder: each rank first removes its own files of
-    the earlier job. Planted: an earlier job's NCCL logs, three on IB, one on sockets,
-    which read as this job's would make a configuration fault of rank 3."""
+def torchrun_fake_hosts(
+    tmp_path: Path, nproc: int, *args: str, hosts: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """torchrun with ``nproc`` ranks on this machine, each its own NCCL host (or, with
+    ``hosts=False``, all one node), running ``hpnet isolate --device cpu`` with ``args``;
+    temporary files under ``tmp_path/tmp``."""
     from tests.unit.test_launch_run import _port
 
-    port = _port()
-    logs = tmp_path / "logs"
-    job = logs / f"isolate-127.0.0.1-{port}"
+    command = _fake_hosts_command(tmp_path, nproc, args, hosts=hosts, port=_port())
+    if command is None:
+        pytest.skip("torchrun is not installed")
+    argv, env = command
+    return subprocess.run(
+        argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def start_fake_hosts(
+    started: Together, key: str, tmp_path: Path, nproc: int, *args: str, port: int,
+    hosts: bool = True,
+) -> None:  # fmt: skip
+    """:func:`torchrun_fake_hosts`, started among others (``key``'s result)."""
+    command = _fake_hosts_command(tmp_path, nproc, args, hosts=hosts, port=port)
+    if command is None:
+        started.skip(key, "torchrun is not installed")
+        return
+    argv, env = command
+    started.start(key, argv, cwd=tmp_path, env=env, timeout=300)
+
+
+def _plant_an_earlier_job(job: Path) -> None:
+    """An earlier job's files in the job folder this job will use (same rendezvous, same
+    --logs): NCCL logs of three ranks on IB and one on sockets, a round's log, a result."""
     job.mkdir(parents=True)
     for rank in range(3):
         (job / f"nccl.rank{rank}.log").write_bytes(IB_GDR.read_bytes())
@@ -320,10 +364,17 @@ def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
     (job / "round1").mkdir()
     (job / "round1" / "rank3.log").write_bytes(SOCKET.read_bytes())
     (job / "result.json").write_text('{"stale": true}')
-    from unittest import mock
 
-    with mock.patch("tests.unit.test_launch_run._port", return_value=port):
-        done = torchrun_fake_hosts(tmp_path, 4, "--json", "--logs", str(logs))
+
+def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
+    jobs: Together,
+) -> None:
+    """Same rendezvous, same --logs folder: each rank first removes its own files of
+    the earlier job. Planted: an earlier job's NCCL logs, three on IB, one on sockets,
+    which read as this job's would make a configuration fault of rank 3."""
+    # torchrun_fake_hosts(..., 4, "--json", "--logs", LOGS) on the planted job's port
+    done, _ = jobs.result("earlier")
+    (job,) = (jobs.cwd["earlier"] / "logs").iterdir()  # the planted job's folder, alone
     assert done.returncode in (0, 1), done.stderr[-3000:]
     data = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
     assert not [o for o in data["outliers"] if o["fault"] == "configuration"], data
@@ -332,8 +383,9 @@ def test_an_earlier_jobs_logs_in_the_logs_folder_are_not_read_as_this_ones(
     assert (job / "round1" / "rank3.log").read_bytes() == b""  # this job's round: nothing
 
 
-def test_a_job_of_one_node_is_an_error_and_leaves_no_files(tmp_path: Path) -> None:
-    done = torchrun_fake_hosts(tmp_path, 2, hosts=False)
+def test_a_job_of_one_node_is_an_error_and_leaves_no_files(jobs: Together) -> None:
+    done, _ = jobs.result("one-node")  # torchrun_fake_hosts(..., 2, hosts=False)
+    tmp_path = jobs.cwd["one-node"]
     assert "error[isolate-nodes]: isolate needs at least 2 distinct nodes" in done.stderr
     # which rank's error[isolate-failed] comes out first is a race (the launcher ends
     # the others when one exits); rank 0's cause is always shown

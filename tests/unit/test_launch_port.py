@@ -9,6 +9,7 @@ port is held by a listening socket of the test's own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,10 +24,12 @@ import pytest
 
 from hpnet.launch.plan import LaunchPlan, LaunchRequest
 from hpnet.launch.prepare import LaunchOptions, prepare
+from tests.unit.test_launch_run import Together
 
 HPNET = [sys.executable, "-m", "hpnet"]
 
-#: a rank that meets the others (gloo), records its rendezvous, and lingers
+#: a rank that meets the others (gloo), records its rendezvous, and lingers: a number
+#: of seconds, or until the file named (a path) exists, at most 120 s
 RANK = """
 import json, os, sys, time
 import torch
@@ -37,7 +40,12 @@ dist.all_reduce(t)
 assert t.item() == dist.get_world_size()
 with open(os.path.join(sys.argv[1], f"rank{dist.get_rank()}.json"), "w") as handle:
     json.dump({"port": os.environ["MASTER_PORT"], "world": dist.get_world_size()}, handle)
-time.sleep(float(sys.argv[2]))
+if os.sep in sys.argv[2]:
+    deadline = time.monotonic() + 120
+    while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+else:
+    time.sleep(float(sys.argv[2]))
 dist.destroy_process_group()
 """
 
@@ -55,13 +63,47 @@ def hpnet_launch(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
-@pytest.fixture
-def held_port() -> Iterator[int]:
-    """A port another process (this test) listens on, on every IPv4 address."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
+#: what holds the rendezvous port when it is taken: hpnet launch's ... -- the program
+TAKEN_BY_LAUNCH = [
+    ["--hosts", "127.0.0.1", "--nproc-per-node", "2"],  # torchrun's agent listens
+    ["--engine", "env"],  # rank 0 of the program listens (torch env://)
+]
+#: ... and a rank a launcher started (its variables), rank 0 of the job
+TAKEN_IN_RANK = [["bench", "--device", "cpu", "-e", "1K"], ["isolate"]]
+
+
+def _start_taken(runs: Together, key: str, args: list[str], port: int, where: Path) -> None:
+    if args in TAKEN_BY_LAUNCH:
+        (where / "rank.py").write_text(RANK)
+        argv = [*HPNET, "launch", *args, "--master-port", str(port), "--", sys.executable,
+                "rank.py", str(where), "0"]  # fmt: skip
+        runs.start(key, argv, cwd=where, env=environment())
+        return
+    clean = {k: v for k, v in environment().items() if "RANK" not in k and "SIZE" not in k}
+    env = {**clean, "RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
+           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "NCCL_HOSTID": "h0"}  # fmt: skip
+    runs.start(key, [*HPNET, *args], cwd=where, env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def taken(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Together, dict[str, int]]]:
+    """The runs of the taken-port tests, each against a port of its own that this
+    process listens on (on every IPv4 address) until the module ends. Each run is one
+    process at a time that gives up at once: they start together, at the first test's
+    request, and each test reads its own."""
+    runs, ports = Together(), {}
+    with contextlib.ExitStack() as held:
+        try:
+            for args in TAKEN_BY_LAUNCH + TAKEN_IN_RANK:
+                key = " ".join(args)
+                sock = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+                sock.bind(("", 0))
+                sock.listen()
+                ports[key] = sock.getsockname()[1]
+                _start_taken(runs, key, args, ports[key], tmp_path_factory.mktemp("taken"))
+            yield runs, ports
+        finally:
+            runs.close()
 
 
 def plan_for(
@@ -125,46 +167,47 @@ def test_dry_run_prints_the_port_chosen(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ real launches
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--hosts", "127.0.0.1", "--nproc-per-node", "2"],  # torchrun's agent listens
-        ["--engine", "env"],  # rank 0 of the program listens (torch env://)
-    ],
-)
+@pytest.mark.parametrize("args", TAKEN_BY_LAUNCH)
 def test_a_taken_port_is_named_with_the_fix(
-    args: list[str], held_port: int, tmp_path: Path
+    args: list[str], taken: tuple[Together, dict[str, int]]
 ) -> None:
-    (tmp_path / "rank.py").write_text(RANK)
-    run = [*args, "--master-port", str(held_port), "--", sys.executable, "rank.py",
-           str(tmp_path), "0"]  # fmt: skip
-    done = hpnet_launch(run, tmp_path)
-    _, err = done.communicate(timeout=180)
+    """hpnet launch ARGS --master-port HELD -- python rank.py DIR 0"""
+    runs, ports = taken
+    key = " ".join(args)
+    done, _ = runs.result(key)
+    err, held_port = done.stderr, ports[key]
     assert done.returncode == 2, err  # port-taken: docs/errors.md
     line = err.strip().splitlines()[-1]
     assert line.startswith(f"error[port-taken]: the rendezvous port {held_port} is taken"), err
     assert "pass another --master-port" in line and f"sport = :{held_port}" in line
     assert "exited with 1" not in err
-    assert not list(tmp_path.glob("rank*.json"))
+    assert not list(runs.cwd[key].glob("rank*.json"))
 
 
 def test_two_jobs_on_one_machine_do_not_collide(tmp_path: Path) -> None:
     """Both without --master-port, the second started while the first still runs: each
-    gets its own port (they both took 29500: the second failed, or met the first)."""
+    gets its own port (they both took 29500: the second failed, or met the first). The
+    first job's ranks linger until the second's have met (a file the test writes then),
+    so the first holds its port for the whole of the second's rendezvous however slow
+    the machine; the second's end at once."""
     dirs = [tmp_path / "a", tmp_path / "b"]
+    release = tmp_path / "release"
     procs = []
-    for directory in dirs:
+    for directory, linger in zip(dirs, [str(release), "0"], strict=True):
         directory.mkdir()
         (directory / "rank.py").write_text(RANK)
         args = ["--hosts", "127.0.0.1", "--nproc-per-node", "2", "--",
-                sys.executable, "rank.py", str(directory), "8"]  # fmt: skip
+                sys.executable, "rank.py", str(directory), linger]  # fmt: skip
         procs.append(hpnet_launch(args, directory))
         deadline = time.monotonic() + 120
         while len(list(directory.glob("rank*.json"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)  # the first job's ranks have met: it holds its port now
+    first_ran_throughout = procs[0].poll() is None
+    release.touch()
     outcomes = [p.communicate(timeout=180) for p in procs]
     for proc, (_, err) in zip(procs, outcomes, strict=True):
         assert proc.returncode == 0, err
+    assert first_ran_throughout, "the first job ended before the second's ranks met"
     ports = []
     for directory in dirs:
         ranks = [json.loads(p.read_text()) for p in sorted(directory.glob("rank*.json"))]
@@ -173,19 +216,17 @@ def test_two_jobs_on_one_machine_do_not_collide(tmp_path: Path) -> None:
     assert len(ports[0]) == len(ports[1]) == 1 and ports[0] != ports[1]
 
 
-@pytest.mark.parametrize("command", [["bench", "--device", "cpu", "-e", "1K"], ["isolate"]])
-def test_a_rank_whose_rendezvous_port_is_taken_names_it(command: list[str], held_port: int) -> None:
+@pytest.mark.parametrize("command", TAKEN_IN_RANK)
+def test_a_rank_whose_rendezvous_port_is_taken_names_it(
+    command: list[str], taken: tuple[Together, dict[str, int]]
+) -> None:
     """A rank started by a launcher (here: its variables), rank 0 of the job, cannot
     listen on MASTER_PORT: error[port-taken] with the port, exit 2, not torch's
     DistNetworkError as an internal error (exit 3)."""
-    clean = {k: v for k, v in environment().items() if "RANK" not in k and "SIZE" not in k}
-    port = held_port
-    done = subprocess.run(
-        [sys.executable, "-m", "hpnet", *command], capture_output=True, text=True,
-        timeout=120, check=False,
-        env={**clean, "RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
-             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "NCCL_HOSTID": "h0"},
-    )  # fmt: skip
+    runs, ports = taken
+    key = " ".join(command)
+    done, _ = runs.result(key)  # python -m hpnet COMMAND, RANK=0 of 2, MASTER_PORT held
+    port = ports[key]
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"error[port-taken]: the rendezvous port {port} (MASTER_PORT) is taken" in done.stderr
     assert "error[internal]" not in done.stderr

@@ -4,13 +4,16 @@ MPI, a rank killed mid-job, a timeout. Every rank records what it saw."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +53,16 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
 
 
+def gone(pids: list[int], within: float) -> bool:
+    """Whether every process of ``pids`` has ended, or ends within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "SLURM_", "OMPI_"))}
     env.update(NCCL_DEBUG="WARN", MY_SETTING="forwarded", HF_TOKEN="hf_secret",
@@ -67,6 +80,92 @@ def launch(
         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=timeout,
         check=False,
     )  # fmt: skip
+
+
+@dataclasses.dataclass
+class _Run:
+    argv: list[str]
+    proc: subprocess.Popen[str]
+    timeout: float
+    thread: threading.Thread | None = None
+    out: tuple[str, str] = ("", "")
+    seconds: float = 0.0
+    timed_out: bool = False
+    error: BaseException | None = None
+
+
+class Together:
+    """Launches started side by side, each read by its own test as if it had run alone.
+
+    For launches that leave a core idle much of the time: one chain of processes
+    (hpnet, the engine's agent, a rank that exits at once), or one that waits on a
+    clock. Side by side they keep a 2-core machine's cores busy instead of one of them.
+    (Not for runs that keep both cores busy already, such as hpnet bench's ranks: side
+    by side they only take longer each.) Each launch's output, exit code and seconds
+    from its start to its end are its own; a launch past its limit is killed and
+    raises, as ``subprocess.run`` would."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _Run] = {}
+        self._skipped: dict[str, str] = {}
+        self.cwd: dict[str, Path] = {}
+
+    def start(self, key: str, argv: list[str], *, env: dict[str, str], cwd: Path,
+              timeout: float = 180) -> None:  # fmt: skip
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        run = self._runs[key] = _Run(argv=argv, proc=proc, timeout=timeout)
+        self.cwd[key] = cwd
+
+        def wait() -> None:  # reads the pipes as the launch writes, until it ends
+            try:
+                run.out = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                run.out, run.timed_out = proc.communicate(), True
+            except BaseException as exc:  # noqa: BLE001 - raised again by result()
+                run.error = exc
+            run.seconds = time.monotonic() - started
+
+        run.thread = threading.Thread(target=wait, name=f"launch {key}", daemon=True)
+        run.thread.start()
+
+    def skip(self, key: str, reason: str) -> None:
+        """``key`` cannot run here: its test is skipped with ``reason``."""
+        self._skipped[key] = reason
+
+    def result(self, key: str) -> tuple[subprocess.CompletedProcess[str], float]:
+        """The launch's outcome, once it ended, and how long it ran."""
+        if key in self._skipped:
+            pytest.skip(self._skipped[key])
+        run = self._runs[key]
+        assert run.thread is not None
+        run.thread.join()
+        if run.error is not None:
+            raise run.error
+        if run.timed_out:
+            raise subprocess.TimeoutExpired(run.argv, run.timeout, *run.out)
+        out, err = run.out
+        return subprocess.CompletedProcess(run.argv, run.proc.returncode, out, err), run.seconds
+
+    def close(self) -> None:
+        """Ends what still runs (a test not run, or one that failed before reading it)."""
+        for run in self._runs.values():
+            if run.proc.poll() is None:
+                run.proc.kill()
+            if run.thread is not None:
+                run.thread.join()
+
+
+def distinct_ports(count: int) -> list[int]:
+    """``count`` different free ports, for launches that run at the same time."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = _port()
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 def test_torchrun_over_two_nodes_carries_the_environment(tmp_path: Path) -> None:
@@ -149,19 +248,48 @@ def test_killing_one_rank_ends_the_job(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGKILL, err
     assert "error[job-failed]: node 0 exited with 1: rank 1 (local rank 1) on host" in err
     assert "was killed by SIGKILL" in err and "hpnet exits with 137" in err
-    time.sleep(0.5)
-    assert not any(alive(pid) for pid in pids)
+    assert gone(pids, within=0.5)
 
 
-def test_timeout_ends_the_job(tmp_path: Path) -> None:
-    pidfile = tmp_path / "pid"
-    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
-    started = time.monotonic()
-    done = launch(["--engine", "env", "--timeout", "3", "--", sys.executable, "-c", code], tmp_path)
+#: a rank's exit code, and hpnet's for it (test_a_ranks_code_never_reads_as_hpnets_own)
+RANK_CODES = [(3, 4), (2, 4), (5, 5)]
+
+
+@pytest.fixture(scope="module")
+def exits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Together]:
+    """The launches of the exit-code tests, started together at the first one's request:
+    a job that waits on --timeout, then torchrun jobs whose ranks exit at once (each
+    with its own rendezvous port)."""
+    jobs = Together()
+    dirs = {key: tmp_path_factory.mktemp(key) for key in ["timeout", "own"]}
+    dirs |= {f"rank-{code}": tmp_path_factory.mktemp(f"rank-{code}") for code, _ in RANK_CODES}
+
+    def start(key: str, *args: str) -> None:
+        jobs.start(key, [*HPNET, "launch", *args], cwd=dirs[key], env=environment())
+
+    try:
+        pidfile = dirs["timeout"] / "pid"
+        code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
+        start("timeout", "--engine", "env", "--timeout", "3", "--", sys.executable, "-c",
+              code + "time.sleep(120)")  # fmt: skip
+        ports = distinct_ports(1 + len(RANK_CODES))
+        own = "import os, sys; sys.exit(7 if os.environ['RANK'] == '1' else 0)"
+        start("own", "--nproc-per-node", "2", "--master-port", str(ports[0]), "--",
+              sys.executable, "-c", own)  # fmt: skip
+        for (rank_code, _), port in zip(RANK_CODES, ports[1:], strict=True):
+            start(f"rank-{rank_code}", "--nproc-per-node", "1", "--master-port", str(port),
+                  "--", sys.executable, "-c", f"import sys; sys.exit({rank_code})")  # fmt: skip
+        yield jobs
+    finally:
+        jobs.close()
+
+
+def test_timeout_ends_the_job(exits: Together) -> None:
+    done, seconds = exits.result("timeout")
     assert done.returncode == 124, done.stderr
-    assert time.monotonic() - started < 30
+    assert seconds < 30
     assert "ran past --timeout 3 s" in done.stderr
-    assert not alive(int(pidfile.read_text()))
+    assert not alive(int((exits.cwd["timeout"] / "pid").read_text()))
 
 
 def test_dry_run_runs_nothing_and_json_is_redacted(tmp_path: Path) -> None:
@@ -218,8 +346,7 @@ def test_sigterm_to_hpnet_launch_ends_every_rank(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM
-    time.sleep(0.5)
-    assert not any(alive(pid) for pid in pids)
+    assert gone(pids, within=0.5)
 
 
 def test_a_command_killed_by_a_signal_is_named_and_its_status_kept(tmp_path: Path) -> None:
@@ -230,13 +357,9 @@ def test_a_command_killed_by_a_signal_is_named_and_its_status_kept(tmp_path: Pat
     assert "was killed by SIGKILL" in done.stderr and "hpnet exits with 137" in done.stderr
 
 
-def test_the_ranks_own_exit_code_is_hpnets(tmp_path: Path) -> None:
+def test_the_ranks_own_exit_code_is_hpnets(exits: Together) -> None:
     # torchrun exits 1 whatever the rank's code: hpnet exits with the rank's
-    done = launch(
-        ["--nproc-per-node", "2", "--master-port", str(_port()), "--",
-         sys.executable, "-c", "import os, sys; sys.exit(7 if os.environ['RANK'] == '1' else 0)"],
-        tmp_path,
-    )  # fmt: skip
+    done, _ = exits.result("own")  # --nproc-per-node 2, rank 1 exits 7
     assert done.returncode == 7, done.stderr
     assert "rank 1 (local rank 1) on host" in done.stderr and "exited with 7" in done.stderr
 
@@ -285,18 +408,14 @@ def test_bench_under_a_launcher_on_a_cpu_node_runs_the_cpu_sweep(tmp_path: Path)
     assert sizes[0] == 8 and sizes[-1] == DEFAULT_SWEEP["cpu"][1] and len(sizes) == 10
 
 
-@pytest.mark.parametrize(("rank_code", "hpnet_code"), [(3, 4), (2, 4), (5, 5)])
+@pytest.mark.parametrize(("rank_code", "hpnet_code"), RANK_CODES)
 def test_a_ranks_code_never_reads_as_hpnets_own(
-    rank_code: int, hpnet_code: int, tmp_path: Path
+    rank_code: int, hpnet_code: int, exits: Together
 ) -> None:
     """A rank that exited 3 made hpnet exit 3, the code README keeps for hpnet's own
     internal errors (issue 26, item 4): a rank's 2 or 3 is 4, its other codes are kept,
     and error[job-failed] names the rank's own code either way."""
-    done = launch(
-        ["--nproc-per-node", "1", "--master-port", str(_port()), "--",
-         sys.executable, "-c", f"import sys; sys.exit({rank_code})"],
-        tmp_path,
-    )  # fmt: skip
+    done, _ = exits.result(f"rank-{rank_code}")  # torchrun, one rank: sys.exit(rank_code)
     assert done.returncode == hpnet_code, done.stderr
     assert f"exited with {rank_code}" in done.stderr and "error[job-failed]" in done.stderr
     assert f"hpnet exits with {hpnet_code}" in done.stderr
