@@ -22,6 +22,7 @@ import concurrent.futures
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,8 +40,10 @@ def one(
 ) -> dict[str, object]:
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": f"{ROOT}/src:{ROOT}"}
     timeout = "15" if opts.backend == "nccl" else "3"  # NCCL's first collective connects
+    keep = opts.keep or opts.wrong  # a wrong run's files always stay, for reading
+    kept = os.path.join(keep, f"{plant}-w{world}-c{culprit}-{seed}")
     with tempfile.TemporaryDirectory(
-        prefix=f"hang-{plant}-", dir=opts.keep, ignore_cleanup_errors=True
+        prefix=f"hang-{plant}-", dir=keep, ignore_cleanup_errors=True
     ) as out:
         start = time.monotonic()
         job_run = subprocess.run(
@@ -54,15 +57,18 @@ def one(
             [sys.executable, "-m", "hpnet", "hang", "--json", out],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
-        if opts.keep:  # the run's files stay for reading: the folder's name says what it was
-            Path(out, "harness.log").write_bytes(job_run.stdout + job_run.stderr)
-            os.rename(out, os.path.join(opts.keep, f"{plant}-w{world}-c{culprit}-{seed}"))
+        # the run's files stay for reading (the folder's name says what it was), until
+        # the run is known right without --keep
+        Path(out, "harness.log").write_bytes(job_run.stdout + job_run.stderr)
+        Path(out, "hang.out").write_text(done.stdout + done.stderr)
+        os.rename(out, kept)
     row: dict[str, object] = {"plant": plant, "world": world, "culprit": culprit, "seed": seed,
                               "job_s": round(job, 1)}  # fmt: skip
     try:
         data = json.loads(done.stdout)
     except ValueError:
         row.update(ok=False, got=f"no JSON (exit {done.returncode}): {done.stderr[-200:]}")
+        row["kept"] = kept
         return row
     want = ANSWER[plant]
     causes = data["causes"]
@@ -84,6 +90,10 @@ def one(
         got = f"{first['kind']} {named} group {first['pg']} #{first['seq']}"
         row["sides"] = either and not alone
     row.update(ok=ok, got=got)
+    if ok and not opts.keep:
+        shutil.rmtree(kept, ignore_errors=True)
+    elif not ok:
+        row["kept"] = kept
     return row
 
 
@@ -105,7 +115,12 @@ def main() -> int:
         help="nccl: on GPUs, a fake host per rank, torch's own dump on timeout",
     )
     parser.add_argument("--keep", help="keep each run's files in this folder")
+    parser.add_argument(
+        "--wrong", help="keep a wrong run's files in this folder (default: a new temporary one)"
+    )
     ns = parser.parse_args()
+    ns.wrong = ns.wrong or tempfile.mkdtemp(prefix="hang-plants-wrong-")
+    os.makedirs(ns.keep or ns.wrong, exist_ok=True)
     rng = random.Random(ns.seed)
     jobs = []
     for plant in ns.plants.split(","):

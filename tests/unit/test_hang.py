@@ -63,6 +63,27 @@ def test_every_planted_hang_is_named_with_its_rank_kind_and_collective(name: str
     assert report.exit_code == 1
 
 
+@pytest.mark.parametrize("kept", ["rank3.log", None])
+def test_a_rank_without_a_dump_whose_log_says_it_waited_is_never_named(
+    tmp_path: Path, kept: str | None
+) -> None:
+    # the 16-core device run (benchmarks/README.md): a victim's dump did not get written
+    # while its log line did; it was named silent beside the stopped rank
+    folder = tmp_path / "job"
+    folder.mkdir()
+    source = FR / "gloo-torch2.13-w4-stop-rank2"
+    for name in ("nccl_trace_rank_0", "nccl_trace_rank_1", "rank0.log", "rank1.log", kept):
+        if name:
+            (folder / name).write_bytes((source / name).read_bytes())
+    evidence = collect([str(folder)])
+    first = judge(evidence.dumps, evidence.errors, world=4).causes[0]
+    if kept:  # "Timed out waiting 3000ms for recv": alive and waiting
+        assert (first.kind, first.ranks) == ("silent", (2,))
+        assert any("rank 3: no dump either" in e for e in first.evidence), first.evidence
+    else:  # nothing from rank 3 at all: nothing tells it from the stopped rank
+        assert (first.kind, first.ranks) == ("silent", (2, 3))
+
+
 def test_a_subgroup_hang_leaves_the_world_group_out_of_the_verdict() -> None:
     evidence = collect([str(FR / "gloo-torch2.13-w4-subgroup-rank1")])
     report = judge(evidence.dumps, evidence.errors)

@@ -218,6 +218,12 @@ def _group_causes(
                 fix=MISMATCH_FIX,
             )
         ]
+    # a rank that left no dump but whose own line says it timed out waiting, or lost a
+    # peer, was alive and waiting on others: a victim, never the one named
+    waited = sorted(
+        r for r in missing if any(e.rank == r and (e.timeout or e.peer_closed) for e in errors)
+    )
+    missing = [r for r in missing if r not in waited]
     if missing and pending:
         # died: its peers lost the connection and none had timed out waiting for it first
         # (a frozen rank keeps its connections: its peers time out, and a peer that
@@ -225,6 +231,12 @@ def _group_causes(
         closed = [e for e in errors if e.peer_closed]
         kind = "gone" if _closed_first(closed, [e for e in errors if e.timeout]) else "silent"
         evidence = [f"{ranks_text(missing)}: no Flight Recorder dump"]
+        own = [e for e in errors if e.rank in waited and (e.timeout or e.peer_closed)]
+        if own:
+            evidence.append(
+                f"{ranks_text(waited)}: no dump either, but alive and waiting by its own "
+                f"line (not named): {own[0].where}"
+            )
         evidence += [f"{e.where}: {e.text}" for e in (closed or errors)[:4]]
         evidence += _wait_lines(seqs, waits)
         fix = (
