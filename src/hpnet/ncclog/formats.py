@@ -185,6 +185,9 @@ class FormatTable:
                 self._bare.setdefault(literal[:BARE_PREFIX_CHARS], []).append((text, None))
         #: the same starts as bytes, for the scanner's test of a line
         self.bare_starts: frozenset[bytes] = frozenset(k.encode() for k in self._bare)
+        #: the same with every digit 0 (a test on lines whose digits were made 0)
+        zero = bytes.maketrans(b"123456789", b"000000000")
+        self.bare_starts_digits_zero = frozenset(k.translate(zero) for k in self.bare_starts)
 
     def _compile(self) -> None:
         self._warns = []

@@ -126,6 +126,13 @@ _BARE_TAGS_PATTERN = (
 )
 _BARE_TAGS = re.compile(_BARE_TAGS_PATTERN)
 _BARE_TAGS_BYTES = re.compile(_BARE_TAGS_PATTERN.encode())
+#: the start of each line's message after its tags, in a text of many lines: the same
+#: tags and the same spaces (none that crosses a newline), then the first characters
+_BARE_RESTS = re.compile(
+    rb"(?m)^(?:"
+    + _BARE_TAGS_PATTERN[4:-5].replace(r"\s*(?:", r"[^\S\n]*(?:", 1).encode()
+    + rb")*[^\S\n]*([^\n]{0,%d})" % BARE_PREFIX_CHARS
+)
 #: failures a message states whatever prefix it has: a completion error or a failed
 #: verbs call pasted without ``NCCL WARN`` is still that failure
 _BARE_FAILURE = re.compile(
@@ -173,7 +180,8 @@ class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
     __slots__ = (
-        "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "guessed", "quoted", "real",
+        "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "dead", "dead_source",
+        "framework_seen", "guessed", "quoted", "real",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -195,10 +203,28 @@ class Classifier:
         self._pending: dict[bytes, str] = {}
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
         self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
+        #: input lines of :attr:`dead_source` that this classifier, as it stands, answers
+        #: with no event (a repeat of an idempotent line, a known process's irrelevant
+        #: line, program output): the scanner skips them without reading them again. It
+        #: holds only while the caches it rests on do, so it is emptied with them
+        self.dead: set[bytes] = set()
+        self.dead_source: str | None = None
+        #: a block of :attr:`dead_source` held a word an artefact reader needs
+        self.framework_seen = False
+
+    def repeats_silently(self, line: bytes) -> bool:
+        """Is ``line`` an idempotent line already reported (read again: no event)?"""
+        return line in self._emitted
+
+    @property
+    def pending(self) -> bool:
+        """A glued line's guessed host waits to be read (:meth:`split`)."""
+        return bool(self._pending)
 
     def _emit(self, line: bytes) -> None:
         if len(self._emitted) >= MAX_CACHED:
             self._emitted.clear()  # repeats of forgotten lines are reported again: harmless
+            self.dead.clear()
         self._emitted.add(line)
 
     def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
@@ -246,6 +272,7 @@ class Classifier:
             return value  # not cached: the same prefix on a line of its own is no guess
         if len(self._prefixes) >= MAX_CACHED:
             self._prefixes.clear()
+            self.dead.clear()
         self._prefixes[(prefix, source)] = value
         return value
 
@@ -465,6 +492,20 @@ def bare_warn_start(line: bytes) -> bool:
     tags = _BARE_TAGS_BYTES.match(line)
     rest = line[tags.end() :] if tags else line
     return rest.lstrip()[:BARE_PREFIX_CHARS] in load_table().bare_starts
+
+
+def any_bare_warn_start(text: bytes, *, digits_zero: bool = False) -> bool:
+    """Does any line of ``text`` pass :func:`bare_warn_start` (one pass in C)? With
+    ``digits_zero``, ``text``'s digits are all 0: may any line with its digits pass?
+
+    >>> any_bare_warn_start(b"step 1 loss 2.3\\n[rank1]: Call to ibv_reg_mr failed")
+    True
+    >>> any_bare_warn_start(b"step 1 loss 2.3\\n[rank1]: step 2")
+    False
+    """
+    table = load_table()
+    starts = table.bare_starts_digits_zero if digits_zero else table.bare_starts
+    return not starts.isdisjoint(_BARE_RESTS.findall(text))
 
 
 def classify(line: bytes, source: str) -> Event | None:

@@ -6,22 +6,36 @@ folded afterwards in order (:class:`hpnet.ncclog.facts.LogFolder`).
 
 Why it is shaped this way: an NCCL log is mostly connection lines
 (``Channel 03/0 : 2[2] -> 3[3] via P2P/CUMEM``), one per channel, and the channel
-number is the only thing that differs between them. The scanner erases channel
-numbers in one ``re.sub`` over the block, splits it into lines and counts equal
-lines with :class:`collections.Counter`, all in C; Python then looks once at each
-distinct line. Lines without ``NCCL``/``nccl`` in them (a program's own output)
-are dropped at a glance. See ``benchmarks/README.md`` ("hpnet verify") for what
-this buys over a line-by-line loop.
+number is the only thing that differs between them; and a long job's processes say the
+same lines again for every communicator they create. The scanner erases channel numbers
+in one ``re.sub`` over the block, splits it into lines and counts, in C, only the lines
+its classifier has not marked dead (:attr:`Classifier.dead`: a line that, read again,
+would say nothing: an idempotent message already said, a known process's irrelevant
+line, program output said again). Python then looks once at each distinct new line;
+a block's program output (lines without ``NCCL``/``nccl``) is tested at once, its
+lines alike but for their digits made one. What it says is, event for event, what
+reading every line says (tests/unit/test_scan_identity.py holds it to the scanner
+that did, tests/scan_reference.py). See ``benchmarks/README.md`` ("hpnet verify") for
+what this buys.
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
-from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event, bare_warn_start
+from hpnet.ncclog.lines import (
+    IDEMPOTENT,
+    LOCATED_KINDS,
+    Classifier,
+    Event,
+    any_bare_warn_start,
+    bare_warn_start,
+)
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -33,8 +47,10 @@ MAX_LINE_BYTES = 1 << 20
 #: of one connection on every channel become one line. The ring-order lines
 #: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
 _CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
+_CHANNEL_SLASH = re.compile(rb"Channel \d+/\d+ :")
+_CHANNEL_BARE = re.compile(rb"Channel \d+ :")
 _RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
-#: what the substitutions above leave in a line they changed
+#: what the substitutions leave in a line they changed (a line without it is the input's)
 _EDITED = re.compile(rb"Channel :|INFO Ring :|NCCL INFO -$")
 #: INFO messages that say nothing about transports, NICs, versions or failures, but
 #: that NCCL prints for every communicator and connection (topology dumps, proxy
@@ -50,6 +66,11 @@ _NOISE = re.compile(
     rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF"
     rb"|Channel \d+/\d+ :(?: +\d+)+\r?$)[^\n]*",
     re.MULTILINE,
+)
+#: :data:`_NOISE` for a line whose channel numbers are erased (only the ring-order
+#: lines with "/" are in a block so erased: :func:`_erased`)
+_NOISE_ERASED = re.compile(
+    _NOISE.pattern.replace(rb"Channel \d+/\d+ :", rb"Channel :"), re.MULTILINE
 )
 _LAST_ERROR = re.compile(rb"Last error:[ \t]*\n([^\n]*)")
 #: terminal colour and cursor sequences (CSI: ``ESC [ ... final``) and titles (OSC:
@@ -67,6 +88,12 @@ _BARE_HINT = re.compile(
 MAX_QUOTE_CHARS = 4096
 #: (process, transport) pairs whose first connection line is remembered as quoted
 MAX_QUOTED = 100_000
+#: input lines a classifier remembers as dead (:attr:`Classifier.dead`) before it
+#: starts anew: memory flat in the log's size, speed where lines repeat
+MAX_DEAD = 200_000
+#: program lines below this many in a block are read one by one
+_MIN_PROGRAM_LINES = 64
+_DIGITS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def normalise(data: bytes) -> bytes:
@@ -116,7 +143,7 @@ def scan_block(
     ``start_line`` is the 1-based number of the block's first line in ``source``;
     events that are kept as evidence carry their own line number. A ``classifier``
     passed along from the block before keeps its caches (and its memory of what each
-    process already said) for this one.
+    process already said, and of the lines that say nothing new) for this one.
 
     >>> block = b"vm:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\\n" * 2
     >>> result = scan_block(block, source="x.log", start_line=1)
@@ -128,29 +155,159 @@ def scan_block(
     if not data:
         return result
     data = normalise(data)
-    text = _NOISE.sub(b"NCCL INFO -", data)
-    text = _CHANNEL_NUMBER.sub(b"Channel :", text) if b"Channel " in text else text
-    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
-        text = _RING_NUMBER.sub(b"INFO Ring :", text)
+    classify = classifier if classifier is not None else Classifier()
+    if classify.dead_source != source:
+        classify.dead.clear()
+        classify.dead_source = source
+        classify.framework_seen = False
+    text = _erased(data)
     lines = text.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
     result.num_lines = len(lines)
-    counts = collections.Counter(lines)
-    locate = _Locator(text, start_line)
-    classify = classifier if classifier is not None else Classifier()
-    events = result.events
-    nccl = 0
-    originals = _InputLines(data, start_line, edited=text is not data)
-    #: (process, transport) whose first connection line is quoted: the rest are not located
-    quoted = classify.quoted
-    for whole, count in counts.items():
+    dead = classify.dead
+    # the lines not known to be dead, counted in C
+    counts = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
+    programs = _program_output(counts, classify)
+    keys, markers = _keys(counts, programs)
+    # a dead line holds at most one marker and keeps it as read: each marker not in
+    # the lines counted here is one NCCL line
+    nccl = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ") - markers
+    reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
+    for key, slot in keys.items():
+        nccl += reader.read(key, slot)
+    if len(dead) > MAX_DEAD:
+        dead.clear()
+    if b"Last error:" in text:
+        _last_errors(_NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
+    result.num_nccl_lines = nccl
+    framework = reader.framework or programs.framework
+    if not framework and not classify.framework_seen and counts:
+        fresh_text = b"\n".join(counts)  # a word of a dead line was seen when it was new
+        framework = any(word in fresh_text for word in RCCL_BYTES)
+    classify.framework_seen = classify.framework_seen or framework
+    result.framework = framework
+    return result
+
+
+def _erased(data: bytes) -> bytes:
+    """The block with channel numbers erased: lines of one connection on every channel
+    become one line. A ring-order line without "/" (``Channel 00 :   0   1``, older
+    releases) is not noise while its number stands (:data:`_NOISE`): a block that has one
+    is blanked before it is erased, as the lines are read."""
+    text, bare = _CHANNEL_BARE.subn(b"Channel :", data)
+    if bare:
+        text = _CHANNEL_NUMBER.sub(b"Channel :", _NOISE.sub(b"NCCL INFO -", data))
+    else:
+        text = _CHANNEL_SLASH.sub(b"Channel :", text)
+    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
+        text = _RING_NUMBER.sub(b"INFO Ring :", text)
+    return text
+
+
+class _Programs:
+    """The counted lines that are a program's own output, when none of them can be an
+    NCCL line (:meth:`_Reader.read`'s first test, made once over all of them)."""
+
+    __slots__ = ("framework", "lines")
+
+    def __init__(self) -> None:
+        #: the program lines, none of which is read (empty when some must be)
+        self.lines: frozenset[bytes] = frozenset()
+        #: one of them holds a framework word (hpnet.artefacts.words)
+        self.framework = False
+
+
+def _program_output(counts: collections.Counter[bytes], classify: Classifier) -> _Programs:
+    """Program output (a line without ``NCCL``, ``nccl``, ``<warn>`` or `` Pid ``) is
+    most of what a training log prints besides NCCL, and each such line is new (a step,
+    a loss). Whether any of them reads as a pasted NCCL message or WARN is asked of all
+    of them at once, in C; if one may, each is read as before."""
+    programs = _Programs()
+    lines = [
+        line
+        for line in counts
+        if b"NCCL" not in line
+        and b"nccl" not in line
+        and b"<warn>" not in line
+        and b" Pid " not in line
+        and len(line) <= MAX_LINE_BYTES
+    ]
+    if len(lines) < _MIN_PROGRAM_LINES:
+        return programs
+    # lines that differ only in their digits (steps, losses, times) are one shape; no
+    # test below tells digits apart (a start of a WARN with digits is matched with its
+    # digits made 0 too: the test may only say "maybe")
+    shapes = b"\n".join(set(b"\n".join(lines).translate(_DIGITS_ZERO).split(b"\n")))
+    if _BARE_HINT.search(shapes) or any_bare_warn_start(shapes, digits_zero=True):
+        return programs
+    programs.lines = frozenset(lines)
+    programs.framework = not classify.framework_seen and bool(MARKS.search(shapes))
+    # a program line said again is dead: nothing in it is read
+    classify.dead.update(line for line in lines if counts[line] > 1)
+    return programs
+
+
+def _keys(
+    counts: collections.Counter[bytes], programs: _Programs
+) -> tuple[dict[bytes, list[Any]], int]:
+    """Each counted line as the reader sees it (noise blanked): lines that read alike
+    are one, at the place of the first, with their count, whether they may become dead
+    (short, one NCCL line), and the lines; and the markers (``NCCL INFO``/``NCCL WARN``)
+    those lines hold. ``programs``' lines are left out: they hold no marker and say
+    nothing."""
+    keys: dict[bytes, list[Any]] = {}
+    markers = 0
+    skip = programs.lines
+    for line, count in counts.items():
+        if line in skip:
+            continue
+        key = line
+        if b"NCCL INFO " in line:
+            markers += count * (line.count(b"NCCL INFO ") + line.count(b"NCCL WARN "))
+            key = _NOISE_ERASED.sub(b"NCCL INFO -", line)
+        elif b"NCCL WARN " in line:
+            markers += count * line.count(b"NCCL WARN ")
+        may_die = len(line) <= MAX_LINE_BYTES and line.count(b"NCCL ") <= 1
+        slot = keys.get(key)
+        if slot is None:
+            keys[key] = [count, may_die, line]
+        else:
+            slot[0] += count
+            slot[1] = slot[1] and may_die
+            slot.append(line)
+    return keys, markers
+
+
+class _Reader:
+    """Reads the distinct lines of a block into its events, in the order of their first
+    line; a line that would say nothing if read again is remembered as dead."""
+
+    __slots__ = ("classify", "events", "framework", "locate", "marks", "originals", "result")
+
+    def __init__(
+        self, classify: Classifier, result: BlockResult, locate: _Locator, originals: _InputLines
+    ) -> None:
+        self.classify = classify
+        self.result = result
+        self.events = result.events
+        self.locate = locate
+        self.originals = originals
+        #: framework words are looked for until a block of this source had one
+        self.marks = not classify.framework_seen
+        self.framework = False
+
+    def read(self, whole: bytes, slot: list[Any]) -> int:
+        """Read one distinct line (``slot``: :func:`_keys`); its NCCL lines."""
+        count: int = slot[0]
         line = whole
         if len(line) > MAX_LINE_BYTES:
             line = line[:MAX_LINE_BYTES]
-            result.num_cut += count
-        if b"NCCL INFO " in line or b"NCCL WARN " in line:
-            nccl += count
+            self.result.num_cut += count
+        nccl = count if b"NCCL INFO " in line or b"NCCL WARN " in line else 0
+        if self.marks and not self.framework and b"NCCL INFO " not in whole and MARKS.search(whole):
+            self.framework = True
+        classify = self.classify
         if (
             b"NCCL" not in line
             and b"nccl" not in line
@@ -159,40 +316,52 @@ def scan_block(
             and not _BARE_HINT.search(line)  # a message pasted without its prefix
             and not bare_warn_start(line)  # a WARN pasted without its prefix
         ):
-            continue
+            if count > 1 and slot[1]:  # program output that repeats: dead
+                classify.dead.update(slot[2:])
+            return nccl
         # two NCCL lines glued together (no newline between): each is read
-        parts = classify.split(line) if line.count(b"NCCL ") > 1 else (line,)
-        for part in parts:
-            event = classify(part, source)
+        glued = line.count(b"NCCL ") > 1
+        silent = slot[1] and not glued
+        for part in classify.split(line) if glued else (line,):
+            event = classify(part, source=self.result.source)
             if event is None:
                 continue
-            event.count = count
             kind = event.kind
             if (
-                kind in LOCATED_KINDS
-                or (
-                    kind == "connection"
-                    and event.process is not None
-                    and (event.process[0], event.data[5]) not in quoted
-                )
-                or (kind == "comm" and event.data[0] == "Abort")
+                silent
+                and kind != "seen"
+                and not (kind in IDEMPOTENT and classify.repeats_silently(part))
             ):
-                if kind == "connection" and event.process is not None:
-                    if len(quoted) >= MAX_QUOTED:
-                        quoted.clear()  # quoted again: the folder keeps the first
-                    quoted.add((event.process[0], event.data[5]))
-                number = locate(whole)
+                silent = False
+            event.count = count
+            if _located(event, classify.quoted):
+                number = self.locate(slot[2])
                 event.line_number = number
                 if number:
-                    event.raw = originals.quote(whole, number, part)
-            events.append(event)
-    if b"Last error:" in text:
-        _last_errors(text, source, start_line, events)
-    result.num_nccl_lines = nccl
-    result.framework = any(word in data for word in RCCL_BYTES) or any(
-        MARKS.search(line) for line in counts if b"NCCL INFO " not in line
-    )
-    return result
+                    event.raw = self.originals.quote(whole, number, part)
+            self.events.append(event)
+        if silent and not classify.pending:
+            # read again, the line would say nothing (a repeat of an idempotent message,
+            # a known process's irrelevant line): not read again while that holds
+            classify.dead.update(slot[2:])
+        return nccl
+
+
+def _located(event: Event, quoted: set[tuple[str, object]]) -> bool:
+    """Is the event's line quoted as evidence (and so located)? Connections: the first
+    line of each process and transport (remembered in ``quoted``)."""
+    kind = event.kind
+    if kind in LOCATED_KINDS or (kind == "comm" and event.data[0] == "Abort"):
+        return True
+    if kind != "connection" or event.process is None:
+        return False
+    pair = (event.process[0], event.data[5])
+    if pair in quoted:
+        return False
+    if len(quoted) >= MAX_QUOTED:
+        quoted.clear()  # quoted again: the folder keeps the first
+    quoted.add(pair)
+    return True
 
 
 def _last_errors(text: bytes, source: str, start_line: int, events: list[Event]) -> None:
@@ -220,17 +389,16 @@ class _InputLines:
     """The input's own lines of a block, for quoting: the block's text may differ from
     them (noise blanked, channel numbers erased); split only when a quote needs it."""
 
-    __slots__ = ("_data", "_edited", "_lines", "_start_line")
+    __slots__ = ("_data", "_lines", "_start_line")
 
-    def __init__(self, data: bytes, start_line: int, *, edited: bool) -> None:
+    def __init__(self, data: bytes, start_line: int) -> None:
         self._data = data
         self._start_line = start_line
-        self._edited = edited
         self._lines: list[bytes] | None = None
 
     def quote(self, whole: bytes, number: int, part: bytes) -> str:
         """How the event read from ``part`` of line ``number`` (``whole``) is quoted."""
-        if not (self._edited and _EDITED.search(whole)):
+        if not _EDITED.search(whole):
             return _quote(whole, part)  # the line as the input has it
         if self._lines is None:  # channel numbers erased: the input's own line
             self._lines = self._data.split(b"\n")
