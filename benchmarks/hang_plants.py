@@ -7,7 +7,10 @@ ranks, the culprit a random rank; the subgroup plants' culprit a random member o
 subgroup), then ``hpnet hang --json`` on what it left. A run is right when the first cause has the
 plant's kind and names the culprit alone, or, for a mismatch without a majority (2
 ranks, or a third rank that aborted on it), among the sides it names; and a clean
-run names nobody (status no-hang). Prints one line per run and a table per plant.
+run names nobody (status no-hang). A job whose every rank failed inside
+init_process_group (a loaded machine: the ranks did not meet within the timeout) never
+reached its plant: it is right when nobody is named (status unknown, exit 1), and counted
+apart ("not started"). Prints one line per run and a table per plant.
 
     python benchmarks/hang_plants.py --runs 20 --parallel 8
     python benchmarks/hang_plants.py --backend nccl --runs 6 --parallel 8 --max-world 4
@@ -61,6 +64,12 @@ def one(
         # the run is known right without --keep
         Path(out, "harness.log").write_bytes(job_run.stdout + job_run.stderr)
         Path(out, "hang.out").write_text(done.stdout + done.stderr)
+        # a job whose every rank failed inside init_process_group never reached the plant
+        started = not all(
+            "in init_process_group" in Path(out, f"rank{r}.stderr").read_text(errors="replace")
+            for r in range(world)
+            if Path(out, f"rank{r}.stderr").exists()
+        )
         os.rename(out, kept)
     row: dict[str, object] = {"plant": plant, "world": world, "culprit": culprit, "seed": seed,
                               "job_s": round(job, 1)}  # fmt: skip
@@ -72,7 +81,11 @@ def one(
         return row
     want = ANSWER[plant]
     causes = data["causes"]
-    if want is None:
+    if not started:  # the plant never happened: right when nobody is named, exit 1
+        row["started"] = False
+        ok = not causes and data["status"] == "unknown" and done.returncode == 1
+        got = f"not started: {data['status']}, {len(causes)} cause(s)"
+    elif want is None:
         ok = data["status"] == "no-hang" and not causes
         got = data["status"]
     elif not causes:
@@ -138,10 +151,17 @@ def main() -> int:
     for row in results:
         table[str(row["plant"])]["ok" if row["ok"] else "wrong"] += 1
         table[str(row["plant"])]["sides"] += bool(row.get("sides"))
-    print(f"\n{'plant':<10}{'runs':>6}{'right':>7}{'of them: sides':>16}{'wrong':>7}")
+        table[str(row["plant"])]["unstarted"] += row.get("started") is False
+    print(
+        f"\n{'plant':<10}{'runs':>6}{'right':>7}{'of them: sides':>16}"
+        f"{'not started':>13}{'wrong':>7}"
+    )
     for plant, counts in table.items():
         total = counts["ok"] + counts["wrong"]
-        print(f"{plant:<10}{total:>6}{counts['ok']:>7}{counts['sides']:>16}{counts['wrong']:>7}")
+        print(
+            f"{plant:<10}{total:>6}{counts['ok']:>7}{counts['sides']:>16}"
+            f"{counts['unstarted']:>13}{counts['wrong']:>7}"
+        )
     wrong = sum(c["wrong"] for c in table.values())
     print(f"{wrong} of {len(results)} runs wrong")
     return 1 if wrong else 0

@@ -84,6 +84,20 @@ def test_a_rank_without_a_dump_whose_log_says_it_waited_is_never_named(
         assert (first.kind, first.ranks) == ("silent", (2, 3))
 
 
+def test_a_job_whose_ranks_never_made_their_group_is_not_a_hang_and_names_no_one() -> None:
+    folder = FR / "gloo-torch2.11-w6-init-timeout"
+    evidence = collect([str(folder)])
+    report = judge(evidence.dumps, evidence.errors)
+    assert (report.status, report.causes, report.exit_code) == ("unknown", (), 1)
+    assert report.headline.startswith(
+        "the job never reached a collective: ranks 0, 1, 2, 3, 4, 5 failed while making "
+        "the process group (rank0.stderr:1: "
+    ), report.headline
+    assert "Gloo connectFullMesh failed" in report.headline
+    done = _hpnet("hang", str(folder))
+    assert done.returncode == 1 and "never reached a collective" in done.stdout, done
+
+
 def test_a_subgroup_hang_leaves_the_world_group_out_of_the_verdict() -> None:
     evidence = collect([str(FR / "gloo-torch2.13-w4-subgroup-rank1")])
     report = judge(evidence.dumps, evidence.errors)

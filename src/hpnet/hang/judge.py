@@ -38,7 +38,7 @@ from hpnet.hang.model import (
     HangReport,
     ranks_text,
 )
-from hpnet.hang.ranklog import RankError
+from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
 
 if TYPE_CHECKING:
@@ -367,6 +367,8 @@ def judge(
         )
     elif causes:
         status, headline = "hang", causes[0].headline()
+    elif errors and not dumps and (never := never_met(errors)):
+        status, headline = "unknown", never
     elif errors:
         status = "unknown"
         headline = watchdog_summary(errors) or (

@@ -10,6 +10,8 @@ name (``rank3.log``). Read here besides:
 * a peer gone: gloo's ``Connection closed by peer [addr]:port`` and ``Connection reset
   by peer``, NCCL's ``remote process exited or there was a network error``;
 * gloo's own timeout: ``Timed out waiting 3000ms for recv operation to complete``;
+* a process group never made (the job never reached a collective): gloo's ``Gloo
+  connectFullMesh failed``, the store's ``DistStoreError: wait timeout``;
 * a mismatch a rank saw: gloo's ``Received data size doesn't match expected size. Is
   there a distributed collective mismatch in your code?`` (before it aborts), torch's
   ``Detected mismatch between collectives`` (TORCH_DISTRIBUTED_DEBUG=DETAIL).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from hpnet.artefacts.framework import read_torch
@@ -26,7 +29,7 @@ from hpnet.artefacts.lines import logical_lines
 from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
 
-__all__ = ["RankError", "file_rank", "line_time", "read_errors"]
+__all__ = ["RankError", "file_rank", "line_time", "never_met", "read_errors"]
 
 _GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
 #: glog's prefix, as c10's logging writes it: ``[E1127 20:44:45.379324852 File.cpp:612]``
@@ -40,9 +43,17 @@ _CLOSED = re.compile(
     r"Connection closed by peer|remote process exited or there was a network error"
     r"|Connection reset by peer"
 )
+#: the process group could not be made: its ranks never met (gloo's full mesh, the
+#: store's key wait, torch's store barrier; torch/csrc/distributed/c10d ProcessGroupGloo
+#: and Store errors, distributed_c10d.py's barrier)
+_INIT = re.compile(
+    r"Gloo connectFullMesh failed|DistStoreError: wait timeout"
+    r"|Timed out initializing process group in store based barrier"
+)
 #: what makes a line evidence: the screen keeps this part of a long line
 KEY_PHRASE = re.compile(
-    "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED)) + r"|NCCL error|Watchdog caught"
+    "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT))
+    + r"|NCCL error|Watchdog caught"
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
@@ -57,6 +68,7 @@ class RankError:
     timeout: bool
     peer_closed: bool
     mismatch: bool = False  # the line says the ranks' collectives did not match
+    init: bool = False  # the line says the process group could not be made
     pg: str | None = None
     seq: int | None = None
     op: str | None = None
@@ -87,7 +99,8 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     timeout = bool(_TIMEOUT.search(line))
     closed = bool(_CLOSED.search(line))
     mismatch = bool(_MISMATCH.search(line))
-    if not (timeout or closed or mismatch):
+    init = bool(_INIT.search(line))
+    if not (timeout or closed or mismatch or init):
         return None
     rank = _GLOBAL_RANK.search(line)
     return RankError(
@@ -97,6 +110,7 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         timeout=timeout,
         peer_closed=closed,
         mismatch=mismatch,
+        init=init,
         at=line_time(line),
     )
 
@@ -119,6 +133,23 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         last_enqueued=event.last_enqueued,
         last_completed=event.last_completed,
         at=line_time(first.text),
+    )
+
+
+def never_met(errors: Sequence[RankError]) -> str | None:
+    """Where every line says the process group could not be made: the job never
+    reached a collective, so it never hung in one; what to look at."""
+    if not errors or not all(e.init for e in errors):
+        return None
+    ranks = sorted({e.rank for e in errors if e.rank is not None})
+    who = "its ranks"
+    if ranks:
+        who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    first = errors[0]
+    return (
+        f"the job never reached a collective: {who} failed while making the process group "
+        f"({Path(first.where).name}: {first.text}): not a hang; see why the ranks could not "
+        "meet (the store's address and port, a firewall, a timeout shorter than the job's start)"
     )
 
 
