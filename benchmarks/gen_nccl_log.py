@@ -1,6 +1,7 @@
 """Write a large, realistic NCCL debug log for the `hpnet verify` speed benchmark.
 
     python benchmarks/gen_nccl_log.py OUT.log --size-gb 5
+    python benchmarks/gen_nccl_log.py OUT.log --size-gb 1 --hosts 1536   # 12,288 processes
 
 The lines are NCCL 2.28.9's, taken from a real run on the 4x H200 machine with
 NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,ENV (tests/data/nccl-logs/h200x4-fake-hosts-2x2-net-
@@ -134,10 +135,15 @@ PROCESS_LINES, COMM_LINES = _recorded()
 
 
 def main() -> None:
+    global HOSTS  # noqa: PLW0603 - every job of the log has this many
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
     parser.add_argument("--size-gb", type=float, default=5.0)
+    parser.add_argument(
+        "--hosts", type=int, default=HOSTS, help=f"hosts of {GPUS} GPUs (default {HOSTS})"
+    )
     args = parser.parse_args()
+    HOSTS = args.hosts
     random.seed(1)
     target = int(args.size_gb * 1e9)
     written = 0

@@ -181,7 +181,7 @@ class Classifier:
 
     __slots__ = (
         "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "dead", "dead_source",
-        "framework_seen", "guessed", "quoted", "real",
+        "framework_seen", "fresh_share", "guessed", "quoted", "real",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -211,6 +211,8 @@ class Classifier:
         self.dead_source: str | None = None
         #: a block of :attr:`dead_source` held a word an artefact reader needs
         self.framework_seen = False
+        #: the share of the last block's lines that were not dead (the scanner's choice)
+        self.fresh_share = 1.0
 
     def repeats_silently(self, line: bytes) -> bool:
         """Is ``line`` an idempotent line already reported (read again: no event)?"""

@@ -36,10 +36,12 @@ __all__ = ["MAX_LINE_BYTES", "LogInput", "collect_inputs", "read_logs"]
 
 #: the smallest range a worker scans at a time
 RANGE_BYTES = 32 << 20
-#: ranges per worker: enough to even out their speeds, few enough that the per-range
-#: cost (each range meets every process of the job anew) stays small; on 1 GB with two
-#: workers, 2 a worker was 9% faster than 4 and 2% faster than 1 (benchmarks/README.md)
-RANGES_PER_WORKER = 2
+#: ranges per worker: each range meets every process of the job anew (its first
+#: blocks are read whole) and its folder is unpickled and merged in the main process,
+#: one after another. Once the scanner skipped dead lines, that cost outweighed evening
+#: out the workers' speeds: on 0.2 GB with two workers, 1 a worker took 8.5 s and 2
+#: took 9.1-9.9 s (issue 28; 2 had been 2% faster than 1 before, benchmarks/README.md)
+RANGES_PER_WORKER = 1
 #: below this much input, worker processes cost more than they save
 PARALLEL_MIN_BYTES = 96 << 20
 

@@ -212,6 +212,51 @@ def _crossing(
     return False, ("net-inside-node" if kind is TransportKind.NET else None), said
 
 
+def _comm_summaries(place: Placement, machines: Mapping[str, str]) -> list[CommSummary]:
+    """One summary per communicator: its hosts, transports, NICs, GPUDirect RDMA and
+    whether every member completed its init."""
+    summaries = []
+    # a long job's communicators hold the same processes' connections again and again:
+    # a NIC's name and a transport's label are found once each
+    names_of: dict[tuple[str, str], list[str]] = {}
+    label_of: dict[tuple[str, bool], str] = {}
+    for comm in place.comms.values():
+        inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]
+        intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
+        nics: dict[str, None] = {}
+        for p, c in inter_c:
+            names = names_of.get((p.key, c.transport.raw))  # the raw text is the transport
+            if names is None:
+                names = names_of[p.key, c.transport.raw] = nic_names(p, [c])
+            nics.update(dict.fromkeys(names))
+        labels = {}
+        for inter, chosen in ((False, intra_c), (True, inter_c)):
+            found: dict[str, None] = {}
+            for _, c in chosen:
+                label = label_of.get((c.transport.raw, inter))
+                if label is None:
+                    label = label_of[c.transport.raw, inter] = transport_label(c, inter)
+                found[label] = None
+            labels[inter] = uniq(found)
+        summaries.append(
+            CommSummary(
+                id=comm.key,
+                nranks=comm.nranks,
+                ranks_seen=len(comm.members),
+                hosts=uniq(machines[p.key] for p in comm.members.values()),
+                intra_node=labels[False],
+                inter_node=labels[True],
+                nics=natural_sorted(nics),
+                gdr=gdr_state([c for _, c in inter_c]),
+                init_complete=all(m.completed for m in comm.memberships),
+                aborted=any(m.aborted for m in comm.memberships),
+                num_connections=len(comm.connections),
+            )
+        )
+
+    return summaries
+
+
 def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyReport:
     """Judge everything :func:`hpnet.ncclog.facts.parse_nccl_log` found."""
     processes = log.processes
@@ -300,28 +345,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
             )
         )
 
-    summaries = []
-    for comm in place.comms.values():
-        inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]
-        intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
-        nics: list[str] = []
-        for p, c in inter_c:
-            nics.extend(n for n in nic_names(p, [c]) if n not in nics)
-        summaries.append(
-            CommSummary(
-                id=comm.key,
-                nranks=comm.nranks,
-                ranks_seen=len(comm.members),
-                hosts=uniq(machines[p.key] for p in comm.members.values()),
-                intra_node=uniq(transport_label(c, False) for _, c in intra_c),
-                inter_node=uniq(transport_label(c, True) for _, c in inter_c),
-                nics=natural_sorted(nics),
-                gdr=gdr_state([c for _, c in inter_c]),
-                init_complete=all(m.completed for m in comm.memberships),
-                aborted=any(m.aborted for m in comm.memberships),
-                num_connections=len(comm.connections),
-            )
-        )
+    summaries = _comm_summaries(place, machines)
 
     hosts: dict[str, list[ProcessRow]] = {}
     for row in rows:

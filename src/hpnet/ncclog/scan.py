@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
@@ -91,6 +91,8 @@ MAX_QUOTED = 100_000
 #: input lines a classifier remembers as dead (:attr:`Classifier.dead`) before it
 #: starts anew: memory flat in the log's size, speed where lines repeat
 MAX_DEAD = 200_000
+#: above this share of new lines in a block, the next is blanked whole (:func:`scan_block`)
+FRESH_SHARE_WHOLE = 0.45
 #: program lines below this many in a block are read one by one
 _MIN_PROGRAM_LINES = 64
 _DIGITS_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -161,29 +163,38 @@ def scan_block(
         classify.dead_source = source
         classify.framework_seen = False
     text = _erased(data)
+    dead = classify.dead
+    # a block after one where most lines were new (every process of a large job says its
+    # own lines once) is blanked whole, in C, as every line is read: each line is then
+    # its own key; else only the new lines are blanked, after they are picked out
+    whole = classify.fresh_share > FRESH_SHARE_WHOLE
+    if whole:
+        text = _NOISE_ERASED.sub(b"NCCL INFO -", text)
     lines = text.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
     result.num_lines = len(lines)
-    dead = classify.dead
     # the lines not known to be dead, counted in C
     counts = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
+    classify.fresh_share = counts.total() / max(1, len(lines))
     programs = _program_output(counts, classify)
-    keys, markers = _keys(counts, programs)
-    # a dead line holds at most one marker and keeps it as read: each marker not in
-    # the lines counted here is one NCCL line
-    nccl = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ") - markers
     reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
-    for key, slot in keys.items():
-        nccl += reader.read(key, slot)
+    if whole:
+        reader.read_all(counts, programs.lines)
+        extra = reader.extra
+    else:
+        keys, extra = _keys(counts, programs)
+        reader.read_all(keys)
+    # each marker is one NCCL line, but those counted as more
+    result.num_nccl_lines = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ") - extra
     if len(dead) > MAX_DEAD:
         dead.clear()
     if b"Last error:" in text:
         _last_errors(_NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
-    result.num_nccl_lines = nccl
     framework = reader.framework or programs.framework
     if not framework and not classify.framework_seen and counts:
-        fresh_text = b"\n".join(counts)  # a word of a dead line was seen when it was new
+        # a word of a dead line was seen when it was new; blanked noise is in data alone
+        fresh_text = data if whole else b"\n".join(counts)
         framework = any(word in fresh_text for word in RCCL_BYTES)
     classify.framework_seen = classify.framework_seen or framework
     result.framework = framework
@@ -251,24 +262,33 @@ def _program_output(counts: collections.Counter[bytes], classify: Classifier) ->
 def _keys(
     counts: collections.Counter[bytes], programs: _Programs
 ) -> tuple[dict[bytes, list[Any]], int]:
-    """Each counted line as the reader sees it (noise blanked): lines that read alike
-    are one, at the place of the first, with their count, whether they may become dead
-    (short, one NCCL line), and the lines; and the markers (``NCCL INFO``/``NCCL WARN``)
-    those lines hold. ``programs``' lines are left out: they hold no marker and say
-    nothing."""
-    keys: dict[bytes, list[Any]] = {}
-    markers = 0
+    """Each counted line as the reader sees it (noise blanked, in C over all of them at
+    once): lines that read alike are one, at the place of the first, with their count,
+    whether they may become dead (short, one NCCL line), and the lines. ``programs``'
+    lines are left out: they hold no marker and say nothing.
+
+    Also: of the markers (``NCCL INFO``/``NCCL WARN``) in these lines, those that are
+    not one NCCL line each (two lines glued together, a line cut at
+    :data:`MAX_LINE_BYTES`): a line with one ``NCCL `` that is not cut holds a marker
+    exactly when it is an NCCL line, blanked or not.
+    """
     skip = programs.lines
-    for line, count in counts.items():
-        if line in skip:
-            continue
-        key = line
-        if b"NCCL INFO " in line:
-            markers += count * (line.count(b"NCCL INFO ") + line.count(b"NCCL WARN "))
-            key = _NOISE_ERASED.sub(b"NCCL INFO -", line)
-        elif b"NCCL WARN " in line:
-            markers += count * line.count(b"NCCL WARN ")
+    lines = [line for line in counts if line not in skip] if skip else list(counts)
+    if not lines:
+        return {}, 0
+    blanked = _NOISE_ERASED.sub(b"NCCL INFO -", b"\n".join(lines)).split(b"\n")
+    keys: dict[bytes, list[Any]] = {}
+    extra = 0
+    for line, key in zip(lines, blanked, strict=True):
+        count = counts[line]
         may_die = len(line) <= MAX_LINE_BYTES and line.count(b"NCCL ") <= 1
+        if not may_die:
+            cut = key[:MAX_LINE_BYTES]
+            extra += count * (
+                line.count(b"NCCL INFO ")
+                + line.count(b"NCCL WARN ")
+                - (b"NCCL INFO " in cut or b"NCCL WARN " in cut)
+            )
         slot = keys.get(key)
         if slot is None:
             keys[key] = [count, may_die, line]
@@ -276,14 +296,16 @@ def _keys(
             slot[0] += count
             slot[1] = slot[1] and may_die
             slot.append(line)
-    return keys, markers
+    return keys, extra
 
 
 class _Reader:
     """Reads the distinct lines of a block into its events, in the order of their first
     line; a line that would say nothing if read again is remembered as dead."""
 
-    __slots__ = ("classify", "events", "framework", "locate", "marks", "originals", "result")
+    __slots__ = (
+        "classify", "events", "extra", "framework", "locate", "marks", "originals", "result",
+    )  # fmt: skip
 
     def __init__(
         self, classify: Classifier, result: BlockResult, locate: _Locator, originals: _InputLines
@@ -296,55 +318,85 @@ class _Reader:
         #: framework words are looked for until a block of this source had one
         self.marks = not classify.framework_seen
         self.framework = False
+        #: markers in the lines read whole (``raws`` not given) that are not one NCCL
+        #: line each: as :func:`_keys` counts them
+        self.extra = 0
 
-    def read(self, whole: bytes, slot: list[Any]) -> int:
-        """Read one distinct line (``slot``: :func:`_keys`); its NCCL lines."""
-        count: int = slot[0]
-        line = whole
-        if len(line) > MAX_LINE_BYTES:
-            line = line[:MAX_LINE_BYTES]
-            self.result.num_cut += count
-        nccl = count if b"NCCL INFO " in line or b"NCCL WARN " in line else 0
-        if self.marks and not self.framework and b"NCCL INFO " not in whole and MARKS.search(whole):
-            self.framework = True
+    def read_all(self, keys: Mapping[bytes, Any], skip: frozenset[bytes] = frozenset()) -> None:
+        """Read each distinct line in order: ``keys`` maps a line either to its slot
+        (:func:`_keys`: count, whether it may die, the input lines it stands for) or,
+        for a block blanked whole, to its count (the line is the input's, ``skip``'s
+        lines are left out, and whether it may die is found here). One loop, its names
+        bound once: a block of a large job has hundreds of thousands of new lines."""
         classify = self.classify
-        if (
-            b"NCCL" not in line
-            and b"nccl" not in line
-            and b"<warn>" not in line
-            and b" Pid " not in line  # nccl-tests' rank table
-            and not _BARE_HINT.search(line)  # a message pasted without its prefix
-            and not bare_warn_start(line)  # a WARN pasted without its prefix
-        ):
-            if count > 1 and slot[1]:  # program output that repeats: dead
-                classify.dead.update(slot[2:])
-            return nccl
-        # two NCCL lines glued together (no newline between): each is read
-        glued = line.count(b"NCCL ") > 1
-        silent = slot[1] and not glued
-        for part in classify.split(line) if glued else (line,):
-            event = classify(part, source=self.result.source)
-            if event is None:
-                continue
-            kind = event.kind
+        source = self.result.source
+        dead = classify.dead
+        events = self.events
+        quoted = classify.quoted
+        locate = self.locate
+        marks = self.marks
+        for whole, slot in keys.items():
+            lines = whole.count(b"NCCL ")  # more than 1: NCCL lines glued together
+            long = len(whole) > MAX_LINE_BYTES
+            if isinstance(slot, int):
+                if whole in skip:
+                    continue
+                count = slot
+                raws: Sequence[bytes] | None = None  # the line itself
+                may_die = lines <= 1 and not long
+                if not may_die:
+                    cut = whole[:MAX_LINE_BYTES]
+                    self.extra += count * (
+                        whole.count(b"NCCL INFO ")
+                        + whole.count(b"NCCL WARN ")
+                        - (b"NCCL INFO " in cut or b"NCCL WARN " in cut)
+                    )
+            else:
+                count, may_die, raws = slot[0], slot[1], slot[2:]
+            line = whole
+            if long:
+                line = line[:MAX_LINE_BYTES]
+                lines = line.count(b"NCCL ")
+                self.result.num_cut += count
+            if marks and b"NCCL INFO " not in whole and MARKS.search(whole):
+                self.framework = True
+                marks = False
             if (
-                silent
-                and kind != "seen"
-                and not (kind in IDEMPOTENT and classify.repeats_silently(part))
+                b"NCCL" not in line
+                and b"nccl" not in line
+                and b"<warn>" not in line
+                and b" Pid " not in line  # nccl-tests' rank table
+                and not _BARE_HINT.search(line)  # a message pasted without its prefix
+                and not bare_warn_start(line)  # a WARN pasted without its prefix
             ):
-                silent = False
-            event.count = count
-            if _located(event, classify.quoted):
-                number = self.locate(slot[2])
-                event.line_number = number
-                if number:
-                    event.raw = self.originals.quote(whole, number, part)
-            self.events.append(event)
-        if silent and not classify.pending:
-            # read again, the line would say nothing (a repeat of an idempotent message,
-            # a known process's irrelevant line): not read again while that holds
-            classify.dead.update(slot[2:])
-        return nccl
+                if count > 1 and may_die:  # program output that repeats: dead
+                    dead.update(raws) if raws else dead.add(whole)
+                continue
+            # two NCCL lines glued together (no newline between): each is read
+            glued = lines > 1
+            silent = may_die and not glued
+            for part in classify.split(line) if glued else (line,):
+                event = classify(part, source)
+                if event is None:
+                    continue
+                kind = event.kind
+                if (
+                    silent
+                    and kind != "seen"
+                    and not (kind in IDEMPOTENT and classify.repeats_silently(part))
+                ):
+                    silent = False
+                event.count = count
+                if _located(event, quoted):
+                    number = locate(raws[0] if raws else whole)
+                    event.line_number = number
+                    if number:
+                        event.raw = self.originals.quote(whole, number, part)
+                events.append(event)
+            if silent and not classify.pending:
+                # read again, the line would say nothing (a repeat of an idempotent
+                # message, a known process's irrelevant line): not read again while so
+                dead.update(raws) if raws else dead.add(whole)
 
 
 def _located(event: Event, quoted: set[tuple[str, object]]) -> bool:

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# hpnet verify against grep on the lent machine's cores (issue 28), same files, same call.
+#   device:  bash benchmarks/device_verify_speed.sh            (results under $OUT)
+#            BASE=path/to/other/src bash benchmarks/device_verify_speed.sh
+# The 1 GB log of 1024 processes and the log of 12,288 processes (one job of 1536 hosts)
+# are generated there (benchmarks/gen_nccl_log.py); BASE, when given, is an older
+# hpnet's src run on the same files right after, for before/after.
+set -u
+export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore
+OUT=${OUT:-/tmp/hpnet-out}
+mkdir -p "$OUT"
+{ nproc; python3 --version; grep --version | head -1; echo "LANG=${LANG:-} LC_ALL=${LC_ALL:-}"
+} > "$OUT/machine.txt" 2>&1
+python3 benchmarks/gen_nccl_log.py /tmp/big.log --size-gb 1 > /dev/null
+python3 benchmarks/gen_nccl_log.py /tmp/procs12k.log --size-gb 0.5 --hosts 1536 > /dev/null
+ls -la /tmp/big.log /tmp/procs12k.log >> "$OUT/machine.txt"
+speed() {  # NAME SRC LOG JOBS...
+  local name=$1 src=$2 log=$3
+  shift 3
+  PYTHONPATH=$src timeout 300 python3 benchmarks/verify_speed.py "$log" --jobs "$@" \
+    > "$OUT/speed-$name.txt" 2>&1
+  echo "rc=$?" >> "$OUT/speed-$name.txt"
+}
+speed 1g "$PWD/src" /tmp/big.log 1 4 16
+speed 12k "$PWD/src" /tmp/procs12k.log 16
+if [ -n "${BASE:-}" ]; then
+  speed 1g-base "$BASE" /tmp/big.log 1 16
+  speed 12k-base "$BASE" /tmp/procs12k.log 16
+fi
