@@ -133,7 +133,9 @@ class BlockResult:
         #: lines longer than MAX_LINE_BYTES, read up to that length
         self.num_cut = 0
         #: a line other than an NCCL INFO line holds a word an artefact reader needs
-        #: (hpnet.artefacts.words): the artefact readers read this input too
+        #: (hpnet.artefacts.words): the artefact readers read this input too. Said by
+        #: the first such block of a source only (the classifier remembers it, the
+        #: folder keeps it per source)
         self.framework = False
 
 
@@ -370,7 +372,7 @@ class _Reader:
                 and not bare_warn_start(line)  # a WARN pasted without its prefix
             ):
                 if count > 1 and may_die:  # program output that repeats: dead
-                    dead.update(raws) if raws else dead.add(whole)
+                    dead.update(raws or (whole,))
                 continue
             # two NCCL lines glued together (no newline between): each is read
             glued = lines > 1
@@ -396,7 +398,7 @@ class _Reader:
             if silent and not classify.pending:
                 # read again, the line would say nothing (a repeat of an idempotent
                 # message, a known process's irrelevant line): not read again while so
-                dead.update(raws) if raws else dead.add(whole)
+                dead.update(raws or (whole,))
 
 
 def _located(event: Event, quoted: set[tuple[str, object]]) -> bool:
