@@ -121,13 +121,32 @@ class Placement:
             for connection in process.connections:
                 self.printers.setdefault(connection.printing_rank, set()).add(process.key)
         self.by_key = {p.key: p for p in processes}
+        self._hosts: dict[str, str] = {}
+        self._comms_of: dict[tuple[object, ...], tuple[Comm, ...]] = {}
 
     def nccl_host(self, process: ProcessLog) -> str:
-        machine = self.machines[process.key]
-        return f"{machine}/{process.host_id}" if process.host_id else machine
+        host = self._hosts.get(process.key)
+        if host is None:  # asked for once per connection and communicator: kept
+            machine = self.machines[process.key]
+            host = f"{machine}/{process.host_id}" if process.host_id else machine
+            self._hosts[process.key] = host
+        return host
 
-    def comms_of(self, process: ProcessLog, connection: Connection) -> list[Comm]:
-        """The communicators a connection line of ``process`` can belong to."""
+    def comms_of(self, process: ProcessLog, connection: Connection) -> Sequence[Comm]:
+        """The communicators a connection line of ``process`` can belong to (the same
+        answer for every line that shares what it is judged by: kept)."""
+        top = max(connection.src, connection.dst)
+        wanted = peer_rank(connection)
+        asked = (
+            process.key, connection.printing_rank, wanted, top, _peer_device(connection),
+            _fixed_side(connection),
+        )  # fmt: skip
+        known = self._comms_of.get(asked)
+        if known is None:
+            known = self._comms_of[asked] = tuple(self._fitting(process, connection))
+        return known
+
+    def _fitting(self, process: ProcessLog, connection: Connection) -> list[Comm]:
         top = max(connection.src, connection.dst)
         by_rank = self._by_rank.get(process.key, {})
         wanted = peer_rank(connection)
@@ -147,9 +166,10 @@ class Placement:
         # peer is unknown (a NET line then counts as inter-node, as without init lines),
         # never borrowed from a communicator that contradicts the transport
         plausible = []
+        here = self.nccl_host(process)
         for comm in fitting:
             peer = comm.members.get(wanted)
-            if peer is None or intra == (self.nccl_host(peer) == self.nccl_host(process)):
+            if peer is None or intra == (self.nccl_host(peer) == here):
                 plausible.append(comm)
         return plausible
 

@@ -223,19 +223,21 @@ def _comm_summaries(place: Placement, machines: Mapping[str, str]) -> list[CommS
     for comm in place.comms.values():
         inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]
         intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
+        # a connection's raw text is its transport: its NICs and label are found once
+        # per process and text, in the order they first appear
         nics: dict[str, None] = {}
-        for p, c in inter_c:
-            names = names_of.get((p.key, c.transport.raw))  # the raw text is the transport
+        for key, (p, c) in {(p.key, c.transport.raw): (p, c) for p, c in inter_c}.items():
+            names = names_of.get(key)
             if names is None:
-                names = names_of[p.key, c.transport.raw] = nic_names(p, [c])
+                names = names_of[key] = nic_names(p, [c])
             nics.update(dict.fromkeys(names))
         labels = {}
         for inter, chosen in ((False, intra_c), (True, inter_c)):
             found: dict[str, None] = {}
-            for _, c in chosen:
-                label = label_of.get((c.transport.raw, inter))
+            for raw, c in {c.transport.raw: c for _, c in chosen}.items():
+                label = label_of.get((raw, inter))
                 if label is None:
-                    label = label_of[c.transport.raw, inter] = transport_label(c, inter)
+                    label = label_of[raw, inter] = transport_label(c, inter)
                 found[label] = None
             labels[inter] = uniq(found)
         summaries.append(
