@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterator
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
-from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event, bare_warn_start
+from hpnet.ncclog.lines import LOCATED_KINDS, Classifier, Event
+from hpnet.ncclog.programs import bare_warn_start
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 

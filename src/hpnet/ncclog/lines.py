@@ -22,7 +22,7 @@ import re
 
 from hpnet.ncclog.diag import read_diag
 from hpnet.ncclog.event import Event, ProcessRef
-from hpnet.ncclog.formats import BARE_PREFIX_CHARS, load_table
+from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.messages import RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.prefix import (
     HOSTNAME,
@@ -119,20 +119,12 @@ _BARE_START = re.compile(
 _BARE_PREFIX_REJECT = re.compile(r"[\"'=(,]\s*$")
 #: what can stand before a message pasted alone: timestamps (ISO, syslog/journald with
 #: host and program), launcher tags (``[1,0]<stdout>:``, ``[rank3]:``, srun's ``3: ``)
-_BARE_TAGS_PATTERN = (
+BARE_TAGS_PATTERN = (
     r"^(?:\s*(?:\[[^\]\n]{0,60}\](?:<std(?:out|err)>)?:?"
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
     r"|[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \S+ [^\s:]+:|\d+:))+\s*"
 )
-_BARE_TAGS = re.compile(_BARE_TAGS_PATTERN)
-_BARE_TAGS_BYTES = re.compile(_BARE_TAGS_PATTERN.encode())
-#: the start of each line's message after its tags, in a text of many lines: the same
-#: tags and the same spaces (none that crosses a newline), then the first characters
-_BARE_RESTS = re.compile(
-    rb"(?m)^(?:"
-    + _BARE_TAGS_PATTERN[4:-5].replace(r"\s*(?:", r"[^\S\n]*(?:", 1).encode()
-    + rb")*[^\S\n]*([^\n]{0,%d})" % BARE_PREFIX_CHARS
-)
+_BARE_TAGS = re.compile(BARE_TAGS_PATTERN)
 #: failures a message states whatever prefix it has: a completion error or a failed
 #: verbs call pasted without ``NCCL WARN`` is still that failure
 _BARE_FAILURE = re.compile(
@@ -486,28 +478,6 @@ class Classifier:
         event = Event("warn", process, (None,), message, source)
         event.hint = hint_for("warn", message)
         return event
-
-
-def bare_warn_start(line: bytes) -> bool:
-    """Can ``line`` be a WARN pasted without its prefix (a cheap test for the scanner:
-    the start of its message is the start of a WARN format)?"""
-    tags = _BARE_TAGS_BYTES.match(line)
-    rest = line[tags.end() :] if tags else line
-    return rest.lstrip()[:BARE_PREFIX_CHARS] in load_table().bare_starts
-
-
-def any_bare_warn_start(text: bytes, *, digits_zero: bool = False) -> bool:
-    """Does any line of ``text`` pass :func:`bare_warn_start` (one pass in C)? With
-    ``digits_zero``, ``text``'s digits are all 0: may any line with its digits pass?
-
-    >>> any_bare_warn_start(b"step 1 loss 2.3\\n[rank1]: Call to ibv_reg_mr failed")
-    True
-    >>> any_bare_warn_start(b"step 1 loss 2.3\\n[rank1]: step 2")
-    False
-    """
-    table = load_table()
-    starts = table.bare_starts_digits_zero if digits_zero else table.bare_starts
-    return not starts.isdisjoint(_BARE_RESTS.findall(text))
 
 
 def classify(line: bytes, source: str) -> Event | None:

@@ -28,14 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
-from hpnet.ncclog.lines import (
-    IDEMPOTENT,
-    LOCATED_KINDS,
-    Classifier,
-    Event,
-    any_bare_warn_start,
-    bare_warn_start,
-)
+from hpnet.ncclog.lines import IDEMPOTENT, LOCATED_KINDS, Classifier, Event
+from hpnet.ncclog.programs import BARE_HINT, ProgramOutput, bare_warn_start, program_output
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -77,13 +71,6 @@ _LAST_ERROR = re.compile(rb"Last error:[ \t]*\n([^\n]*)")
 #: ``ESC ] ... BEL``) that coloured launchers (Ray, rich, kubectl with a TTY) put around
 #: lines: removed before anything is read, and from the lines quoted as evidence
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?")
-#: words of the messages an NCCL line can hold without ``NCCL INFO`` / ``NCCL WARN`` (a
-#: paste of the messages alone): a cheap test before the classifier's exact one
-_BARE_HINT = re.compile(
-    rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
-    rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
-    rb"|NET plugin| Network "
-)
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096
 #: (process, transport) pairs whose first connection line is remembered as quoted
@@ -93,9 +80,6 @@ MAX_QUOTED = 100_000
 MAX_DEAD = 200_000
 #: above this share of new lines in a block, the next is blanked whole (:func:`scan_block`)
 FRESH_SHARE_WHOLE = 0.45
-#: program lines below this many in a block are read one by one
-_MIN_PROGRAM_LINES = 64
-_DIGITS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def normalise(data: bytes) -> bytes:
@@ -179,7 +163,7 @@ def scan_block(
     # the lines not known to be dead, counted in C
     counts = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
     classify.fresh_share = counts.total() / max(1, len(lines))
-    programs = _program_output(counts, classify)
+    programs = program_output(counts, classify, MAX_LINE_BYTES)
     reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
     if whole:
         reader.read_all(counts, programs.lines)
@@ -218,51 +202,8 @@ def _erased(data: bytes) -> bytes:
     return text
 
 
-class _Programs:
-    """The counted lines that are a program's own output, when none of them can be an
-    NCCL line (:meth:`_Reader.read`'s first test, made once over all of them)."""
-
-    __slots__ = ("framework", "lines")
-
-    def __init__(self) -> None:
-        #: the program lines, none of which is read (empty when some must be)
-        self.lines: frozenset[bytes] = frozenset()
-        #: one of them holds a framework word (hpnet.artefacts.words)
-        self.framework = False
-
-
-def _program_output(counts: collections.Counter[bytes], classify: Classifier) -> _Programs:
-    """Program output (a line without ``NCCL``, ``nccl``, ``<warn>`` or `` Pid ``) is
-    most of what a training log prints besides NCCL, and each such line is new (a step,
-    a loss). Whether any of them reads as a pasted NCCL message or WARN is asked of all
-    of them at once, in C; if one may, each is read as before."""
-    programs = _Programs()
-    lines = [
-        line
-        for line in counts
-        if b"NCCL" not in line
-        and b"nccl" not in line
-        and b"<warn>" not in line
-        and b" Pid " not in line
-        and len(line) <= MAX_LINE_BYTES
-    ]
-    if len(lines) < _MIN_PROGRAM_LINES:
-        return programs
-    # lines that differ only in their digits (steps, losses, times) are one shape; no
-    # test below tells digits apart (a start of a WARN with digits is matched with its
-    # digits made 0 too: the test may only say "maybe")
-    shapes = b"\n".join(set(b"\n".join(lines).translate(_DIGITS_ZERO).split(b"\n")))
-    if _BARE_HINT.search(shapes) or any_bare_warn_start(shapes, digits_zero=True):
-        return programs
-    programs.lines = frozenset(lines)
-    programs.framework = not classify.framework_seen and bool(MARKS.search(shapes))
-    # a program line said again is dead: nothing in it is read
-    classify.dead.update(line for line in lines if counts[line] > 1)
-    return programs
-
-
 def _keys(
-    counts: collections.Counter[bytes], programs: _Programs
+    counts: collections.Counter[bytes], programs: ProgramOutput
 ) -> tuple[dict[bytes, list[Any]], int]:
     """Each counted line as the reader sees it (noise blanked, in C over all of them at
     once): lines that read alike are one, at the place of the first, with their count,
@@ -368,7 +309,7 @@ class _Reader:
                 and b"nccl" not in line
                 and b"<warn>" not in line
                 and b" Pid " not in line  # nccl-tests' rank table
-                and not _BARE_HINT.search(line)  # a message pasted without its prefix
+                and not BARE_HINT.search(line)  # a message pasted without its prefix
                 and not bare_warn_start(line)  # a WARN pasted without its prefix
             ):
                 if count > 1 and may_die:  # program output that repeats: dead
