@@ -103,20 +103,26 @@ def _rank(ns: argparse.Namespace) -> int:  # one rank's script, top to bottom
     half = list(range(max(2, world // 2)))
     sub = dist.new_group(half, timeout=timeout)
     dumped = threading.Event()
+    # the watcher thread and the main thread may both dump: the second waits for the
+    # first to finish (a main thread that returned while the watcher wrote ended the
+    # process mid-write: an empty .partial on a 16-core run, benchmarks/README.md)
+    dumping = threading.Lock()
 
     def dump() -> None:
-        if dumped.is_set():
-            return  # once, as torch's dump on timeout
-        dumped.set()
-        c10d = torch._C._distributed_c10d
-        if nccl:
-            data = (c10d._dump_nccl_trace if ns.pickle else c10d._dump_nccl_trace_json)(True, True)
-        else:
-            data = (c10d._dump_fr_trace if ns.pickle else c10d._dump_fr_trace_json)(True, True)
-        path = out / f"nccl_trace_rank_{rank}"
-        partial = path.with_suffix(".partial")
-        partial.write_bytes(data if isinstance(data, bytes) else data.encode())
-        partial.rename(path)
+        with dumping:
+            if dumped.is_set():
+                return  # once, as torch's dump on timeout
+            c10d = torch._C._distributed_c10d
+            if nccl:
+                dump_nccl = c10d._dump_nccl_trace if ns.pickle else c10d._dump_nccl_trace_json
+                data = dump_nccl(True, True)
+            else:
+                data = (c10d._dump_fr_trace if ns.pickle else c10d._dump_fr_trace_json)(True, True)
+            path = out / f"nccl_trace_rank_{rank}"
+            partial = path.with_suffix(".partial")
+            partial.write_bytes(data if isinstance(data, bytes) else data.encode())
+            partial.rename(path)
+            dumped.set()
 
     def watch() -> None:
         while not dumped.is_set():
