@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from hpnet.errors import InputError
 from hpnet.hang.collect import collect
 from hpnet.hang.flight import load_dump
+from hpnet.hang.judge import judge
 from hpnet.hang.raslive import parse_addr, query
 from hpnet.hang.verdict import judge_evidence
 from tests.conftest import DATA
@@ -246,3 +248,28 @@ def test_hang_ras_on_a_port_nobody_listens_on_is_a_clear_error() -> None:
 def test_a_bad_ras_address_is_refused_before_any_connection(given: str) -> None:
     with pytest.raises(InputError, match="not a RAS address"):
         parse_addr(given)
+
+
+def test_a_rank_that_never_completed_what_its_peer_completed_is_named_alone() -> None:
+    # the stalled-network recording (both ranks started all_reduce #3, none completed),
+    # with rank 0's #3 marked completed, as a rank whose peer's data all came would
+    # record it: rank 1 alone waited for data that never came
+    evidence = collect([str(FR / "nccl-torch2.11-w2-net-rank1")])
+    dumps = [
+        replace(
+            d,
+            entries=tuple(
+                replace(e, state="completed") if (e.pg, e.seq) == ("0", 3) else e for e in d.entries
+            ),
+        )
+        if d.rank == 0
+        else d
+        for d in evidence.dumps
+    ]
+    first = judge(dumps, evidence.errors).causes[0]
+    assert (first.kind, first.ranks, first.seq) == ("stuck-in-collective", (1,), 3)
+    assert first.headline() == (
+        "rank 1 entered all_reduce #3 of group 0 (default_pg) and never completed it; rank 0 did"
+    )
+    assert first.evidence == ("rank 1: #3 started", "rank 0: #3 completed")
+    assert first.fix.startswith("rank 1 never received all of this collective that rank 0")

@@ -262,9 +262,29 @@ def _group_causes(
         ]
     states = {seqs[r][stuck].state for r in ahead if stuck in seqs[r]}
     done = sorted(r for r in ahead if stuck in seqs[r] and seqs[r][stuck].state == "completed")
-    if tracked and done and states - {"completed"}:
-        # some ranks completed it, some never did: those waited for data that never came
-        left = sorted(r for r in ahead if stuck in seqs[r] and r not in done)
+    # some ranks completed it and some never did: those waited for data that never came;
+    # or every rank started it and none completed: the collective itself is stuck
+    partial = bool(tracked and done and states - {"completed"})
+    if partial or (states and states <= {"started", "scheduled"} and "started" in states):
+        named = [r for r in ahead if stuck in seqs[r] and r not in done] if partial else ahead
+        if partial:
+            fix = (
+                f"{ranks_text(named)} never received all of this collective that "
+                f"{ranks_text(done)} completed: the network path into {ranks_text(named)} or "
+                "a GPU; run `hpnet verify` on their NCCL logs and `hpnet isolate` on their nodes"
+            )
+            summary = (
+                f"{ranks_text(named)} entered {collective.split(' ')[0]} #{stuck} of "
+                f"group {pg}{f' ({desc})' if desc else ''} and never completed it; "
+                f"{ranks_text(done)} did"
+            )
+        else:
+            fix = (
+                "the collective itself did not finish on any rank: the network between "
+                "these ranks or a GPU; run `hpnet verify` on their NCCL logs and `hpnet "
+                "isolate` on their nodes"
+            )
+            summary = None
         return [
             Cause(
                 kind="stuck-in-collective",
@@ -272,33 +292,13 @@ def _group_causes(
                 pg_desc=desc,
                 seq=stuck,
                 collective=collective,
-                ranks=tuple(left),
+                ranks=tuple(named),
                 waiting=(),
                 evidence=tuple(
-                    f"rank {r}: #{stuck} {seqs[r][stuck].state}" for r in [*left, *done]
+                    f"rank {r}: #{stuck} {seqs[r][stuck].state}" for r in [*named, *done]
                 )[:8],
-                fix=f"{ranks_text(left)} never received all of this collective that "
-                f"{ranks_text(done)} completed: the network path into {ranks_text(left)} or "
-                "a GPU; run `hpnet verify` on their NCCL logs and `hpnet isolate` on their nodes",
-                summary=f"{ranks_text(left)} entered {collective.split(' ')[0]} #{stuck} of "
-                f"group {pg}{f' ({desc})' if desc else ''} and never completed it; "
-                f"{ranks_text(done)} did",
-            )
-        ]
-    if states and states <= {"started", "scheduled"} and "started" in states:
-        return [
-            Cause(
-                kind="stuck-in-collective",
-                pg=pg,
-                pg_desc=desc,
-                seq=stuck,
-                collective=collective,
-                ranks=tuple(ahead),
-                waiting=(),
-                evidence=tuple(f"rank {r}: #{stuck} {seqs[r][stuck].state}" for r in ahead)[:8],
-                fix="the collective itself did not finish on any rank: the network between "
-                "these ranks or a GPU; run `hpnet verify` on their NCCL logs and `hpnet "
-                "isolate` on their nodes",
+                fix=fix,
+                summary=summary,
             )
         ]
     return []
