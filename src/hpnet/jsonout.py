@@ -24,9 +24,18 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
-__all__ = ["dumps", "envelope", "inert", "iter_envelope", "iter_json", "to_data", "write_envelope"]
+__all__ = [
+    "dump_envelope",
+    "dumps",
+    "envelope",
+    "inert",
+    "iter_envelope",
+    "iter_json",
+    "to_data",
+    "write_envelope",
+]
 
 #: what JSON may hold raw but a terminal acts on (C1 controls such as \x9b, which
 #: starts an escape sequence on its own; DEL) or that reorders what is shown (bidi
@@ -104,14 +113,129 @@ def inert(text: str) -> str:
 
 def dumps(value: object) -> str:
     """Indented JSON of :func:`to_data`, non-ASCII kept as is but for what a terminal
-    would act on (:func:`inert`)."""
-    return inert(json.dumps(to_data(value), indent=2, ensure_ascii=False))
+    would act on (:func:`inert`): ``inert(json.dumps(to_data(value), indent=2,
+    ensure_ascii=False))``, byte for byte, in one walk over ``value``.
+
+    Why not that line itself: with ``indent`` the standard library encodes in Python
+    generators, after :func:`to_data` has walked the value once more; ``hpnet verify
+    --json`` of a job of 12,000 processes spent longer there than reading the log
+    (benchmarks/README.md, issue 28).
+
+    >>> print(dumps({"a": (1.5, float("nan"), None, True, []), "b": {}}))
+    {
+      "a": [
+        1.5,
+        NaN,
+        null,
+        true,
+        []
+      ],
+      "b": {}
+    }
+    """
+    pieces: list[str] = []
+    _encode(value, "\n", pieces)
+    return inert("".join(pieces))
+
+
+def dump_envelope(
+    body: object,
+    *,
+    schema_version: int,
+    after: Mapping[str, object] | None = None,
+    **before: object,
+) -> str:
+    """``dumps(envelope(body, ...))``, without building the document first."""
+    items: dict[str, object] = {"schema_version": schema_version, **before}
+    items.update(_members(body))
+    items.update(after or {})
+    pieces: list[str] = []
+    _encode(items, "\n", pieces)
+    return inert("".join(pieces))
+
+
+def _members(body: object) -> Iterable[tuple[str, object]]:
+    """A document body's keys and values, in :func:`envelope`'s order."""
+    if dataclasses.is_dataclass(body) and not isinstance(body, type):
+        return _fields(body)
+    if isinstance(body, Mapping):
+        return ((str(k), v) for k, v in body.items())
+    raise TypeError(f"a JSON document's body is a dataclass or a mapping, not {body!r}")
+
+
+_INDENT = "  "  # json.dumps(indent=2)
+_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses (C)
+#: a dataclass's names to write (fields, then JSON_PROPERTIES), per class
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _encode(value: Any, newline: str, out: list[str]) -> None:
+    """Append ``value``'s JSON (as :func:`dumps`) to ``out``; ``newline`` is a newline
+    and the indentation of ``value``'s own line. The common types are told apart by
+    ``type() is`` first: a report holds hundreds of thousands of strings."""
+    kind = type(value)
+    if kind is str:
+        out.append(_string(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float and value - value == 0:  # finite (json writes NaN, Infinity)
+        out.append(float.__repr__(value))
+    elif kind is tuple or kind is list:
+        _encode_array(value, newline, out)
+    elif kind is dict:
+        _encode_object(((str(k), v) for k, v in value.items()), newline, out)
+    else:
+        names = _NAMES.get(kind)
+        if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = _NAMES[kind] = tuple(f.name for f in dataclasses.fields(value)) + tuple(
+                getattr(value, "JSON_PROPERTIES", ())
+            )
+        if names is not None:
+            _encode_object(((n, getattr(value, n)) for n in names), newline, out)
+        elif isinstance(value, enum.Enum):
+            _encode(value.value, newline, out)
+        elif isinstance(value, dict):
+            _encode_object(((str(k), v) for k, v in value.items()), newline, out)
+        elif isinstance(value, (list, tuple)):
+            _encode_array(value, newline, out)
+        elif isinstance(value, os.PathLike):
+            out.append(_string(os.fspath(value)))
+        else:  # floats and what json.dumps itself knows or refuses (TypeError)
+            out.append(json.dumps(value, ensure_ascii=False))
+
+
+def _encode_array(items: list[object] | tuple[object, ...], newline: str, out: list[str]) -> None:
+    if not items:
+        out.append("[]")
+        return
+    inner = newline + _INDENT
+    opening = "[" + inner
+    between = "," + inner
+    for item in items:
+        out.append(opening)
+        opening = between
+        _encode(item, inner, out)
+    out.append(newline + "]")
+
+
+def _encode_object(items: Iterable[tuple[str, object]], newline: str, out: list[str]) -> None:
+    inner = newline + _INDENT
+    opening = "{" + inner
+    between = "," + inner
+    for key, item in items:
+        out.append(opening + _string(key) + ": ")
+        opening = between
+        _encode(item, inner, out)
+    out.append("{}" if opening is not between else newline + "}")
 
 
 # -- piece by piece ------------------------------------------------------------------
-_INDENT = "  "  # hpnet.jsonout.dumps: json.dumps(indent=2)
-
-
 def iter_json(value: object, level: int = 0) -> Iterator[str]:
     """``inert(json.dumps(to_data(value), indent=2, ensure_ascii=False))`` in pieces,
     for a value nested ``level`` deep.

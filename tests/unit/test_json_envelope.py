@@ -6,11 +6,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-from hpnet.jsonout import envelope
+from hpnet.jsonout import dump_envelope, dumps, envelope, inert, to_data
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "hpnet"
 KEY = "schema_version"
@@ -84,3 +86,54 @@ def test_envelope_key_order_and_conversion() -> None:
 def test_envelope_refuses_a_body_that_is_not_an_object() -> None:
     with pytest.raises(TypeError):
         envelope(["a"], schema_version=1)
+
+
+class _Number(enum.IntEnum):
+    THREE = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class _WithProperty:
+    value: object
+    more: object = ()
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("doubled",)
+
+    @property
+    def doubled(self) -> list[object]:
+        return [self.value, self.value]
+
+
+# every kind of value a report holds, and the corners json.dumps writes its own way
+_CORNERS: dict[object, object] = {
+    "numbers": [0, -1, 10**30, 1.5, -0.0, 1e300, float("inf"), -float("inf"), float("nan")],
+    "words": ["", "é", "\x9b2J", "\u2028", "\u202e", "\x00\x1f", '"\\', "\t\n"],
+    "flags": (True, False, None),
+    "enums": (_Colour.RED, _Number.THREE),
+    "nested": [[[]], {}, (), [{}], {"a": []}],
+    "body": _WithProperty(value=_Colour.RED, more={1: (), None: {}, "k": Path("/a b")}),
+    "counter": __import__("collections").Counter(a=2),
+    "subclasses": [type("Text", (str,), {})("x"), type("Real", (float,), {})(2.5)],
+    7: "a key that is not text",
+}
+
+
+def test_dumps_writes_what_json_dumps_writes() -> None:
+    expected = inert(json.dumps(to_data(_CORNERS), indent=2, ensure_ascii=False))
+    assert dumps(_CORNERS) == expected
+    assert "\\u009b" in expected and "NaN" in expected  # the corners are in it
+
+
+def test_dump_envelope_is_dumps_of_envelope() -> None:
+    body = _WithProperty(value=(1, "x"))
+    args: dict[str, object] = {"schema_version": 2, "status": "PASS", "after": {"code": 1}}
+    assert dump_envelope(body, **args) == dumps(envelope(body, **args))  # type: ignore[arg-type]
+    assert dump_envelope({"status": "body"}, schema_version=1, status="x") == dumps(
+        {"schema_version": 1, "status": "body"}
+    )
+    with pytest.raises(TypeError):
+        dump_envelope(["a"], schema_version=1)
+
+
+def test_dumps_refuses_what_json_refuses() -> None:
+    with pytest.raises(TypeError):
+        dumps({"a": object()})

@@ -196,9 +196,9 @@ def run(namespace: argparse.Namespace) -> int:
             fix=fix,
         )
     if args.json:
-        from hpnet.jsonout import dumps, envelope  # noqa: PLC0415
+        from hpnet.jsonout import dump_envelope  # noqa: PLC0415
 
-        print(dumps(envelope(dataclasses.asdict(report), schema_version=1)))
+        print(dump_envelope(report, schema_version=1))
     else:
         from hpnet.render.verify import render_verify  # noqa: PLC0415
 
