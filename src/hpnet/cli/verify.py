@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hpnet.artefacts.model import ArtefactFacts
     from hpnet.ncclog.model import NcclLog
+    from hpnet.result import Expectation
 
 DESCRIPTION = """\
 Read NCCL debug logs (NCCL_DEBUG=INFO output of any NCCL from 2.3 on, behind mpirun,
@@ -98,7 +99,7 @@ def run(namespace: argparse.Namespace) -> int:
         idle_timeout_seconds=namespace.idle_timeout,
     )
     from hpnet.errors import UsageError  # noqa: PLC0415
-    from hpnet.ncclog.report import analyse, parse_expectation  # noqa: PLC0415
+    from hpnet.ncclog.report import parse_expectation  # noqa: PLC0415
 
     expectation = None
     if args.expect is not None:
@@ -168,6 +169,18 @@ def run(namespace: argparse.Namespace) -> int:
                 fix="hpnet verify job.log (or a directory, or - for stdin), or --run",
             )
         log, facts = _read(args)
+    from hpnet.ncclog.read import no_cycle_collection  # noqa: PLC0415
+
+    with no_cycle_collection():  # a large job's report: objects, no cycles
+        return _answer(args, log, facts, expectation)
+
+
+def _answer(
+    args: VerifyArgs, log: NcclLog, facts: list[ArtefactFacts], expectation: Expectation | None
+) -> int:
+    """The report on ``log``, printed; the exit code."""
+    from hpnet.ncclog.report import analyse  # noqa: PLC0415
+
     report = analyse(log, expectation)
     if args.run is False and facts:
         from hpnet.artefacts.judge import merge_artefacts  # noqa: PLC0415

@@ -209,11 +209,12 @@ def _log_line(source: str, line_number: int, text: str, count: int, message: str
     >>> pickle.loads(pickle.dumps(line)) == line
     True
     """
-    line = object.__new__(LogLine)
-    for name, value in zip(
-        _LOG_LINE_FIELDS, (source, line_number, text, count, message), strict=True
-    ):
-        object.__setattr__(line, name, value)
+    line = _new(LogLine)
+    _set_source(line, source)
+    _set_line_number(line, line_number)
+    _set_text(line, text)
+    _set_count(line, count)
+    _set_message(line, message)
     return line
 
 
@@ -248,7 +249,15 @@ class LogLine:
         return f"{self.source}: {self.text}"
 
 
-_LOG_LINE_FIELDS = ("source", "line_number", "text", "count", "message")
+# the slots' own setters (C), for :func:`_log_line`: a frozen dataclass's fields are
+# set past its __setattr__, as its __init__ does
+_new = object.__new__
+_slot = vars(LogLine)
+_set_source = _slot["source"].__set__
+_set_line_number = _slot["line_number"].__set__
+_set_text = _slot["text"].__set__
+_set_count = _slot["count"].__set__
+_set_message = _slot["message"].__set__
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
