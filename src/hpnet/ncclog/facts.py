@@ -67,15 +67,17 @@ def _narrow_release(process: ProcessFacts, event: Event) -> None:
     if event.kind in LAZY_HINT_KINDS and process.num_hinted < HINTS_PER_PROCESS:
         process.num_hinted += 1
         event.hint = hint_for(event.kind, event.text)
-    if event.hint is None or process.version_conflict:
-        return
-    merged = intersect(process.version_range or (None, None), event.hint)
+    hint = event.hint
+    if hint is None or process.version_conflict or hint in process.hints_applied:
+        return  # a range applied again narrows nothing: the range holds it already
+    process.hints_applied.add(hint)
+    merged = intersect(process.version_range or (None, None), hint)
     if empty(merged):
         process.version_conflict = True
         return
     if merged != process.version_range and event.line_number:
         # a line whose form narrowed the release: the witness of the range
-        form = f"form:{format_range(event.hint)}"
+        form = f"form:{format_range(hint)}"
         if form not in process.lines:
             process.lines[form] = evidence_line(event, event.text)
     process.version_range = merged

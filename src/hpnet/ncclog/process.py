@@ -62,6 +62,8 @@ class ProcessFacts:
         self.version_range: VersionRange | None = None
         self.version_conflict = False
         self.num_hinted = 0
+        #: the release ranges this record's lines narrowed its range by (each once)
+        self.hints_applied: set[VersionRange] = set()
         self.cuda_version: str | None = None
         self.cuda_driver: str | None = None
         self.bootstrap: dict[str, None] = {}
@@ -289,19 +291,21 @@ def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
     return (src, dst, str(direction), str(via))
 
 
+def _number(value: object) -> int | None:
+    text = str(value)
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def _text(value: object) -> str | None:
+    return str(value) if value else None
+
+
 def _membership(record: dict[str, object]) -> Membership:
-    def number(name: str) -> int | None:
-        value = str(record.get(name))
-        return int(value) if value.lstrip("-").isdigit() else None
-
-    def text(name: str) -> str | None:
-        value = record.get(name)
-        return str(value) if value else None
-
-    rank = number("rank")
-    nranks = number("nranks")
-    comm_id = text("commId")
-    mnnvl = number("MNNVL")
+    get = record.get
+    rank = _number(get("rank"))
+    nranks = _number(get("nranks"))
+    comm_id = _text(get("commId"))
+    mnnvl = _number(get("MNNVL"))
     return Membership(
         comm=str(record["comm"]),
         rank=rank if rank is not None else -1,
@@ -310,16 +314,16 @@ def _membership(record: dict[str, object]) -> Membership:
         # for every ncclCommSplit child (hashUniqueId(job->commId) of a calloc'ed job,
         # init.cc:1541 @2.21.5), so it would merge every split communicator into one
         comm_id=None if comm_id == ZERO_ID_HASH else comm_id,
-        cuda_dev=number("cudaDev"),
-        nvml_dev=number("nvmlDev"),
-        bus_id=text("busId"),
-        nnodes=number("nNodes"),
-        local_ranks=number("localRanks"),
-        parent=text("parent"),
-        color=number("color"),
+        cuda_dev=_number(get("cudaDev")),
+        nvml_dev=_number(get("nvmlDev")),
+        bus_id=_text(get("busId")),
+        nnodes=_number(get("nNodes")),
+        local_ranks=_number(get("localRanks")),
+        parent=_text(get("parent")),
+        color=_number(get("color")),
         mnnvl=bool(mnnvl) if mnnvl is not None else None,
-        completed=bool(record.get("completed")),
-        aborted=bool(record.get("aborted")),
+        completed=bool(get("completed")),
+        aborted=bool(get("aborted")),
     )
 
 

@@ -112,16 +112,18 @@ FINGERPRINTS: tuple[tuple[str, re.Pattern[str], VersionRange], ...] = (
     _fp("warn", r"^Call to ibv_modify_qp failed with \d+ ", "2.24.3", None),
 )
 
-_KINDS = frozenset(kind for kind, _, _ in FINGERPRINTS)
+#: FINGERPRINTS by kind, in order
+_BY_KIND: dict[str, tuple[tuple[re.Pattern[str], VersionRange], ...]] = {
+    kind: tuple((pattern, bounds) for k, pattern, bounds in FINGERPRINTS if k == kind)
+    for kind, _, _ in FINGERPRINTS
+}
 
 
 def hint_for(kind: str, message: str) -> VersionRange | None:
     """The release range a message of this kind pins, or None if it says nothing."""
-    if kind not in _KINDS:
-        return None
     found: VersionRange | None = None
-    for fp_kind, pattern, bounds in FINGERPRINTS:
-        if fp_kind == kind and pattern.search(message):
+    for pattern, bounds in _BY_KIND.get(kind, ()):
+        if pattern.search(message):
             found = bounds if found is None else intersect(found, bounds)
     return found
 
