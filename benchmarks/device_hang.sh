@@ -8,6 +8,10 @@
 #    (benchmarks/hang_plants.py --backend nccl), then the stalled network path (net).
 # b: a stalled network path (net) with RAS asked live, then every plant N times with
 #    random world sizes and culprits (bash benchmarks/device_hang.sh b N).
+# eight: eight NCCL ranks (issue 29) on the GPUs there are (rank r on GPU r mod count, a
+#    fake host each): a skip with RAS asked live, then the never-entered, mismatched-op
+#    and dead-rank plants and a clean job N times each (bash benchmarks/device_hang.sh
+#    eight N).
 # NVLink SHARP stays off (NCCL_NVLS_ENABLE=0), as the lent machines require.
 set -u
 export PYTHONPATH=$PWD/src:$PWD NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
@@ -72,6 +76,22 @@ if [ "$PART" = b ]; then
   timeout 400 python3 benchmarks/hang_plants.py --backend nccl --runs "${2:-3}" --parallel 17 \
     --plants none,skip,sleep,op,size,dtype,stop,kill,subgroup,cascade,net \
     --max-world 4 --seed "${3:-7}" --keep "$K" > "$OUT/plants-b.txt" 2>&1
+  echo "plants rc=$?" | tee -a "$S"
+fi
+if [ "$PART" = eight ]; then
+  python3 -m tests.hang_plant run --backend nccl --plant skip --world 8 --culprit 5 --at 1 \
+    --steps 3 --timeout 20 --ras-port 29602 --out "$K/skip8-live" > "$K/skip8-live.run" 2>&1 &
+  job=$!
+  sleep 22
+  live 29602 ras-live-skip8.json | tee -a "$S"
+  live 29602 ras-live-skip8.txt text | tee -a "$S"
+  wait $job
+  echo "skip8-live: $(cat "$K/skip8-live.run")" | tee -a "$S"
+  timeout 60 python3 -m hpnet hang "$K/skip8-live" > "$OUT/hang-skip8-live.txt" 2>&1
+  echo "hang rc=$?" | tee -a "$S"
+  timeout 400 python3 benchmarks/hang_plants.py --backend nccl --runs "${2:-3}" --parallel 4 \
+    --plants none,skip,op,kill --min-world 8 --max-world 8 --seed "${3:-11}" --keep "$K" \
+    > "$OUT/plants-eight.txt" 2>&1
   echo "plants rc=$?" | tee -a "$S"
 fi
 tar czf "$OUT/runs-$PART.tgz" -C /tmp hang-runs

@@ -15,6 +15,7 @@ apart ("not started"). Prints one line per run and a table per plant.
     python benchmarks/hang_plants.py --runs 20 --parallel 8
     python benchmarks/hang_plants.py --backend nccl --runs 6 --parallel 8 --max-world 4
     python benchmarks/hang_plants.py --backend nccl --plants net --parallel 1
+    python benchmarks/hang_plants.py --backend nccl --min-world 8 --plants skip,op,kill
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def main() -> int:
         default=",".join(PLANTS),
         help=f"any of {', '.join(PLANTS + NET_PLANTS)} (net: NCCL only)",
     )
+    parser.add_argument("--min-world", type=int, default=2)
     parser.add_argument("--max-world", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -138,7 +140,7 @@ def main() -> int:
     jobs = []
     for plant in ns.plants.split(","):
         for _ in range(ns.runs):
-            world = rng.randint(2, ns.max_world)
+            world = rng.randint(ns.min_world, ns.max_world)
             half = max(2, world // 2)  # the harness's subgroup: ranks 0 .. half-1
             culprit = rng.randrange(half if plant in ("subgroup", "cascade") else world)
             jobs.append((plant, world, culprit, rng.randrange(1 << 30)))
