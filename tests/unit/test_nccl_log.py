@@ -357,3 +357,21 @@ def test_jobs_never_forks_more_workers_than_cpus_or_ranges(
     inputs, _ = collect_inputs([str(small)])
     read_logs(inputs, jobs=100_000)
     assert sizes[1] == 2
+
+
+def test_a_process_record_survives_pickling_with_its_falsy_values() -> None:
+    """A range's records travel to the main process pickled, without the fields a new
+    record has: a value that is falsy but not the new record's (pid 0, launcher rank 0,
+    NVLS support False) must come back."""
+    import pickle
+
+    from hpnet.ncclog.process import ProcessFacts
+
+    record = ProcessFacts(("h:0", "h", 0, 0, None))
+    record.nvls_support = False
+    record.devices[0] = None
+    record.connections[(0, "", 1, "", None, "P2P/CUMEM")] += 2
+    back = pickle.loads(pickle.dumps(record))  # noqa: S301 - its own bytes
+    assert list(vars(back).items()) == list(vars(record).items())
+    assert back.nvls_support is False and back.pid == 0 and back.launcher_rank == 0
+    assert back.memberships is not record.memberships  # its own containers

@@ -18,8 +18,7 @@ number of lines: evidence lines are capped and the caps are reported.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hpnet.ncclog.fold import FOLD_KINDS, evidence_line
 from hpnet.ncclog.formats import load_table
@@ -170,19 +169,25 @@ class LogFolder:
     def _keep(self, kept: dict[str, LogLine], message: str, event: Event) -> None:
         self.keep_line(kept, evidence_line(event, message))
 
-    def keep_line(self, kept: dict[str, LogLine], line: LogLine) -> None:
+    def keep_line(
+        self,
+        kept: dict[str, LogLine],
+        line: LogLine,
+        shift: Callable[[LogLine], LogLine] | None = None,
+    ) -> None:
         """Keep a line as evidence once per message, counting repeats (so the answer does
-        not depend on how the input was cut into blocks)."""
+        not depend on how the input was cut into blocks); ``shift`` places a later
+        range's line, when it is kept."""
         key = line.message or line.text
         seen = kept.get(key)
         if seen is not None:
-            kept[key] = dataclasses.replace(seen, count=seen.count + line.count)
+            kept[key] = seen.counted(seen.count + line.count)
             return
         if self._num_evidence >= MAX_EVIDENCE:
             self.num_dropped += line.count
             return
         self._num_evidence += 1
-        kept[key] = line
+        kept[key] = shift(line) if shift is not None else line
 
     def take_guesses(self, classifier: Classifier) -> None:
         """The hosts ``classifier`` guessed, where it scanned all this folder holds."""
@@ -200,7 +205,7 @@ class LogFolder:
         def shift(line: LogLine) -> LogLine:
             if not line_offset or not line.line_number:
                 return line
-            return dataclasses.replace(line, line_number=line.line_number + line_offset)
+            return line.moved(line_offset)
 
         self._sources.update(later._sources)
         self._bare_versions.update(later._bare_versions)
@@ -216,11 +221,11 @@ class LogFolder:
             self._num_cut[source] = self._num_cut.get(source, 0) + num_cut
         self.num_dropped += later.num_dropped
         for line in later._signals.values():
-            self.keep_line(self._signals, shift(line))
+            self.keep_line(self._signals, line, shift)
         for line in later._bare_warnings.values():
-            self.keep_line(self._bare_warnings, shift(line))
+            self.keep_line(self._bare_warnings, line, shift)
         for line in later._diag.values():
-            self.keep_line(self._diag, shift(line))
+            self.keep_line(self._diag, line, shift)
         # a key guessed in one part and named by a line of its own in another is real
         for key in [k for k in self._guessed if k in later._processes and k not in later._guessed]:
             del self._guessed[key]
