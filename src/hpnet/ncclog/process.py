@@ -322,6 +322,8 @@ def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
 
 
 def _number(value: object) -> int | None:
+    if value is None:  # most of a record's fields: not said
+        return None
     text = str(value)
     return int(text) if text.lstrip("-").isdigit() else None
 
