@@ -5,7 +5,7 @@
 definition of "today's output": it blanks noise and erases channel numbers over each
 whole block, counts every line and reads each distinct one. The scanner now erases
 channel numbers in C, remembers the lines that would say nothing if read again (dead
-lines: :attr:`hpnet.ncclog.lines.Classifier.dead`), counts only the others, blanks
+lines: :attr:`hpnet.ncclog.scanstate.ScanState.dead`), counts only the others, blanks
 noise per distinct line and tests a block's program output at once. These tests hold it
 to the reference: every event (kind, process, data, text, count, line number, quoted
 line, version hint), every count, on every input under tests/data cut into blocks of

@@ -33,6 +33,7 @@ from hpnet.ncclog.prefix import (
     unlink,
     where_of,
 )
+from hpnet.ncclog.scanstate import ScanState
 from hpnet.ncclog.versions import VersionRange, hint_for
 
 __all__ = ["LOCATED_KINDS", "Classifier", "Event", "ProcessRef", "classify"]
@@ -172,8 +173,8 @@ class Classifier:
     """Classifies lines, remembering what each distinct prefix says."""
 
     __slots__ = (
-        "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "dead", "dead_source",
-        "framework_seen", "fresh_share", "guessed", "quoted", "real",
+        "_emitted", "_hosts", "_messages", "_pending", "_prefixes", "guessed", "quoted", "real",
+        "scan",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -195,16 +196,9 @@ class Classifier:
         self._pending: dict[bytes, str] = {}
         self._prefixes: dict[tuple[bytes, str], tuple[ProcessRef | None, str | None]] = {}
         self._messages: dict[bytes, tuple[str, tuple[object, ...], str, VersionRange | None]] = {}
-        #: input lines of :attr:`dead_source` that this classifier, as it stands, answers
-        #: with no event (a repeat of an idempotent line, a known process's irrelevant
-        #: line, program output): the scanner skips them without reading them again. It
-        #: holds only while the caches it rests on do, so it is emptied with them
-        self.dead: set[bytes] = set()
-        self.dead_source: str | None = None
-        #: a block of :attr:`dead_source` held a word an artefact reader needs
-        self.framework_seen = False
-        #: the share of the last block's lines that were not dead (the scanner's choice)
-        self.fresh_share = 1.0
+        #: what the scanner remembers between blocks; its dead lines rest on this
+        #: classifier's caches and are emptied with them
+        self.scan = ScanState()
 
     def repeats_silently(self, line: bytes) -> bool:
         """Is ``line`` an idempotent line already reported (read again: no event)?"""
@@ -218,7 +212,7 @@ class Classifier:
     def _emit(self, line: bytes) -> None:
         if len(self._emitted) >= MAX_CACHED:
             self._emitted.clear()  # repeats of forgotten lines are reported again: harmless
-            self.dead.clear()
+            self.scan.dead.clear()
         self._emitted.add(line)
 
     def process(self, prefix: bytes, source: str) -> tuple[ProcessRef | None, str | None]:
@@ -266,7 +260,7 @@ class Classifier:
             return value  # not cached: the same prefix on a line of its own is no guess
         if len(self._prefixes) >= MAX_CACHED:
             self._prefixes.clear()
-            self.dead.clear()
+            self.scan.dead.clear()
         self._prefixes[(prefix, source)] = value
         return value
 

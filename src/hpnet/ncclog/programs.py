@@ -97,7 +97,7 @@ def program_output(
     if BARE_HINT.search(shapes) or any_bare_warn_start(shapes, digits_zero=True):
         return programs
     programs.lines = frozenset(lines)
-    programs.framework = not classify.framework_seen and bool(MARKS.search(shapes))
+    programs.framework = not classify.scan.framework_seen and bool(MARKS.search(shapes))
     # a program line said again is dead: nothing in it is read
-    classify.dead.update(line for line in lines if counts[line] > 1)
+    classify.scan.dead.update(line for line in lines if counts[line] > 1)
     return programs

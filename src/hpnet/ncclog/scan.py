@@ -9,7 +9,7 @@ Why it is shaped this way: an NCCL log is mostly connection lines
 number is the only thing that differs between them; and a long job's processes say the
 same lines again for every communicator they create. The scanner erases channel numbers
 in one ``re.sub`` over the block, splits it into lines and counts, in C, only the lines
-its classifier has not marked dead (:attr:`Classifier.dead`: a line that, read again,
+its classifier has not marked dead (:attr:`ScanState.dead`: a line that, read again,
 would say nothing: an idempotent message already said, a known process's irrelevant
 line, program output said again). Python then looks once at each distinct new line;
 a block's program output (lines without ``NCCL``/``nccl``) is tested at once, its
@@ -75,7 +75,7 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\
 MAX_QUOTE_CHARS = 4096
 #: (process, transport) pairs whose first connection line is remembered as quoted
 MAX_QUOTED = 100_000
-#: input lines a classifier remembers as dead (:attr:`Classifier.dead`) before it
+#: input lines a classifier remembers as dead (:attr:`ScanState.dead`) before it
 #: starts anew: memory flat in the log's size, speed where lines repeat
 MAX_DEAD = 200_000
 #: above this share of new lines in a block, the next is blanked whole (:func:`scan_block`)
@@ -144,16 +144,14 @@ def scan_block(
         return result
     data = normalise(data)
     classify = classifier if classifier is not None else Classifier()
-    if classify.dead_source != source:
-        classify.dead.clear()
-        classify.dead_source = source
-        classify.framework_seen = False
+    state = classify.scan
+    state.start(source)
     text = _erased(data)
-    dead = classify.dead
+    dead = state.dead
     # a block after one where most lines were new (every process of a large job says its
     # own lines once) is blanked whole, in C, as every line is read: each line is then
     # its own key; else only the new lines are blanked, after they are picked out
-    whole = classify.fresh_share > FRESH_SHARE_WHOLE
+    whole = state.fresh_share > FRESH_SHARE_WHOLE
     if whole:
         text = _NOISE_ERASED.sub(b"NCCL INFO -", text)
     lines = text.split(b"\n")
@@ -162,7 +160,7 @@ def scan_block(
     result.num_lines = len(lines)
     # the lines not known to be dead, counted in C
     counts = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
-    classify.fresh_share = counts.total() / max(1, len(lines))
+    state.fresh_share = counts.total() / max(1, len(lines))
     programs = program_output(counts, classify, MAX_LINE_BYTES)
     reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
     if whole:
@@ -178,11 +176,11 @@ def scan_block(
     if b"Last error:" in text:
         _last_errors(_NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
     framework = reader.framework or programs.framework
-    if not framework and not classify.framework_seen and counts:
+    if not framework and not state.framework_seen and counts:
         # a word of a dead line was seen when it was new; blanked noise is in data alone
         fresh_text = data if whole else b"\n".join(counts)
         framework = any(word in fresh_text for word in RCCL_BYTES)
-    classify.framework_seen = classify.framework_seen or framework
+    state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result
 
@@ -259,7 +257,7 @@ class _Reader:
         self.locate = locate
         self.originals = originals
         #: framework words are looked for until a block of this source had one
-        self.marks = not classify.framework_seen
+        self.marks = not classify.scan.framework_seen
         self.framework = False
         #: markers in the lines read whole (``raws`` not given) that are not one NCCL
         #: line each: as :func:`_keys` counts them
@@ -273,7 +271,7 @@ class _Reader:
         bound once: a block of a large job has hundreds of thousands of new lines."""
         classify = self.classify
         source = self.result.source
-        dead = classify.dead
+        dead = classify.scan.dead
         events = self.events
         quoted = classify.quoted
         locate = self.locate
