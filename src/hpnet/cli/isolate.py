@@ -33,6 +33,8 @@ Only a measured slowdown or an error from NCCL / the network on a test's link na
 node. A test the harness could not run (a group that never formed, a store timeout,
 no memory for the buffer) proves nothing: its nodes are tested again with a good
 partner, and a node still untested is INCONCLUSIVE, with the cause, never an outlier.
+Nor is a node slow against round 1 but not against two good nodes measured beside it
+(or right after it): the load changed between rounds; it is INCONCLUSIVE too.
 
 --drain takes each node found bad out of the scheduler (Slurm: scontrol update
 State=DRAIN; Kubernetes: kubectl cordon and a NoSchedule taint, with NODE_NAME set by

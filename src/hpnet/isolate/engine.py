@@ -13,12 +13,16 @@ Rounds: 1 "pairs" (every node in one test), 2 "re-pair" (each node of a slow pai
 leftover of an odd N, and each node whose round-1 test the harness could not run, with
 a node proven good), 3 "rails" (per-rail tests of each bad node with a good partner, and
 of each bad link; and a whole-node test of each node whose round-2 test was its only
-one, with another good partner). At most 4 rounds with drift.
+one, with another good partner), 4 "control" (two good nodes, when a node would be named
+and no two were free to measure with it: :mod:`hpnet.isolate.control`). At most 4
+rounds with drift on a cluster with good nodes to spare.
 
 A node is named only when it was slow in two tests with different partners: a side of a
 slow round-1 pair that is slow again with a good node, or a node tested first in round
 2 (the odd one out, a node whose round-1 test could not run) that is slow again in
-round 3. One slow test is one noisy moment as often as a bad node.
+round 3. One slow test is one noisy moment as often as a bad node. And the test that
+names it must be slow against two good nodes measured with it (or right after), not only
+against round 1: the hosts' or the fabric's load changes between rounds.
 
 Only a measured slowdown or an error on the link (:mod:`hpnet.isolate.harness`) may
 name a node. A test the harness could not run proves nothing: its nodes are neither
@@ -28,14 +32,13 @@ end is *inconclusive* in the verdict, with the cause, never an outlier.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from hpnet.cluster.drift import PER_NODE_KEYS
 from hpnet.cluster.drift import drift as drift_of
 from hpnet.errors import InputError
-from hpnet.isolate import findings
+from hpnet.isolate import control, findings
 from hpnet.isolate.model import (
     Baseline,
     ConfigIssue,
@@ -44,7 +47,6 @@ from hpnet.isolate.model import (
     Inconclusive,
     IsolateVerdict,
     Measurement,
-    PairResult,
     Round,
     RoundSummary,
     Test,
@@ -55,6 +57,7 @@ from hpnet.isolate.scoring import (
     Reference,
     Score,
     Thresholds,
+    baseline_reference,
     judge,
     judge_rails,
 )
@@ -67,8 +70,9 @@ _PURPOSE = {
     1: "every node in one whole-node test with another, all pairs at once",
     2: "each node of a slow pair (and the odd one out) with a node proven good in round 1",
     3: "each bad node rail by rail with a good partner, and each bad link rail by rail",
+    4: "two nodes proven good, measured right after the tests that would name a node",
 }
-_NAME = {1: "pairs", 2: "re-pair", 3: "rails"}
+_NAME = {1: "pairs", 2: "re-pair", 3: "rails", 4: "control"}
 
 
 class Isolation:
@@ -123,13 +127,17 @@ class Isolation:
         self.unconfirmed: dict[str, str] = {}  # node -> its round-2 partner
         self._confirm: dict[str, str] = {}  # node -> its round-3 partner
         self.links: list[tuple[str, str]] = []
-        self._control: tuple[str, str] | None = None
+        self._link_control: tuple[str, str] | None = None
         self.unresolved: list[tuple[str, str]] = []
         #: nodes whose tests the harness could not run, with the first cause
         self.untested: dict[str, Inconclusive] = {}
         #: the nodes whose round-2 test is their first (no round-1 result)
         self._first_in_round_2: set[str] = set()
         self.rail_scores: dict[tuple[str, str | None], dict[int, Score]] = {}
+        #: the whole-node control test of a round, and the test that would name a node
+        #: whose round had none (judged against round 4's)
+        self._controls: dict[int, Test] = {}
+        self._named_by: dict[str, Measurement] = {}
 
     # -- round 0 -------------------------------------------------------------------------
     def drift(
@@ -161,7 +169,7 @@ class Isolation:
     def next_round(self) -> Round | None:
         """The next round to run, the same one until it is recorded; None when done."""
         while self._pending is None and not self._done:
-            if self._next > 3:
+            if self._next > 4:
                 self._done = True
                 break
             tests = self._plan(self._next)
@@ -200,9 +208,13 @@ class Isolation:
             for issue in m.issues:
                 if issue not in self.issues[issue.node]:
                     self.issues[issue.node].append(issue)
-        found = {1: self._record_pairs, 2: self._record_repair, 3: self._record_rails}[rnd.number](
-            ms
-        )
+        record = {
+            1: self._record_pairs,
+            2: self._record_repair,
+            3: self._record_rails,
+            4: self._record_control,
+        }[rnd.number]
+        found = record(ms)
         self._summaries.append(
             RoundSummary(
                 number=rnd.number,
@@ -230,7 +242,9 @@ class Isolation:
             return tuple(Test(round=1, a=a, b=b) for a, b in pairs)
         if number == 2:
             return self._plan_repair()
-        return self._plan_rails()
+        if number == 3:
+            return self._plan_rails()
+        return self._plan_control()
 
     def _plan_repair(self) -> tuple[Test, ...]:
         # both sides of every slow pair before the nodes not yet tested: a failure seen
@@ -252,7 +266,54 @@ class Isolation:
                             node=node, round=2, cause="no good node was left to test it with"
                         ),
                     )
-        return tuple(Test(round=2, a=n, b=chosen[n]) for n in wanting if n in chosen)
+        tests = [Test(round=2, a=n, b=chosen[n]) for n in wanting if n in chosen]
+        if any(t.a not in self._first_in_round_2 for t in tests):  # a side may be named
+            self._add_control(2, tests)
+        return tuple(tests)
+
+    def _add_control(self, number: int, tests: list[Test]) -> None:
+        """Two good nodes free in round ``number``, measured with its ``tests``."""
+        pair = control.pick(self.good, {n for t in tests for n in (t.a, t.b)})
+        if pair is not None:
+            self._controls[number] = Test(round=number, a=pair[0], b=pair[1])
+            tests.append(self._controls[number])
+
+    def _plan_control(self) -> tuple[Test, ...]:
+        """Round 4: a control for the nodes that would be named and had none."""
+        if not self._named_by:
+            return ()
+        pair = control.pick(self.good, set())
+        if pair is None:
+            self._settle(dict(self._named_by), None, when="")
+            return ()
+        self._controls[4] = Test(round=4, a=pair[0], b=pair[1])
+        return (self._controls[4],)
+
+    def _settle(
+        self, named: dict[str, Measurement], ctl: Measurement | None, when: str
+    ) -> list[str]:
+        """Judge ``named`` against the control ``ctl``: a node it clears is inconclusive."""
+        spread = noise_of([*named.values(), *([ctl] if ctl else [])])
+        cleared, head, said = control.reckon(named, ctl, self.t, spread=spread, when=when)
+        for node, m in named.items():
+            self._named_by.pop(node, None)
+            self.notes[node] += [*head, *([said[node]] if node in said else [])]
+            if node in cleared:
+                self.bad.remove(node)
+                self.untested[node] = Inconclusive(
+                    node=node, round=m.test.round, cause=cleared[node]
+                )
+        return head + [f"{n}: {said[n]}" for n in named if n in said]
+
+    def _split_control(
+        self, number: int, ms: Sequence[Measurement]
+    ) -> tuple[list[Measurement], Measurement | None]:
+        test = self._controls.get(number)
+        ctl = next((m for m in ms if m.test == test), None)
+        return [m for m in ms if m.test != test], ctl
+
+    def _record_control(self, ms: Sequence[Measurement]) -> list[str]:
+        return self._settle(dict(self._named_by), ms[0], when="right after, in round 4")
 
     def _plan_rails(self) -> tuple[Test, ...]:
         tests: list[Test] = []
@@ -264,8 +325,8 @@ class Isolation:
             # a link is re-tested, and two good nodes give the healthy figure per rail
             # that tells a slow link from a dip of round 1 that does not come back
             spare = [n for n in self.good if n not in set(chosen.values())]
-            self._control = (spare[0], spare[1]) if len(spare) >= 2 else None
-            pairs = [*self.links, *([self._control] if self._control else [])]
+            self._link_control = (spare[0], spare[1]) if len(spare) >= 2 else None
+            pairs = [*self.links, *([self._link_control] if self._link_control else [])]
             tests += [Test(round=3, a=a, b=b, rail=r) for a, b in pairs for r in self._r()]
         taken = {n for t in tests for n in (t.a, t.b)}
         for node, before in self.unconfirmed.items():
@@ -281,6 +342,8 @@ class Isolation:
             self._confirm[node] = pick
             taken |= {node, pick}
             tests.append(Test(round=3, a=node, b=pick))
+        if self._confirm:
+            self._add_control(3, tests)
         return tuple(tests)
 
     def _r(self) -> range:
@@ -296,7 +359,7 @@ class Isolation:
         if self.ref is not None and self.baseline is not None:
             before = self.baseline.cluster_median_gbps
             self.cluster_slow = self.ref.median_gbps < (1 - self.t.baseline_margin) * before
-            base = self._baseline_ref(self.baseline)
+            base = baseline_reference(self.baseline, self.t)
             self._refs = (self.ref,) if self.cluster_slow else (self.ref, base)
         elif self.ref is not None:
             self._refs = (self.ref,)
@@ -327,24 +390,12 @@ class Isolation:
             self.notes[node].append(line)
         return line
 
-    def _baseline_ref(self, baseline: Baseline) -> Reference:
-        values = list(baseline.pairs_gbps.values())
-        ref = reference_of(values, floor=self.t.scale_floor, label="baseline")
-        if ref is None or len(values) < 3:
-            median = baseline.cluster_median_gbps
-            ref = Reference(
-                median_gbps=median,
-                scale_gbps=self.t.scale_floor * median,
-                num_tests=len(values),
-                label="baseline",
-            )
-        return ref
-
     def _judge(self, m: Measurement) -> Score:
         base = None if self.cluster_slow else self.baseline
         return judge(m, self._refs, self.t, baseline=base)
 
     def _record_repair(self, ms: Sequence[Measurement]) -> list[str]:
+        ms, ctl = self._split_control(2, ms)
         found: list[str] = []
         slow: dict[str, bool] = {}
         for m in ms:
@@ -372,6 +423,9 @@ class Isolation:
             elif not slow[a] and not slow[b]:
                 self.links.append((a, b))
                 found.append(f"{a} and {b} are fine with others: the path between them")
+        self._named_by = {m.test.a: m for m in ms if m.test.a in self.bad}
+        if 2 in self._controls:
+            found += self._settle(dict(self._named_by), ctl, when="in the same round")
         found += [f"bad: {n}" for n in self.bad]
         found += [f"slow once, to be confirmed: {n}" for n in self.unconfirmed]
         return found
@@ -388,11 +442,16 @@ class Isolation:
         self.notes[node].append(line)
         if not score.ok and node not in self.issues:
             self.bad.append(node)
+            self._named_by[node] = m
         return line
 
     def _record_rails(self, ms: Sequence[Measurement]) -> list[str]:
+        ms, ctl = self._split_control(3, ms)
         by_pair: dict[tuple[str, str | None], list[Measurement]] = defaultdict(list)
-        between = {frozenset(p) for p in [*self.links, *([self._control] if self._control else [])]}
+        between = {
+            frozenset(p)
+            for p in [*self.links, *([self._link_control] if self._link_control else [])]
+        }
         confirms = [
             m for m in ms if self._confirm.get(m.test.a) == m.test.b and m.test.rail is None
         ]
@@ -406,63 +465,23 @@ class Isolation:
             self.rail_scores[key] = scores
             found += [f"{key[0]} rail {r}: {s.reason}" for r, s in scores.items() if not s.ok]
         found += [self._record_confirm(m) for m in confirms]
+        if 3 in self._controls:
+            named = {m.test.a: m for m in confirms if m.test.a in self._named_by}
+            found += self._settle(named, ctl, when="in the same round")
         return found + self._confirm_links()
 
     def _confirm_links(self) -> list[str]:
         """Links whose rails stand out, or are all slow against the control pair's."""
-        control = self.rail_scores.get(self._control or ("", ""), {})
-        healthy = [s.median_gbps for s in control.values() if s.ok and s.median_gbps]
-        ref = reference_of(healthy, floor=self.t.scale_floor, label="control pair")
-        kept, found = [], []
-        for a, b in self.links:
-            scores = self.rail_scores.get((a, b), {})
-            values = [s.median_gbps for s in scores.values() if s.median_gbps is not None]
-            if ref is None or not all(s.ok for s in scores.values()) or not values:
-                kept.append((a, b))
-                continue
-            m = statistics.median(values)
-            z = ref.z(m)
-            line = f"round 3: {a} + {b} rail by rail {m:.1f} GB/s, z {z:.1f} vs {ref.label}"
-            if z < self.t.z_threshold or m < self.t.min_fraction * ref.median_gbps:
-                kept.append((a, b))
-                self.notes[a].append(line + f" median {ref.median_gbps:.1f} GB/s: slow again")
-            else:
-                found.append(f"{line}: the slow pair of round 1 did not come back")
-        self.links = kept
+        pair = self.rail_scores.get(self._link_control or ("", ""), {})
+        self.links, found, notes = control.links_again(self.links, self.rail_scores, pair, self.t)
+        for node, line in notes:
+            self.notes[node].append(line)
         return found
 
     # -- the verdict ---------------------------------------------------------------------
     def verdict(self) -> IsolateVerdict:
         """What the rounds recorded so far prove."""
-        summaries = list(self._summaries)
-        if self._drift is not None:
-            summaries.insert(0, findings.drift_summary(self._drift))
-        return IsolateVerdict(
-            outliers=findings.outliers(self),
-            drift=self._drift or (),
-            rounds=tuple(summaries),
-            pairs=tuple(
-                PairResult(
-                    round=m.test.round,
-                    a=m.test.a,
-                    b=m.test.b,
-                    rail=m.test.rail,
-                    median_gbps=m.median_gbps,
-                    min_gbps=m.min_gbps,
-                    error=m.error,
-                    error_source=m.error_source if m.error is not None else None,
-                )
-                for m in self._results
-            ),
-            cluster_median_gbps=self.ref.median_gbps if self.ref else None,
-            baseline_median_gbps=self.baseline.cluster_median_gbps if self.baseline else None,
-            collectives=len(self._results),
-            inconclusive=tuple(
-                self.untested[n]
-                for n in self.nodes
-                if n in self.untested and n not in self.bad and n not in self.issues
-            ),
-        )
+        return findings.verdict(self, self._summaries, self._results, self._drift)
 
     @property
     def suspect_pairs(self) -> tuple[tuple[str, str], ...]:

@@ -19,16 +19,20 @@ from hpnet.isolate.model import (
     Drift,
     DriftKind,
     Fault,
+    IsolateVerdict,
+    Measurement,
     Outlier,
     OutlierKind,
+    PairResult,
     RoundSummary,
 )
+from hpnet.isolate.scoring import gbps
 
 if TYPE_CHECKING:
     from hpnet.isolate.engine import Isolation
     from hpnet.isolate.scoring import Reference, Score
 
-__all__ = ["cluster_line", "drift_summary", "outliers"]
+__all__ = ["cluster_line", "drift_summary", "outliers", "verdict"]
 
 MAX_EVIDENCE_LINES = 6  # log lines quoted per configuration issue
 
@@ -62,7 +66,7 @@ def cluster_line(ref: Reference | None, num_tests: int) -> list[str]:
     if ref is None:
         return [f"all {num_tests} tests failed"]
     return [
-        f"cluster median {ref.median_gbps:.1f} GB/s over {ref.num_tests} pairs, "
+        f"cluster median {gbps(ref.median_gbps)} GB/s over {ref.num_tests} pairs, "
         f"robust scale {ref.scale_gbps:.2f} GB/s"
     ]
 
@@ -77,6 +81,31 @@ def drift_summary(drift: Sequence[Drift]) -> RoundSummary:
         num_tests=0,
         num_errors=0,
         findings=(f"{differs} node facts differ from the majority, {splits} keys split",),
+    )
+
+
+def verdict(
+    iso: Isolation,
+    summaries: Sequence[RoundSummary],
+    results: Sequence[Measurement],
+    drift: Sequence[Drift] | None,
+) -> IsolateVerdict:
+    """What ``iso``'s rounds (``summaries``, each test's ``results``) and round 0's
+    ``drift`` (None: not run) prove."""
+    rounds = [*([drift_summary(drift)] if drift is not None else []), *summaries]
+    return IsolateVerdict(
+        outliers=outliers(iso),
+        drift=tuple(drift or ()),
+        rounds=tuple(rounds),
+        pairs=tuple(PairResult.of(m) for m in results),
+        cluster_median_gbps=iso.ref.median_gbps if iso.ref else None,
+        baseline_median_gbps=iso.baseline.cluster_median_gbps if iso.baseline else None,
+        collectives=len(results),
+        inconclusive=tuple(
+            iso.untested[n]
+            for n in iso.nodes
+            if n in iso.untested and n not in iso.bad and n not in iso.issues
+        ),
     )
 
 
@@ -99,8 +128,8 @@ def _cluster(ref: Reference, before: float, margin: float) -> Outlier:
         kind=OutlierKind.CLUSTER,
         fault=Fault.HARDWARE,
         evidence=(
-            f"cluster median {ref.median_gbps:.1f} GB/s over {ref.num_tests} pairs is "
-            f"{drop:.0f}% below the baseline's {before:.1f} GB/s (margin {100 * margin:.0f}%)",
+            f"cluster median {gbps(ref.median_gbps)} GB/s over {ref.num_tests} pairs is "
+            f"{drop:.0f}% below the baseline's {gbps(before)} GB/s (margin {100 * margin:.0f}%)",
         ),
         fix=CLUSTER_FIX,
     )
@@ -169,7 +198,7 @@ def _rails_line(scores: dict[int, Score], *, flapped: bool) -> tuple[str, ...]:
     if not scores:
         return ()
     values = ", ".join(
-        f"{r}: {s.median_gbps:.1f}" if s.median_gbps is not None else f"{r}: failed"
+        f"{r}: {gbps(s.median_gbps)}" if s.median_gbps is not None else f"{r}: failed"
         for r, s in sorted(scores.items())
     )
     if flapped and all(s.ok for s in scores.values()):

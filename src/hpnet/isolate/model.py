@@ -164,6 +164,19 @@ class PairResult:
     error: str | None = None
     error_source: ErrorSource | None = None  # None when the test ran
 
+    @classmethod
+    def of(cls, m: Measurement) -> PairResult:
+        return cls(
+            round=m.test.round,
+            a=m.test.a,
+            b=m.test.b,
+            rail=m.test.rail,
+            median_gbps=m.median_gbps,
+            min_gbps=m.min_gbps,
+            error=m.error,
+            error_source=m.error_source if m.error is not None else None,
+        )
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Inconclusive:

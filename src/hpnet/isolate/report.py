@@ -378,8 +378,9 @@ def _inconclusive_html(rows: Sequence[Row]) -> str:
         for r in rows
     )
     return (
-        "<h2>Not judged</h2><p>The harness could not run these nodes' tests: no evidence "
-        f"about them, neither good nor bad.</p><ul id='inconclusive'>{items}</ul>"
+        "<h2>Not judged</h2><p>The harness could not run these nodes' tests, or two good "
+        "nodes measured beside them were as slow: no evidence about them, neither good "
+        f"nor bad.</p><ul id='inconclusive'>{items}</ul>"
     )
 
 

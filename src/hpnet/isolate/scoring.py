@@ -26,6 +26,8 @@ __all__ = [
     "Reference",
     "Score",
     "Thresholds",
+    "baseline_reference",
+    "gbps",
     "judge",
     "judge_rails",
     "noise",
@@ -111,6 +113,16 @@ class Score:
         return self.status in (PairState.SLOW, PairState.UNSTABLE, PairState.ERROR)
 
 
+def gbps(value: float) -> str:
+    """A bandwidth for a sentence: one decimal from 1 GB/s up, two significant digits
+    below (CPU ranks measure tenths and hundredths).
+
+    >>> gbps(47.93), gbps(0.136), gbps(0.0432), gbps(0.0)
+    ('47.9', '0.14', '0.043', '0.0')
+    """
+    return f"{value:.1f}" if abs(value) >= 1 or value == 0 else f"{value:.2g}"
+
+
 def reference(
     values: Sequence[float], *, floor: float, label: str, noise: float = 0.0
 ) -> Reference | None:
@@ -130,6 +142,22 @@ def reference(
     mad = statistics.median(abs(v - median) for v in values)
     scale = max(mad * MAD_TO_SIGMA, floor * abs(median), noise, 1e-9)
     return Reference(median_gbps=median, scale_gbps=scale, num_tests=len(values), label=label)
+
+
+def baseline_reference(baseline: Baseline, t: Thresholds) -> Reference:
+    """Where the baseline's pairs sat; from its median and the scale floor when it
+    holds fewer than three pairs."""
+    values = list(baseline.pairs_gbps.values())
+    ref = reference(values, floor=t.scale_floor, label="baseline")
+    if ref is None or len(values) < 3:
+        median = baseline.cluster_median_gbps
+        ref = Reference(
+            median_gbps=median,
+            scale_gbps=t.scale_floor * median,
+            num_tests=len(values),
+            label="baseline",
+        )
+    return ref
 
 
 def noise(ms: Sequence[Measurement]) -> float:
@@ -168,27 +196,30 @@ def judge(
     if median > 0 and drops >= t.unstable_iterations:
         why = (
             f"unstable: {drops} of {len(m.samples_gbps)} iterations below "
-            f"{t.unstable_fraction:.0%} of the median {median:.1f} GB/s, the lowest {low:.1f} GB/s"
+            f"{t.unstable_fraction:.0%} of the median {gbps(median)} GB/s, "
+            f"the lowest {gbps(low)} GB/s"
         )
         return Score(status=PairState.UNSTABLE, median_gbps=median, reason=why)
     for ref in refs:
         z = ref.z(median)
         if z < t.z_threshold:
-            why = f"{median:.1f} GB/s, z {z:.1f} vs {ref.label} median {ref.median_gbps:.1f} GB/s"
+            why = (
+                f"{gbps(median)} GB/s, z {z:.1f} vs {ref.label} median {gbps(ref.median_gbps)} GB/s"
+            )
             return Score(status=PairState.SLOW, median_gbps=median, reason=why)
         if median < t.min_fraction * ref.median_gbps:
             # the rule that fired: a z-score above the threshold reads as "not an outlier"
             why = (
-                f"{median:.1f} GB/s, {median / ref.median_gbps:.0%} of the {ref.label} median "
-                f"{ref.median_gbps:.1f} GB/s (below {t.min_fraction:.0%}; z {z:.1f})"
+                f"{gbps(median)} GB/s, {median / ref.median_gbps:.0%} of the {ref.label} median "
+                f"{gbps(ref.median_gbps)} GB/s (below {t.min_fraction:.0%}; z {z:.1f})"
             )
             return Score(status=PairState.SLOW, median_gbps=median, reason=why)
     before = baseline.pair_gbps(m.test.a, m.test.b) if baseline is not None else None
     if before is not None and median < (1 - t.pair_baseline_margin) * before:
-        why = f"{median:.1f} GB/s, was {before:.1f} GB/s in the baseline"
+        why = f"{gbps(median)} GB/s, was {gbps(before)} GB/s in the baseline"
         return Score(status=PairState.SLOW, median_gbps=median, reason=why)
     z = refs[0].z(median) if refs else 0.0
-    return Score(status=PairState.OK, median_gbps=median, reason=f"{median:.1f} GB/s, z {z:.1f}")
+    return Score(status=PairState.OK, median_gbps=median, reason=f"{gbps(median)} GB/s, z {z:.1f}")
 
 
 def judge_rails(ms: Sequence[Measurement], t: Thresholds) -> dict[int, Score]:
@@ -206,7 +237,7 @@ def judge_rails(ms: Sequence[Measurement], t: Thresholds) -> dict[int, Score]:
     for m in ms:
         score = judge(m, (), t)
         if score.ok and score.median_gbps is not None and score.median_gbps < t.rail_fraction * ref:
-            why = f"{score.median_gbps:.1f} GB/s vs {ref:.1f} GB/s median of the node's rails"
+            why = f"{gbps(score.median_gbps)} GB/s vs {gbps(ref)} GB/s median of the node's rails"
             score = Score(status=PairState.SLOW, median_gbps=score.median_gbps, reason=why)
         out[m.test.rail if m.test.rail is not None else -1] = score
     return out

@@ -42,7 +42,8 @@ def _outliers(outliers: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
 def _inconclusive(rows: Sequence[Mapping[str, Any]], lines: list[str]) -> None:
     lines += [
         "",
-        "Not judged (the harness could not run their tests: no evidence about these nodes):",
+        "Not judged (no evidence about these nodes: the harness could not run their "
+        "tests, or good nodes measured beside them were as slow):",
     ]
     lines.extend(f"  {row['node']}: round {row['round']}: {row['cause']}" for row in rows)
     lines.append("  fix: rerun; if it recurs, rerun with --logs DIR and read round<N>/rank<R>.log")
