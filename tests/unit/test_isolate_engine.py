@@ -258,6 +258,44 @@ def test_a_pair_nobody_could_re_test_is_reported_unresolved() -> None:
         (OutlierKind.LINK, t.a, t.b) for t in first.tests[:2]
     ]
     assert all("no node proven good was left" in o.evidence[-1] for o in v.outliers)
+    # both sides of a pair drift from the majority: which one is not known, and each
+    # side's drift is quoted under its name
+    a, b = first.tests[0].a, first.tests[0].b
+    facts = {n: {"env.NCCL_IB_HCA": "mlx5"} for n in NODES[:6]}
+    facts[a], facts[b] = {"env.NCCL_IB_HCA": "mlx5_0"}, {"env.NCCL_IB_HCA": "mlx5_1"}
+    iso = Isolation(NODES[:6], rails=1)
+    iso.drift(facts)
+    v = drive(iso, broken({first.tests[0].b, first.tests[1].b}))
+    (o,) = [o for o in v.outliers if o.node == a]
+    assert (o.kind, o.peer) == (OutlierKind.LINK, b)
+    assert {line.split(":")[0] for line in o.evidence if ": drift:" in line} == {a, b}
+
+
+def test_an_unresolved_pair_with_one_drifted_side_names_that_side_s_settings() -> None:
+    """3 fake hosts on an H100, host1 given other NCCL socket settings: its one round-1
+    test failed, the third host sat out round 1, no node was proven good. The pair was
+    one "link host2" outlier with host1's drift among host2's evidence; the drift says
+    which side: host1's configuration, its fix the majority's values."""
+    nodes = ["host0", "host1", "host2"]
+    pairs, odd = cross_pairs(nodes, {}, 0)
+    (pair,) = pairs
+    drifted = pair[1]
+    facts = {n: {"env.NCCL_SOCKET_NTHREADS": "4"} for n in nodes}
+    facts[drifted] = {"env.NCCL_SOCKET_NTHREADS": "1"}
+    iso = Isolation(nodes, rails=1)
+    iso.drift(facts)
+    v = drive(iso, broken({drifted}))
+    assert kinds(v) == [("node", "configuration", drifted, None)]
+    (o,) = v.outliers
+    assert o.code == "drift" and "NCCL_SOCKET_NTHREADS=4 (it has 1)" in o.fix
+    assert any(line.startswith("round 1:") for line in o.evidence)
+    # three values, no majority: no side drifts, which one is not known: unresolved
+    facts[pair[0]] = {"env.NCCL_SOCKET_NTHREADS": "2"}
+    iso = Isolation(nodes, rails=1)
+    iso.drift(facts)
+    v = drive(iso, broken({drifted}))
+    assert [(o.kind, o.node, o.peer) for o in v.outliers] == [(OutlierKind.LINK, *pair)]
+    assert odd not in {o.node for o in v.outliers}
 
 
 def test_a_failed_test_is_suspect() -> None:

@@ -279,13 +279,38 @@ def _link(iso: Isolation, a: str, b: str) -> Outlier:
 
 
 def _unresolved(iso: Isolation, a: str, b: str) -> Outlier:
-    lines = dict.fromkeys([*iso.notes[a], *iso.notes[b]])
+    """A failed or slow pair no good node was left to split. When one side's settings
+    drift from the majority's and the other's do not, that side is the configuration
+    fault (seen: 3 fake hosts, one given other NCCL socket settings, its one pair failed
+    and the third node sat out round 1); else the pair stays one unresolved outlier."""
+    drifted = {
+        n: [d for d in iso.drifts_of(n) if d.kind is DriftKind.DIFFERS and _is_setting(d.key)]
+        for n in (a, b)
+    }
+    own = [n for n in (a, b) if drifted[n]]
+    if len(own) == 1:
+        node, other = own[0], b if own[0] == a else a
+        lines = [*iso.notes[node], f"{other}, its partner, has the majority's settings"]
+        return Outlier(
+            kind=OutlierKind.NODE,
+            fault=Fault.CONFIGURATION,
+            node=node,
+            group=iso.groups.get(node),
+            evidence=tuple(dict.fromkeys(lines)),
+            fix=_setting_fix(node, drifted[node]),
+            code="drift",
+        )
+    quoted = dict.fromkeys(
+        f"{n}: {line}" if line.startswith("drift:") else line
+        for n in (a, b)
+        for line in iso.notes[n]
+    )
     return Outlier(
         kind=OutlierKind.LINK,
         fault=Fault.HARDWARE,
         node=a,
         peer=b,
-        evidence=(*lines, "no node proven good was left to tell the node from the link"),
+        evidence=(*quoted, "no node proven good was left to tell the node from the link"),
         fix=f"re-run with more nodes, or test {a} and {b} each with a known-good node",
     )
 
