@@ -243,6 +243,29 @@ def test_a_load_that_rises_after_round_1_names_nobody(nodes: int, round_4: bool)
     assert all(any("control pair" in e for e in o.evidence) for o in v.outliers)
 
 
+def test_on_one_rail_the_link_control_pair_is_the_odd_one_out_s_control() -> None:
+    """7 nodes, one rail (seen on the VM under a load that came and went): a round-1 pair
+    slow together (a link to re-test, with a control pair of good nodes in round 3) and
+    the odd one out slow twice. On one rail the link control pair's test is a whole-node
+    test beside the odd one's second test: it is its control, in the same round, and no
+    round 4 runs. The load slowed that round for everyone: nobody named."""
+    names = [f"host{i}" for i in range(7)]
+    pairs, odd = cross_pairs(names, {}, 0)
+    assert odd is not None
+    link = set(pairs[0])
+
+    def rule(t: Test) -> float:
+        if {t.a, t.b} == link:
+            return NOMINAL * 0.3
+        return NOMINAL * (0.3 if t.round == 3 or odd in (t.a, t.b) else 1.0)
+
+    v = drive(Isolation(names, rails=1), rule)
+    assert max(r.number for r in v.rounds) == 3, v.rounds
+    (i,) = v.inconclusive
+    assert i.node == odd and "in the same round" in i.cause, i
+    assert not any(o.kind.value == "node" for o in v.outliers), v.outliers
+
+
 def test_a_control_that_fails_or_is_missing_clears_nobody_and_names_nobody() -> None:
     from hpnet.isolate.control import reckon
     from hpnet.isolate.scoring import Thresholds

@@ -17,11 +17,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
-from hpnet.isolate.model import Measurement
+from hpnet.isolate.model import Measurement, Test
 from hpnet.isolate.scoring import PairState, Score, Thresholds, gbps, judge
 from hpnet.isolate.scoring import reference as reference_of
 
-__all__ = ["RERUN", "links_again", "pick", "reckon"]
+__all__ = ["RERUN", "links_again", "pick", "reckon", "split"]
 
 #: what a node cleared by the control needs
 RERUN = "run hpnet isolate again when the cluster is quiet"
@@ -36,6 +36,18 @@ def pick(good: Sequence[str], taken: set[str]) -> tuple[str, str] | None:
     """
     free = [n for n in good if n not in taken]
     return (free[0], free[1]) if len(free) >= 2 else None
+
+
+def split(
+    ms: Sequence[Measurement], test: Test | None
+) -> tuple[list[Measurement], Measurement | None]:
+    """A round's measurements without its control ``test``'s, and that one (None when
+    the round had none). A rail test (round 3's link control pair on one rail) stays
+    among the others too: it is scored as the link's control as well."""
+    ctl = next((m for m in ms if m.test == test), None)
+    if test is not None and test.rail is not None:
+        return list(ms), ctl
+    return [m for m in ms if m.test != test], ctl
 
 
 def reckon(

@@ -272,7 +272,13 @@ class Isolation:
         return tuple(tests)
 
     def _add_control(self, number: int, tests: list[Test]) -> None:
-        """Two good nodes free in round ``number``, measured with its ``tests``."""
+        """Two good nodes free in round ``number``, measured with its ``tests``; on one
+        rail, round 3's link control pair is already such a test."""
+        if number == 3 and self.rails == 1 and self._link_control is not None:
+            self._controls[3] = Test(
+                round=3, a=self._link_control[0], b=self._link_control[1], rail=0
+            )
+            return
         pair = control.pick(self.good, {n for t in tests for n in (t.a, t.b)})
         if pair is not None:
             self._controls[number] = Test(round=number, a=pair[0], b=pair[1])
@@ -304,13 +310,6 @@ class Isolation:
                     node=node, round=m.test.round, cause=cleared[node]
                 )
         return head + [f"{n}: {said[n]}" for n in named if n in said]
-
-    def _split_control(
-        self, number: int, ms: Sequence[Measurement]
-    ) -> tuple[list[Measurement], Measurement | None]:
-        test = self._controls.get(number)
-        ctl = next((m for m in ms if m.test == test), None)
-        return [m for m in ms if m.test != test], ctl
 
     def _record_control(self, ms: Sequence[Measurement]) -> list[str]:
         return self._settle(dict(self._named_by), ms[0], when="right after, in round 4")
@@ -395,7 +394,7 @@ class Isolation:
         return judge(m, self._refs, self.t, baseline=base)
 
     def _record_repair(self, ms: Sequence[Measurement]) -> list[str]:
-        ms, ctl = self._split_control(2, ms)
+        ms, ctl = control.split(ms, self._controls.get(2))
         found: list[str] = []
         slow: dict[str, bool] = {}
         for m in ms:
@@ -446,7 +445,7 @@ class Isolation:
         return line
 
     def _record_rails(self, ms: Sequence[Measurement]) -> list[str]:
-        ms, ctl = self._split_control(3, ms)
+        ms, ctl = control.split(ms, self._controls.get(3))
         by_pair: dict[tuple[str, str | None], list[Measurement]] = defaultdict(list)
         between = {
             frozenset(p)
