@@ -215,10 +215,13 @@ def test_the_text_report_escapes_names_and_puts_evidence_before_the_fix() -> Non
     }  # fmt: skip
     data = {
         "nodes": ["n1", "n2"], "rails": 8, "backend": "nccl", "bytes": 64 << 20, "iters": 20,
-        "outliers": [outlier], "drift": [], "rounds": [], "cluster_median_gbps": 48.0,
+        "outliers": [outlier], "drift": [], "cluster_median_gbps": 48.0,
         "baseline_median_gbps": None, "collectives": 9,
+        "rounds": [{"number": n, "name": name, "num_tests": k, "num_errors": 0, "findings": []}
+                   for n, name, k in ((1, "pairs", 1), (3, "rails", 8))],
     }  # fmt: skip
     text = render_isolate(data)
+    assert "  1 pairs: 1 test\n" in text and "  3 rails: 8 tests\n" in text
     assert "\x1b" not in text and "n\\x1b[31m1 rail 3 (mlx5_3:1)" in text
     assert text.index("5.0 GB/s") < text.index("fix: reseat") < text.index("drain: scontrol")
     assert text.startswith("hpnet isolate: 1 OUTLIER among 2 nodes x 8 rails, nccl")

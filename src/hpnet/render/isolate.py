@@ -113,7 +113,8 @@ def render_isolate(data: Mapping[str, Any]) -> str:
     lines += ["", "Rounds:"]
     for summary in data.get("rounds", ()):
         lines.append(
-            f"  {summary['number']} {summary['name']}: {summary['num_tests']} tests"
+            f"  {summary['number']} {summary['name']}: {summary['num_tests']} "
+            + ("test" if summary["num_tests"] == 1 else "tests")
             + (f", {summary['num_errors']} failed" if summary["num_errors"] else "")
         )
         lines.extend(f"    {finding}" for finding in summary.get("findings", ()))
