@@ -162,20 +162,30 @@ def _setting_fix(node: str, drifted: Sequence[Drift]) -> str:
     )
 
 
+def _drifted_settings(iso: Isolation, node: str) -> list[Drift]:
+    """Round 0's settings of ``node`` that differ from the majority's."""
+    return [d for d in iso.drifts_of(node) if d.kind is DriftKind.DIFFERS and _is_setting(d.key)]
+
+
+def _setting_outlier(
+    iso: Isolation, node: str, drifted: Sequence[Drift], evidence: Sequence[str]
+) -> Outlier:
+    """``node`` as a configuration fault: its drifted settings, the majority's the fix."""
+    return Outlier(
+        kind=OutlierKind.NODE,
+        fault=Fault.CONFIGURATION,
+        node=node,
+        group=iso.groups.get(node),
+        evidence=tuple(dict.fromkeys(evidence)),
+        fix=_setting_fix(node, drifted),
+        code="drift",
+    )
+
+
 def _node_outliers(iso: Isolation, node: str) -> list[Outlier]:
-    drifted = [d for d in iso.drifts_of(node) if d.kind is DriftKind.DIFFERS and _is_setting(d.key)]
+    drifted = _drifted_settings(iso, node)
     if drifted:
-        return [
-            Outlier(
-                kind=OutlierKind.NODE,
-                fault=Fault.CONFIGURATION,
-                node=node,
-                group=iso.groups.get(node),
-                evidence=tuple(iso.notes[node]),
-                fix=_setting_fix(node, drifted),
-                code="drift",
-            )
-        ]
+        return [_setting_outlier(iso, node, drifted, iso.notes[node])]
     notes = tuple(iso.notes[node])
     scores = iso.rail_scores.get((node, None), {})
     named = sorted(r for r, s in scores.items() if s.bad)
@@ -283,23 +293,12 @@ def _unresolved(iso: Isolation, a: str, b: str) -> Outlier:
     drift from the majority's and the other's do not, that side is the configuration
     fault (seen: 3 fake hosts, one given other NCCL socket settings, its one pair failed
     and the third node sat out round 1); else the pair stays one unresolved outlier."""
-    drifted = {
-        n: [d for d in iso.drifts_of(n) if d.kind is DriftKind.DIFFERS and _is_setting(d.key)]
-        for n in (a, b)
-    }
+    drifted = {n: _drifted_settings(iso, n) for n in (a, b)}
     own = [n for n in (a, b) if drifted[n]]
     if len(own) == 1:
         node, other = own[0], b if own[0] == a else a
         lines = [*iso.notes[node], f"{other}, its partner, has the majority's settings"]
-        return Outlier(
-            kind=OutlierKind.NODE,
-            fault=Fault.CONFIGURATION,
-            node=node,
-            group=iso.groups.get(node),
-            evidence=tuple(dict.fromkeys(lines)),
-            fix=_setting_fix(node, drifted[node]),
-            code="drift",
-        )
+        return _setting_outlier(iso, node, drifted[node], lines)
     quoted = dict.fromkeys(
         f"{n}: {line}" if line.startswith("drift:") else line
         for n in (a, b)
