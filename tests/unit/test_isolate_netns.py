@@ -37,8 +37,8 @@ from tests.unit.test_launch_run import _port, environment
 HPNET = [sys.executable, "-m", "hpnet"]
 IP, TC, UNSHARE = shutil.which("ip"), shutil.which("tc"), shutil.which("unshare")
 NODES = 6
-#: bandwidth measured on CPU ranks: these tests run on one worker, one at a time
-pytestmark = pytest.mark.xdist_group("host-load")
+#: bandwidth measured on CPU ranks: these tests run alone, after the others (README)
+pytestmark = pytest.mark.host_load
 
 SSH = """#!/bin/sh
 # ssh stand-in: ssh -o BatchMode=yes [-p PORT] HOST -- REMOTE, run in HOST's namespaces

@@ -289,7 +289,7 @@ def jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Together]:
         started.close()
 
 
-@pytest.mark.xdist_group("host-load")  # measures bandwidth on CPU ranks: one at a time
+@pytest.mark.host_load  # bandwidth on CPU ranks: run alone (README's test command)
 def test_isolate_runs_under_mpirun_through_hpnet_launch(jobs: Together) -> None:
     """Open MPI's ranks (OMPI_COMM_WORLD_*) meet where hpnet launch's mpirun command
     says (-x MASTER_ADDR / MASTER_PORT); each rank its own NCCL host."""

@@ -174,7 +174,7 @@ def test_the_html_report_renders_in_a_headless_browser(tmp_path: Path) -> None:
     assert shot.exists() and shot.stat().st_size > 30_000  # text, heatmap and bars drawn
 
 
-@pytest.mark.xdist_group("host-load")  # measures bandwidth on CPU ranks: one at a time
+@pytest.mark.host_load  # bandwidth on CPU ranks: run alone (README's test command)
 def test_the_command_writes_the_report_in_a_real_job(tmp_path: Path) -> None:
     """4 ranks, each its own node (NCCL_HOSTID), gloo on the CPU: `hpnet isolate
     --report` under torchrun writes the document it prints."""

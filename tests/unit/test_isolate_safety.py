@@ -47,7 +47,7 @@ def _json(stdout: str) -> dict[str, object]:
 
 
 # -- real ranks --------------------------------------------------------------------------
-@pytest.mark.xdist_group("host-load")  # measures bandwidth on CPU ranks: one at a time
+@pytest.mark.host_load  # bandwidth on CPU ranks: run alone (README's test command)
 @pytest.mark.parametrize("nodes", [3, 5])
 def test_an_odd_number_of_healthy_nodes_names_nobody_in_seconds(tmp_path: Path, nodes: int) -> None:
     """Round 1 pairs all but one node; round 2 pairs the odd one out with a node that

@@ -364,7 +364,7 @@ def test_the_ranks_own_exit_code_is_hpnets(exits: Together) -> None:
     assert "rank 1 (local rank 1) on host" in done.stderr and "exited with 7" in done.stderr
 
 
-@pytest.mark.xdist_group("host-load")  # isolate measures bandwidth on CPU ranks
+@pytest.mark.host_load  # isolate: bandwidth on CPU ranks, run alone
 @pytest.mark.parametrize(
     ("command", "verdict", "code"),
     [

@@ -42,7 +42,7 @@ SETUP = [
     " || apt-get install -y -q --no-install-recommends openmpi-bin chromium-headless-shell"
     " >/dev/null 2>&1 || true) && python3 -m venv .venv && . .venv/bin/activate"
     " && pip install -e '.[dev]' torch==2.13.0 && ruff check . && ruff format --check ."
-    " && mypy && pytest -n 2 --dist loadgroup",
+    " && mypy && pytest -n 2 -m 'not host_load' && pytest -m host_load",
 ]
 
 #: docker run's options that run-flags may print, and whether each takes a value
