@@ -8,7 +8,8 @@ Why it is shaped this way: an NCCL log is mostly connection lines
 (``Channel 03/0 : 2[2] -> 3[3] via P2P/CUMEM``), one per channel, and the channel
 number is the only thing that differs between them; and a long job's processes say the
 same lines again for every communicator they create. The scanner erases channel numbers
-in one ``re.sub`` over the block, splits it into lines and counts, in C, only the lines
+in one pass over the block and counts its distinct lines in another (compiled where
+hpnet was built with a C compiler: :mod:`hpnet.ncclog.passes`), keeping only the lines
 its classifier has not marked dead (:attr:`ScanState.dead`: a line that, read again,
 would say nothing: an idempotent message already said, a known process's irrelevant
 line, program output said again). Python then looks once at each distinct new line;
@@ -22,13 +23,13 @@ what this buys.
 from __future__ import annotations
 
 import collections
-import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
 from hpnet.ncclog.lines import IDEMPOTENT, LOCATED_KINDS, Classifier, Event
+from hpnet.ncclog.passes import NOISE_ERASED, count_lines, erased
 from hpnet.ncclog.programs import BARE_HINT, ProgramOutput, bare_warn_start, program_output
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
@@ -37,35 +38,8 @@ __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 #: lines are at most 1 KiB up to 2.28.9 (debug.cc) and a few KiB after
 MAX_LINE_BYTES = 1 << 20
 
-#: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
-#: of one connection on every channel become one line. The ring-order lines
-#: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
-_CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
-_CHANNEL_SLASH = re.compile(rb"Channel \d+/\d+ :")
-_CHANNEL_BARE = re.compile(rb"Channel \d+ :")
-_RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
 #: what the substitutions leave in a line they changed (a line without it is the input's)
 _EDITED = re.compile(rb"Channel :|INFO Ring :|NCCL INFO -$")
-#: INFO messages that say nothing about transports, NICs, versions or failures, but
-#: that NCCL prints for every communicator and connection (topology dumps, proxy
-#: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
-#: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
-#: process whose lines are all noise still appears (one "seen" event per prefix). A GPU's
-#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise.
-_NOISE = re.compile(
-    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|(?! *\+ NVL\[)[ +=]"
-    rb"|\[Proxy|ENV/Plugin"
-    rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
-    rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
-    rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF"
-    rb"|Channel \d+/\d+ :(?: +\d+)+\r?$)[^\n]*",
-    re.MULTILINE,
-)
-#: :data:`_NOISE` for a line whose channel numbers are erased (only the ring-order
-#: lines with "/" are in a block so erased: :func:`_erased`)
-_NOISE_ERASED = re.compile(
-    _NOISE.pattern.replace(rb"Channel \d+/\d+ :", rb"Channel :"), re.MULTILINE
-)
 _LAST_ERROR = re.compile(rb"Last error:[ \t]*\n([^\n]*)")
 #: terminal colour and cursor sequences (CSI: ``ESC [ ... final``) and titles (OSC:
 #: ``ESC ] ... BEL``) that coloured launchers (Ray, rich, kubectl with a TTY) put around
@@ -146,21 +120,18 @@ def scan_block(
     classify = classifier if classifier is not None else Classifier()
     state = classify.scan
     state.start(source)
-    text = _erased(data)
+    text = erased(data)
     dead = state.dead
     # a block after one where most lines were new (every process of a large job says its
     # own lines once) is blanked whole, in C, as every line is read: each line is then
     # its own key; else only the new lines are blanked, after they are picked out
     whole = state.fresh_share > FRESH_SHARE_WHOLE
     if whole:
-        text = _NOISE_ERASED.sub(b"NCCL INFO -", text)
-    lines = text.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    result.num_lines = len(lines)
-    # the lines not known to be dead, counted in C
-    counts = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
-    state.fresh_share = counts.total() / max(1, len(lines))
+        text = NOISE_ERASED.sub(b"NCCL INFO -", text)
+    # the lines not known to be dead, counted
+    counts: collections.Counter[bytes] = collections.Counter()
+    result.num_lines = count_lines(text, counts, dead)
+    state.fresh_share = counts.total() / max(1, result.num_lines)
     programs = program_output(counts, classify, MAX_LINE_BYTES)
     reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
     if whole:
@@ -174,7 +145,7 @@ def scan_block(
     if len(dead) > MAX_DEAD:
         dead.clear()
     if b"Last error:" in text:
-        _last_errors(_NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
+        _last_errors(NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
     framework = reader.framework or programs.framework
     if not framework and not state.framework_seen and counts:
         # a word of a dead line was seen when it was new; blanked noise is in data alone
@@ -183,21 +154,6 @@ def scan_block(
     state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result
-
-
-def _erased(data: bytes) -> bytes:
-    """The block with channel numbers erased: lines of one connection on every channel
-    become one line. A ring-order line without "/" (``Channel 00 :   0   1``, older
-    releases) is not noise while its number stands (:data:`_NOISE`): a block that has one
-    is blanked before it is erased, as the lines are read."""
-    text, bare = _CHANNEL_BARE.subn(b"Channel :", data)
-    if bare:
-        text = _CHANNEL_NUMBER.sub(b"Channel :", _NOISE.sub(b"NCCL INFO -", data))
-    else:
-        text = _CHANNEL_SLASH.sub(b"Channel :", text)
-    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
-        text = _RING_NUMBER.sub(b"INFO Ring :", text)
-    return text
 
 
 def _keys(
@@ -217,7 +173,7 @@ def _keys(
     lines = [line for line in counts if line not in skip] if skip else list(counts)
     if not lines:
         return {}, 0
-    blanked = _NOISE_ERASED.sub(b"NCCL INFO -", b"\n".join(lines)).split(b"\n")
+    blanked = NOISE_ERASED.sub(b"NCCL INFO -", b"\n".join(lines)).split(b"\n")
     keys: dict[bytes, list[Any]] = {}
     extra = 0
     for line, key in zip(lines, blanked, strict=True):

@@ -1,0 +1,112 @@
+"""The scanner's passes over every byte of a block, before Python reads a line.
+
+Two passes, each in C when the compiled module (``_fastscan.c``, built by
+``hatch_build.py`` where a C compiler is) is there, else in Python's own C
+(``re.sub``, ``bytes.split``, ``Counter``): erasing channel numbers and counting the
+distinct lines. Both forms give the same bytes and counts (tests/unit/test_fastscan.py);
+``HPNET_PURE_PYTHON=1`` runs the Python. What the compiled form buys:
+benchmarks/README.md, issue 28 step 5.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import itertools
+import os
+import re
+from collections.abc import Set
+from types import ModuleType
+
+__all__ = ["COMPILED", "NOISE", "NOISE_ERASED", "count_lines", "erased"]
+
+#: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
+#: of one connection on every channel become one line. The ring-order lines
+#: (``Channel 00/24 :    0   1   2``) lose their channel count, which nothing reads.
+_CHANNEL_NUMBER = re.compile(rb"Channel \d+(?:/\d+)? :")
+_CHANNEL_SLASH = re.compile(rb"Channel \d+/\d+ :")
+_CHANNEL_BARE = re.compile(rb"Channel \d+ :")
+_RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
+#: INFO messages that say nothing about transports, NICs, versions or failures, but
+#: that NCCL prints for every communicator and connection (topology dumps, proxy
+#: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
+#: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
+#: process whose lines are all noise still appears (one "seen" event per prefix). A GPU's
+#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise.
+NOISE = re.compile(
+    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|(?! *\+ NVL\[)[ +=]"
+    rb"|\[Proxy|ENV/Plugin"
+    rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
+    rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
+    rb"|Could not get speed|Setting affinity|Allocated|DMA-BUF"
+    rb"|Channel \d+/\d+ :(?: +\d+)+\r?$)[^\n]*",
+    re.MULTILINE,
+)
+#: :data:`NOISE` for a line whose channel numbers are erased (only the ring-order
+#: lines with "/" are in a block so erased: :func:`erased`)
+NOISE_ERASED = re.compile(NOISE.pattern.replace(rb"Channel \d+/\d+ :", rb"Channel :"), re.MULTILINE)
+
+
+def _compiled() -> ModuleType | None:
+    if os.environ.get("HPNET_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        return importlib.import_module("hpnet.ncclog._fastscan")
+    except ImportError:  # not built: no C compiler where hpnet was installed
+        return None
+
+
+_FAST = _compiled()
+#: whether the passes run compiled
+COMPILED = _FAST is not None
+
+
+def erased(data: bytes) -> bytes:
+    """The block with channel numbers erased: lines of one connection on every channel
+    become one line. A ring-order line without "/" (``Channel 00 :   0   1``, older
+    releases) is not noise while its number stands (:data:`NOISE`): a block that has one
+    is blanked before it is erased, as the lines are read.
+
+    >>> erased(b"h:1:1 [0] NCCL INFO Channel 03/0 : 0[0] -> 1[1] via P2P/CUMEM")
+    b'h:1:1 [0] NCCL INFO Channel : 0[0] -> 1[1] via P2P/CUMEM'
+    """
+    text = _FAST.erase_channels(data) if _FAST is not None else erased_py(data)
+    if text is None:  # a ring-order line without "/"
+        text = _CHANNEL_NUMBER.sub(b"Channel :", NOISE.sub(b"NCCL INFO -", data))
+    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
+        text = _RING_NUMBER.sub(b"INFO Ring :", text)
+    return text
+
+
+def erased_py(data: bytes) -> bytes | None:
+    """What the compiled ``erase_channels`` does: every ``Channel <n>/<m> :`` made
+    ``Channel :``, or None when ``data`` holds a ``Channel <n> :``."""
+    if _CHANNEL_BARE.search(data):
+        return None
+    return _CHANNEL_SLASH.sub(b"Channel :", data)
+
+
+def count_lines(text: bytes, counts: dict[bytes, int], dead: Set[bytes]) -> int:
+    """Put each line of ``text`` not in ``dead`` in ``counts`` (empty) with how often it
+    occurs, in the order of its first occurrence; the number of lines (a last empty piece
+    after the final newline is not a line).
+
+    >>> counts = {}
+    >>> count_lines(b"a\\nb\\na\\nc\\n", counts, {b"b"}), counts
+    (4, {b'a': 2, b'c': 1})
+    """
+    if _FAST is not None:
+        return int(_FAST.count_lines(text, counts, dead if dead else None))
+    return count_lines_py(text, counts, dead)
+
+
+def count_lines_py(text: bytes, counts: dict[bytes, int], dead: Set[bytes]) -> int:
+    """What the compiled ``count_lines`` does, in Python's C: a split and a Counter."""
+    lines = text.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    counted = collections.Counter(
+        itertools.filterfalse(dead.__contains__, lines) if dead else lines
+    )
+    counts.update(counted)
+    return len(lines)

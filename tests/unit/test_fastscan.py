@@ -1,0 +1,137 @@
+"""The compiled passes (hpnet.ncclog._fastscan) do exactly what the Python they stand for
+does (hpnet.ncclog.passes: ``erased_py``, ``count_lines_py``): the same bytes, the same
+counts in the same order, the same number of lines, on every input under tests/data and
+on bytes made to hit the corners (issue 28, step 5).
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hpnet.ncclog import passes
+from hpnet.ncclog.scan import normalise
+from tests.conftest import DATA
+
+ROOT = Path(__file__).parents[2]
+FAST = passes._FAST
+BUILT = importlib.util.find_spec("hpnet.ncclog._fastscan") is not None
+INPUTS = sorted(
+    p for p in DATA.rglob("*") if p.is_file() and not p.name.endswith((".source.txt", ".md"))
+)
+needs_module = pytest.mark.skipif(
+    FAST is None,
+    reason="hpnet.ncclog._fastscan is not built (no C compiler at install) or not used "
+    "(HPNET_PURE_PYTHON)",
+)
+
+
+def _both(text: bytes, dead: set[bytes]) -> None:
+    """The compiled passes and the Python ones agree on ``text``."""
+    assert FAST is not None
+    assert FAST.erase_channels(text) == passes.erased_py(text)
+    fast: collections.Counter[bytes] = collections.Counter()
+    slow: collections.Counter[bytes] = collections.Counter()
+    assert FAST.count_lines(text, fast, dead or None) == passes.count_lines_py(text, slow, dead)
+    assert list(fast.items()) == list(slow.items())
+
+
+@needs_module
+def test_every_input_is_erased_and_counted_as_in_python() -> None:
+    for path in INPUTS:
+        text = normalise(path.read_bytes())
+        distinct = list(dict.fromkeys(text.split(b"\n")))
+        for dead in (set(), set(distinct[::3])):
+            _both(text, dead)
+        erased = passes.erased_py(text)
+        if erased is not None:  # the lines as the scanner counts them
+            _both(erased, set())
+    assert len(INPUTS) > 400
+
+
+CORNERS = [
+    b"",
+    b"\n",
+    b"\n\n",
+    b"a",
+    b"a\n",
+    b"a\n\n",
+    b"a\nb",
+    b"Channel 03/0 :",
+    b"Channel 03/0 ",
+    b"Channel 03/0 :x",
+    b"Channel 03/ :",
+    b"Channel /0 :",
+    b"Channel 03 :",
+    b"Channel 03 ",
+    b"Channel 03",
+    b"Channel ",
+    b"ChannelChannel 1/2 :Channel 3/4 :",
+    b"Channel Channel 1/2 :",
+    b"Channel 1/2 :Channel 3 :",
+    b"x Channel 12345678901234567890/0 : 1[1] -> 2[2]\nChannel 1/2 : \x00\xff\n",
+    b"a" * 7 + b"\n" + b"a" * 8 + b"\n" + b"a" * 9 + b"\n" + b"a" * 8,
+]
+
+
+@needs_module
+@pytest.mark.parametrize("text", CORNERS)
+def test_the_corners_read_as_in_python(text: bytes) -> None:
+    _both(text, set())
+    _both(text, {b"a", b""})
+
+
+@needs_module
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"Channel ", b"0", b"17", b"/", b" :", b" ", b":", b"\n", b"x", b"\xff"]),
+        max_size=60,
+    ).map(b"".join),
+    st.sets(st.sampled_from([b"", b"x", b"Channel :", b" :", b"0"])),
+)
+def test_any_bytes_read_as_in_python(text: bytes, dead: set[bytes]) -> None:
+    _both(text, dead)
+
+
+@needs_module
+def test_many_distinct_lines_grow_the_table() -> None:
+    text = b"".join(b"line %d\n" % (i % 50_000) for i in range(120_000))
+    _both(text, {b"line 7"})
+
+
+@needs_module
+def test_wrong_arguments_are_errors_not_crashes() -> None:
+    assert FAST is not None
+    with pytest.raises(TypeError):
+        FAST.erase_channels("text")
+    with pytest.raises(TypeError):
+        FAST.count_lines(b"a", [], None)
+    with pytest.raises(TypeError):
+        FAST.count_lines(b"a", {}, [b"a"])
+
+
+def test_the_pure_python_passes_are_what_runs_without_the_module() -> None:
+    """``HPNET_PURE_PYTHON=1`` runs the Python passes: the same verdict on a recorded log."""
+    log = str(DATA / "nccl-logs" / sorted(p.name for p in (DATA / "nccl-logs").iterdir())[0])
+    outputs = []
+    for pure in ("1", "0"):
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from hpnet.ncclog import passes; "
+             "print(passes.COMPILED); from hpnet.cli.main import main; "
+             "sys.exit(main(['verify', '--json', sys.argv[1]]))", log],
+            env={"HPNET_PURE_PYTHON": pure, "PATH": "/usr/bin:/bin"},
+            capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+        )  # fmt: skip
+        compiled, _, report = done.stdout.partition("\n")
+        assert compiled == str(pure == "0" and BUILT), done.stderr
+        outputs.append((done.returncode, report))
+    assert outputs[0] == outputs[1]
+    assert '"transports"' in outputs[0][1] or '"connections"' in outputs[0][1]
