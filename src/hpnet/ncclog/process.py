@@ -104,9 +104,15 @@ class ProcessFacts:
 
     def __getstate__(self) -> dict[str, object]:
         """What differs from a new record: a range's record of a process, unpickled in
-        the main process range after range, has most of its 40 fields still empty."""
+        the main process range after range, has most of its 40 fields still empty.
+        :attr:`hints_applied` stays behind: it only spares a range's folding from
+        narrowing by a release range twice, which changes nothing."""
         new = _NEW_STATE
-        return {name: value for name, value in self.__dict__.items() if value != new[name]}
+        return {
+            name: value
+            for name, value in self.__dict__.items()
+            if value != new[name] and name != "hints_applied"
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(_NO_REF)  # type: ignore[misc]  # fresh containers, then the state
