@@ -172,6 +172,47 @@ def test_watchdog_lines_alone_say_who_timed_out_and_who_entered() -> None:
     )
 
 
+FSDP_MISMATCH = (
+    DATA / "hang" / "torch-fsdp-reduce-vs-allgather-base-seq3742816-3-of-8-ranks-EXCERPT.txt"
+)
+
+
+def test_watchdogs_in_different_collectives_at_one_number_are_a_mismatch(tmp_path: Path) -> None:
+    """A real post (pytorch #77030): at SeqNum 3742816 rank 0 timed out in REDUCE, ranks 1
+    and 5 in _ALLGATHER_BASE; its thread found rank 0 alone had taken a branch. hpnet hang
+    said "ranks 0, 1, 5 timed out in _allgather_base" (unknown); hpnet verify said the
+    collectives differ. Now both say so. Three of at least six ranks speak: no side is
+    named wrong. The same three lines from ranks 0, 1 and 2 (every rank) name rank 0."""
+    errors = read_errors(str(FSDP_MISMATCH), FSDP_MISMATCH.read_bytes())
+    report = judge([], errors)
+    assert report.status == "hang" and report.exit_code == 1
+    (cause,) = report.causes
+    assert (cause.kind, cause.seq, cause.ranks) == ("mismatch", 3742816, (0, 1, 5))
+    assert not cause.majority
+    assert report.headline == (
+        "the ranks called different collectives at #3742816: rank 0 reduce; ranks 1, 5 "
+        "_allgather_base (3 of at least 6 ranks say so: which side is wrong is not shown)"
+    )
+    assert cause.evidence[0].startswith(f"{FSDP_MISMATCH}:2: ")  # rank 0's line first
+    verified = _hpnet("verify", "--json", str(FSDP_MISMATCH))
+    ids = [f["id"] for f in json.loads(verified.stdout)["findings"]]
+    assert "collective-mismatch" in ids and verified.returncode == 1
+    # another real post (nccl #1409): rank 7 in BROADCAST, rank 3 in ALLREDUCE, #80078
+    other = DATA / "artefacts" / "torch-watchdog-optype-mismatch-broadcast-vs-allreduce-seq80078"
+    other = other.with_suffix(".txt")
+    report = judge([], read_errors(str(other), other.read_bytes()))
+    assert report.headline == (
+        "the ranks called different collectives at #80078 of group 0: rank 3 allreduce "
+        "(2106881 elements); rank 7 broadcast (5056 elements) (2 of at least 8 ranks say so: "
+        "which side is wrong is not shown)"
+    )
+    whole = tmp_path / "all.log"  # rank 5's line as rank 2's: three ranks of three
+    whole.write_text(FSDP_MISMATCH.read_text().replace("[Rank 5]", "[Rank 2]"))
+    report = judge([], read_errors(str(whole), whole.read_bytes()))
+    assert (report.causes[0].ranks, report.causes[0].majority) == ((0,), True)
+    assert report.headline.startswith("rank 0 called another collective than the group's other")
+
+
 def test_a_truncated_dump_is_listed_and_the_other_ranks_are_still_judged(tmp_path: Path) -> None:
     """On the 64-core machine the harness killed a rank while it wrote its dump; the
     whole folder was refused for that one file. The others are evidence: judged, and

@@ -40,6 +40,7 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
+from hpnet.hang.watchdog import watchdog_mismatch, watchdog_summary
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
@@ -369,6 +370,10 @@ def judge(
         status, headline = "hang", causes[0].headline()
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
+    elif (found := watchdog_mismatch(errors, known)) is not None:
+        # the dumps (if any) showed no cause; the watchdogs timed out in different works
+        causes = [found]
+        status, headline = "hang", found.headline()
     elif errors:
         status = "unknown"
         headline = watchdog_summary(errors) or (
@@ -400,59 +405,6 @@ def judge(
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
         unreadable=tuple(unreadable), ras=tuple(ras),
     )  # fmt: skip
-
-
-def _merged(known: RankError, new: RankError) -> RankError:
-    """One rank's lines as one: each field from the line that has it."""
-    fields = ("pg", "seq", "op", "last_enqueued", "last_completed")
-    return dataclasses.replace(
-        known,
-        timeout=known.timeout or new.timeout,
-        **{
-            f: getattr(known, f) if getattr(known, f) is not None else getattr(new, f)
-            for f in fields
-        },
-    )
-
-
-def watchdog_summary(errors: Sequence[RankError]) -> str | None:
-    """What the watchdog lines alone say: which ranks timed out in which collective, and
-    how far each had enqueued (a rank that enqueued past it entered it and waits).
-
-    >>> e = RankError(rank=1, where="l:1", text="", timeout=True, peer_closed=False, seq=808,
-    ...     op="allreduce", pg="0", last_enqueued=811, last_completed=807)
-    >>> watchdog_summary([e, dataclasses.replace(e, rank=0)])  # doctest: +ELLIPSIS
-    'ranks 0, 1 timed out in allreduce #808 of group 0; ranks 0, 1 had enqueued up to #811: ...'
-    """
-    seen: dict[int, RankError] = {}
-    for e in errors:
-        if e.rank is not None and e.seq is not None:
-            seen[e.rank] = _merged(seen[e.rank], e) if e.rank in seen else e
-    if not seen:
-        return None
-    first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
-    # a line that names no group is of the first's where its number is the same
-    at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
-    text = f"{ranks_text(at)} timed out in {_work(first)}"
-    ahead = sorted(r for r in at if (seen[r].last_enqueued or 0) > (first.seq or 0))
-    if ahead:
-        top = max(seen[r].last_enqueued or 0 for r in ahead)
-        text += (
-            f"; {ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
-        )
-    told = [seen[r].last_completed for r in at if seen[r].last_completed is not None]
-    if told and all(c == -1 for c in told):
-        text += "; nothing had completed on the group yet (last completed -1)"
-    # ranks that timed out elsewhere: another collective of the group, or another group
-    others = sorted((e for r, e in seen.items() if r not in at), key=lambda e: e.seq or 0)
-    for e in others[:3]:
-        text += f"; rank {e.rank} in {_work(e)}"
-    return text
-
-
-def _work(error: RankError) -> str:
-    where = f" of group {error.pg}" if error.pg else ""
-    return f"{error.op or 'collective'} #{error.seq}{where}"
 
 
 def _roots_first(causes: list[Cause]) -> list[Cause]:

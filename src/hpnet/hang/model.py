@@ -47,7 +47,9 @@ class Cause:
     also_in: tuple[str, ...] = ()
 
     def label(self) -> str:
-        return f"{self.collective.split(' ')[0]} #{self.seq} of group {_group(self)}"
+        group = _group(self)  # none where only watchdog lines without one say it
+        where = f" of group {group}" if group else ""
+        return f"{self.collective.split(' ')[0]} #{self.seq}{where}"
 
     def headline(self) -> str:
         if self.summary:

@@ -72,6 +72,8 @@ class RankError:
     pg: str | None = None
     seq: int | None = None
     op: str | None = None
+    #: the timed-out work's input element count (``NumelIn=``), where the line says
+    numel_in: int | None = None
     last_enqueued: int | None = None
     last_completed: int | None = None
     #: when the line was written, by its glog prefix: seconds, comparable within a job
@@ -130,6 +132,7 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         pg=event.pg,
         seq=event.seq,
         op=event.op.lower() if event.op else None,
+        numel_in=event.numel_in,
         last_enqueued=event.last_enqueued,
         last_completed=event.last_completed,
         at=line_time(first.text),
