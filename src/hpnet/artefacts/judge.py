@@ -22,6 +22,7 @@ from hpnet.artefacts.model import (
     RasComm,
     TorchEvent,
 )
+from hpnet.artefacts.parted import parted, single_works
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -323,24 +324,26 @@ def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Findin
     """What the ranks' timed-out works say together: a sequence number the ranks reached
     with different collectives (a mismatch: the programs diverged), or ranks at different
     sequence numbers (those at the lowest are behind). Ranks without a rank prefix, or
-    with several timed-out works each (several process groups), are not compared."""
+    with several timed-out works each (several process groups), are not compared
+    (:mod:`hpnet.artefacts.parted`, the rule ``hpnet hang`` applies too)."""
     by_rank: dict[int, list[TorchEvent]] = {}
     for event in timeouts:
         if event.rank is not None and event.seq is not None:
             by_rank.setdefault(event.rank, []).append(event)
-    single = {r: es[0] for r, es in by_rank.items() if len({e.seq for e in es}) == 1}
-    if len(single) < 2 or len(single) != len(by_rank):
+    single = single_works(
+        {
+            rank: [(e.pg, e.seq or 0, (e.op or "?", e.numel_in)) for e in events]
+            for rank, events in by_rank.items()
+        }
+    )
+    if single is None:
         return [], []
     conclusions: list[str] = []
     findings: list[Finding] = []
-    for seq in sorted({e.seq or 0 for e in single.values()}):
-        at = {r: e for r, e in single.items() if e.seq == seq}
-        calls = {(e.op, e.numel_in) for e in at.values()}
-        if len(calls) < 2:
-            continue
+    for seq, calls in parted(single):
         said = ", ".join(
-            f"rank {r} {e.op}" + (f" ({e.numel_in} elements)" if e.numel_in is not None else "")
-            for r, e in sorted(at.items())
+            f"rank {r} {op}" + (f" ({numel} elements)" if numel is not None else "")
+            for r, (op, numel) in calls.items()
         )
         findings.append(
             Finding(
@@ -354,14 +357,16 @@ def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Findin
                 fix="find where the ranks' code paths part before this collective (set "
                 "TORCH_DISTRIBUTED_DEBUG=DETAIL to have torch check each collective's op and "
                 "sizes across ranks; a Flight Recorder dump shows each rank's last calls)",
-                evidence=_quotes([q for e in at.values() for q in e.quotes]),
+                evidence=_quotes(
+                    [q for r, es in by_rank.items() if r in calls for q in es[0].quotes]
+                ),
                 fatal=True,
             )
         )
-    seqs = sorted({e.seq for e in single.values() if e.seq is not None})
+    seqs = sorted({seq for _, seq, _ in single.values()})
     if len(seqs) > 1:
-        low = sorted(r for r, e in single.items() if e.seq == seqs[0])
-        high = sorted(r for r, e in single.items() if e.seq != seqs[0])
+        low = sorted(r for r, (_, seq, _) in single.items() if seq == seqs[0])
+        high = sorted(r for r, (_, seq, _) in single.items() if seq != seqs[0])
         conclusions.append(
             f"the ranks stand at different sequence numbers: rank(s) "
             f"{', '.join(map(str, low))} at {seqs[0]}, rank(s) {', '.join(map(str, high))} "

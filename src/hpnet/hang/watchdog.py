@@ -1,7 +1,7 @@
 """What PyTorch's watchdog lines alone say about a stuck job: who timed out in which
 collective, and whether the ranks timed out in different collectives at the same
-sequence number (a mismatch: their programs parted). ``hpnet verify`` reads the same
-lines to the same conclusion (:func:`hpnet.artefacts.judge._ranks_apart`)."""
+sequence number (a mismatch: their programs parted), by the rule ``hpnet verify`` applies
+to the same lines (:mod:`hpnet.artefacts.parted`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
+from hpnet.artefacts.parted import Call, Work, parted, single_works
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
@@ -71,56 +72,50 @@ def watchdog_summary(errors: Sequence[RankError]) -> str | None:
 def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Cause | None:
     """Ranks whose watchdogs timed out at the same sequence number of one group in
     different collectives (another op, or another element count): their programs parted
-    before it. The ranks unlike the others are named only when those that say so are
-    most of the job's ``ranks`` and agree; else every side is named.
-
-    Compared, as ``hpnet verify`` compares them: ranks with one timed-out work each (a
-    rank timed out in several groups is not), at least two of them.
-    """
-    timeouts = [e for e in errors if e.timeout and e.rank is not None and e.seq is not None]
-    works: dict[int, set[tuple[str | None, int | None]]] = {}
-    for e in timeouts:
-        works.setdefault(e.rank, set()).add((e.pg, e.seq))  # type: ignore[arg-type]
-    if len(works) < 2 or any(len({seq for _, seq in w}) > 1 for w in works.values()):
+    before it, by the rule ``hpnet verify`` applies (:mod:`hpnet.artefacts.parted`). The
+    ranks unlike the others are named only when those that say so are most of the job's
+    ``ranks`` and agree; else every side is named."""
+    merged = _by_rank(errors)  # the group is often on the line after the timeout
+    works: dict[int, list[Work]] = {}
+    for e in errors:
+        if e.timeout and e.rank is not None and e.seq is not None:
+            pg = e.pg if e.pg is not None else merged[e.rank].pg
+            works.setdefault(e.rank, []).append((pg, e.seq, (e.op or "?", e.numel_in)))
+    single = single_works(works)
+    found = parted(single) if single is not None else []
+    if single is None or not found:
         return None
-    # each rank's lines as one (the group is often on the line after the timeout)
-    seen = {r: e for r, e in _by_rank(errors).items() if r in works}
-    for seq in sorted({e.seq or 0 for e in seen.values()}):
-        at = {r: e for r, e in seen.items() if e.seq == seq}
-        if len({e.pg for e in at.values()} - {None}) > 1:
-            continue  # the same number in two groups: not one collective
-        calls = Counter(_call(e) for e in at.values())
-        if len(calls) < 2:
-            continue
-        (top, count), *rest = calls.most_common()
-        majority = rest[0][1] < count and 2 * len(at) > len(ranks)
-        named = sorted(r for r, e in at.items() if not majority or _call(e) != top)
-        pg = next((e.pg for e in at.values() if e.pg is not None), None)
-        order = sorted(at, key=lambda r: (_call(at[r]) == top, r))
-        sides: dict[str, list[int]] = {}
-        for r in sorted(at):
-            sides.setdefault(_call(at[r]), []).append(r)
-        said = "; ".join(f"{ranks_text(rs)} {call}" for call, rs in sides.items())
-        where = f"#{seq}" + (f" of group {pg}" if pg else "")
-        summary = (
-            f"{ranks_text(named)} called another collective than the group's other ranks at "
-            f"{where}: {said}"
-            if majority
-            else f"the ranks called different collectives at {where}: {said} ({len(at)} of "
-            f"at least {len(ranks)} ranks say so: which side is wrong is not shown)"
-        )
-        return Cause(
-            kind="mismatch", pg=pg or "", pg_desc="", seq=seq, collective=top,
-            ranks=tuple(named), waiting=(), majority=majority, fix=MISMATCH_FIX,
-            evidence=tuple(f"{at[r].where}: {at[r].text}" for r in order)[:8], summary=summary,
-        )  # fmt: skip
-    return None
+    seq, calls = found[0]
+    (top, count), *rest = Counter(calls.values()).most_common()
+    majority = rest[0][1] < count and 2 * len(calls) > len(ranks)
+    named = sorted(r for r, call in calls.items() if not majority or call != top)
+    pg = next((single[r][0] for r in calls if single[r][0] is not None), None)
+    sides: dict[Call, list[int]] = {}
+    for r, call in calls.items():
+        sides.setdefault(call, []).append(r)
+    said = "; ".join(f"{ranks_text(rs)} {_text(call)}" for call, rs in sides.items())
+    where = f"#{seq}" + (f" of group {pg}" if pg else "")
+    summary = (
+        f"{ranks_text(named)} called another collective than the group's other ranks at "
+        f"{where}: {said}"
+        if majority
+        else f"the ranks called different collectives at {where}: {said} ({len(calls)} of "
+        f"at least {len(ranks)} ranks say so: which side is wrong is not shown)"
+    )
+    order = sorted(calls, key=lambda r: (calls[r] == top, r))
+    quoted = {r: next(e for e in errors if e.rank == r and e.timeout) for r in calls}
+    return Cause(
+        kind="mismatch", pg=pg or "", pg_desc="", seq=seq, collective=_text(top),
+        ranks=tuple(named), waiting=(), majority=majority, fix=MISMATCH_FIX,
+        evidence=tuple(f"{quoted[r].where}: {quoted[r].text}" for r in order)[:8],
+        summary=summary,
+    )  # fmt: skip
 
 
-def _call(error: RankError) -> str:
-    """A timed-out work as compared: its op, and its element count where the line says."""
-    op = error.op or "collective"
-    return op if error.numel_in is None else f"{op} ({error.numel_in} elements)"
+def _text(call: Call) -> str:
+    """A call as the verdict says it: the op, and its element count where known."""
+    op, numel = call
+    return op if numel is None else f"{op} ({numel} elements)"
 
 
 def _work(error: RankError) -> str:
