@@ -86,27 +86,24 @@ def erased_py(data: bytes) -> bytes | None:
     return _CHANNEL_SLASH.sub(b"Channel :", data)
 
 
-def count_lines(text: bytes, counts: dict[bytes, int], dead: Set[bytes]) -> int:
+def count_lines(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes]) -> int:
     """Put each line of ``text`` not in ``dead`` in ``counts`` (empty) with how often it
     occurs, in the order of its first occurrence; the number of lines (a last empty piece
     after the final newline is not a line).
 
-    >>> counts = {}
+    >>> counts = collections.Counter()
     >>> count_lines(b"a\\nb\\na\\nc\\n", counts, {b"b"}), counts
-    (4, {b'a': 2, b'c': 1})
+    (4, Counter({b'a': 2, b'c': 1}))
     """
     if _FAST is not None:
         return int(_FAST.count_lines(text, counts, dead if dead else None))
     return count_lines_py(text, counts, dead)
 
 
-def count_lines_py(text: bytes, counts: dict[bytes, int], dead: Set[bytes]) -> int:
-    """What the compiled ``count_lines`` does, in Python's C: a split and a Counter."""
+def count_lines_py(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes]) -> int:
+    """What the compiled ``count_lines`` does, in Python's C: a split, counted."""
     lines = text.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
-    counted = collections.Counter(
-        itertools.filterfalse(dead.__contains__, lines) if dead else lines
-    )
-    counts.update(counted)
+    counts.update(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
     return len(lines)
