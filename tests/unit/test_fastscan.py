@@ -1,7 +1,8 @@
 """The compiled passes (hpnet.ncclog._fastscan) do exactly what the Python they stand for
-does (hpnet.ncclog.passes: ``erased_py``, ``count_lines_py``): the same bytes, the same
-counts in the same order, the same number of lines, on every input under tests/data and
-on bytes made to hit the corners (issue 28, step 5).
+does (hpnet.ncclog.passes: ``erased_py``, ``count_lines_py``, ``count_split_py``): the
+same bytes, the same counts in the same order, the same number of lines, the same
+program lines put apart, on every input under tests/data and on bytes made to hit the
+corners (issue 28, steps 5 and 6).
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ def _both(text: bytes, dead: set[bytes]) -> None:
     slow: collections.Counter[bytes] = collections.Counter()
     assert FAST.count_lines(text, fast, dead or None) == passes.count_lines_py(text, slow, dead)
     assert list(fast.items()) == list(slow.items())
+    for min_programs in (0, 1, 2, 64):
+        for max_line in (3, 1 << 20):
+            fast.clear()
+            slow.clear()
+            split = FAST.count_split(text, fast, dead or None, min_programs, max_line)
+            py = passes.count_split_py(text, slow, dead, min_programs, max_line)
+            assert passes.Split(*split) == py
+            assert list(fast.items()) == list(slow.items())
 
 
 @needs_module
@@ -78,6 +87,8 @@ CORNERS = [
     b"Channel 1/2 :Channel 3 :",
     b"x Channel 12345678901234567890/0 : 1[1] -> 2[2]\nChannel 1/2 : \x00\xff\n",
     b"a" * 7 + b"\n" + b"a" * 8 + b"\n" + b"a" * 9 + b"\n" + b"a" * 8,
+    b"\nstep 1\n\nstep 12\nstep 1\nx NCCL INFO y\nnccl\n<warn>\n# Rank 0 Pid 1\n",
+    b"step 1\nstep 2\nstep 3 NCCL\n",
 ]
 
 
@@ -105,6 +116,23 @@ def test_any_bytes_read_as_in_python(text: bytes, dead: set[bytes]) -> None:
 def test_many_distinct_lines_grow_the_table() -> None:
     text = b"".join(b"line %d\n" % (i % 50_000) for i in range(120_000))
     _both(text, {b"line 7"})
+    # many program shapes (letters, not digits, differ): their own table grows
+    shaped = b"".join(
+        b"%s %d\n" % (bytes([97 + i % 26, 97 + i // 26 % 26]), i) for i in range(3000)
+    )
+    _both(shaped + text, set())
+
+
+def test_program_lines_are_put_apart_with_their_shapes() -> None:
+    """What :func:`count_split` leaves for the scanner, in whichever form runs."""
+    text = b"step 1 loss 0.5\nh:1:1 [0] NCCL INFO x\nstep 2 loss 0.4\nstep 1 loss 0.5\n\n"
+    counts: collections.Counter[bytes] = collections.Counter()
+    split = passes.count_split(text, counts, {b""}, 2, 1 << 20)
+    assert split == (5, 3, b"step 0 loss 0.0", [b"step 1 loss 0.5"])
+    assert counts == {b"h:1:1 [0] NCCL INFO x": 1}
+    counts.clear()  # fewer program lines than asked for: counted with the rest, in order
+    assert passes.count_split(text, counts, set(), 4, 1 << 20) == (5, 0, None, [])
+    assert list(counts) == [b"step 1 loss 0.5", b"h:1:1 [0] NCCL INFO x", b"step 2 loss 0.4", b""]
 
 
 @needs_module
@@ -116,6 +144,10 @@ def test_wrong_arguments_are_errors_not_crashes() -> None:
         FAST.count_lines(b"a", [], None)
     with pytest.raises(TypeError):
         FAST.count_lines(b"a", {}, [b"a"])
+    with pytest.raises(TypeError):
+        FAST.count_split(b"a", {}, [b"a"], 1, 1)
+    with pytest.raises(TypeError):
+        FAST.count_split(b"a", {}, None, "1", 1)
 
 
 def test_the_pure_python_passes_are_what_runs_without_the_module() -> None:

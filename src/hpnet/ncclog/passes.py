@@ -3,7 +3,8 @@
 Two passes, each in C when the compiled module (``_fastscan.c``, built by
 ``hatch_build.py`` where a C compiler is) is there, else in Python's own C
 (``re.sub``, ``bytes.split``, ``Counter``): erasing channel numbers and counting the
-distinct lines. Both forms give the same bytes and counts (tests/unit/test_fastscan.py);
+distinct lines (with a program's own lines put apart, :func:`count_split`). Both forms
+give the same bytes and counts (tests/unit/test_fastscan.py);
 ``HPNET_PURE_PYTHON=1`` runs the Python. What the compiled form buys:
 benchmarks/README.md, issue 28 step 5.
 """
@@ -17,8 +18,9 @@ import os
 import re
 from collections.abc import Set
 from types import ModuleType
+from typing import NamedTuple
 
-__all__ = ["COMPILED", "NOISE", "NOISE_ERASED", "count_lines", "erased"]
+__all__ = ["COMPILED", "NOISE", "NOISE_ERASED", "Split", "count_lines", "count_split", "erased"]
 
 #: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
 #: of one connection on every channel become one line. The ring-order lines
@@ -107,3 +109,76 @@ def count_lines_py(text: bytes, counts: collections.Counter[bytes], dead: Set[by
         lines.pop()
     counts.update(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
     return len(lines)
+
+
+DIGITS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+class Split(NamedTuple):
+    """A block's lines counted, a program's own lines apart (:func:`count_split`)."""
+
+    #: the lines of the block
+    lines: int
+    #: occurrences of the program lines put apart (0 when they are counted)
+    program_total: int
+    #: their distinct shapes (digits 1-9 made 0) joined by newlines, in the order of
+    #: their first occurrence; None when the program lines are counted with the rest
+    shapes: bytes | None
+    #: the program lines put apart that occur more than once in the block
+    repeats: list[bytes]
+
+
+def count_split(
+    text: bytes,
+    counts: collections.Counter[bytes],
+    dead: Set[bytes],
+    min_programs: int,
+    max_line: int,
+) -> Split:
+    """:func:`count_lines`, but a program's own lines (without ``NCCL``, ``nccl``,
+    ``<warn>`` or `` Pid ``, at most ``max_line`` bytes) are put apart when at least
+    ``min_programs`` distinct ones are not dead: most of a training log's lines besides
+    NCCL's are a program's, each new (a step, a loss), and none is read when none of
+    their shapes can be an NCCL line (:func:`hpnet.ncclog.programs.program_output`).
+
+    >>> counts = collections.Counter()
+    >>> count_split(b"step 1\\nNCCL INFO x\\nstep 2\\nstep 1\\n", counts, set(), 2, 99)
+    Split(lines=4, program_total=3, shapes=b'step 0', repeats=[b'step 1'])
+    >>> counts
+    Counter({b'NCCL INFO x': 1})
+    """
+    if _FAST is not None:
+        found = _FAST.count_split(text, counts, dead if dead else None, min_programs, max_line)
+        return Split(*found)
+    return count_split_py(text, counts, dead, min_programs, max_line)
+
+
+def count_split_py(
+    text: bytes,
+    counts: collections.Counter[bytes],
+    dead: Set[bytes],
+    min_programs: int,
+    max_line: int,
+) -> Split:
+    """What the compiled ``count_split`` does, in Python's C."""
+    number = count_lines_py(text, counts, dead)
+    programs = [
+        line
+        for line in counts
+        if len(line) <= max_line
+        and b"NCCL" not in line
+        and b"nccl" not in line
+        and b"<warn>" not in line
+        and b" Pid " not in line
+    ]
+    if not programs or len(programs) < min_programs:
+        return Split(number, 0, None, [])
+    total = 0
+    repeats = []
+    for line in programs:
+        count = counts.pop(line)
+        total += count
+        if count > 1:
+            repeats.append(line)
+    zeroed = b"\n".join(programs).translate(DIGITS_ZERO).split(b"\n")
+    return Split(number, total, b"\n".join(dict.fromkeys(zeroed)), repeats)

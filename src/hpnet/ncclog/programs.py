@@ -5,15 +5,16 @@ program's, and each is new: a step, a loss)."""
 
 from __future__ import annotations
 
-import collections
 import re
 
 from hpnet.artefacts.words import MARKS
 from hpnet.ncclog.formats import BARE_PREFIX_CHARS, load_table
 from hpnet.ncclog.lines import BARE_TAGS_PATTERN, Classifier
+from hpnet.ncclog.passes import Split
 
 __all__ = [
-    "BARE_HINT", "ProgramOutput", "any_bare_warn_start", "bare_warn_start", "program_output",
+    "BARE_HINT", "MIN_PROGRAM_LINES", "ProgramOutput", "any_bare_warn_start", "bare_warn_start",
+    "program_output",
 ]  # fmt: skip
 
 #: words of the messages an NCCL line can hold without ``NCCL INFO`` / ``NCCL WARN`` (a
@@ -32,8 +33,7 @@ _BARE_RESTS = re.compile(
     + rb")*[^\S\n]*([^\n]{0,%d})" % BARE_PREFIX_CHARS
 )
 #: program lines below this many in a block are read one by one
-_MIN_PROGRAM_LINES = 64
-_DIGITS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+MIN_PROGRAM_LINES = 64
 
 
 def bare_warn_start(line: bytes) -> bool:
@@ -59,45 +59,43 @@ def any_bare_warn_start(text: bytes, *, digits_zero: bool = False) -> bool:
 
 
 class ProgramOutput:
-    """The counted lines that are a program's own output, when none of them can be an
-    NCCL line (the scanner's first test of a line, made once over all of them)."""
+    """A block's program output (a program's own lines, put apart by
+    :func:`hpnet.ncclog.passes.count_split`) when none of it can be an NCCL line."""
 
-    __slots__ = ("framework", "lines")
+    __slots__ = ("apart", "framework", "recount", "shapes", "total")
 
     def __init__(self) -> None:
-        #: the program lines, none of which is read (empty when some must be)
-        self.lines: frozenset[bytes] = frozenset()
+        #: the program lines are apart, and none is read
+        self.apart = False
+        #: they are apart, but one may be an NCCL line: every line must be counted and read
+        self.recount = False
+        #: their distinct shapes (digits made 0), joined by newlines
+        self.shapes = b""
+        #: their occurrences
+        self.total = 0
         #: one of them holds a framework word (hpnet.artefacts.words)
         self.framework = False
 
 
-def program_output(
-    counts: collections.Counter[bytes], classify: Classifier, max_line_bytes: int
-) -> ProgramOutput:
+def program_output(split: Split, classify: Classifier) -> ProgramOutput:
     """Program output (a line without ``NCCL``, ``nccl``, ``<warn>`` or `` Pid ``) is
     most of what a training log prints besides NCCL, and each such line is new (a step,
-    a loss). Whether any of them reads as a pasted NCCL message or WARN is asked of all
-    of them at once, in C; if one may, each is read as before."""
+    a loss). Whether any of them reads as a pasted NCCL message or WARN is asked of their
+    shapes at once, in C (lines that differ only in their digits are one shape: no test
+    below tells digits apart, and a start of a WARN with digits is matched with its
+    digits made 0 too, so the test may only say "maybe"); if one may, each is read as
+    before. Fewer than :data:`MIN_PROGRAM_LINES` were counted with the rest and are read."""
     programs = ProgramOutput()
-    lines = [
-        line
-        for line in counts
-        if b"NCCL" not in line
-        and b"nccl" not in line
-        and b"<warn>" not in line
-        and b" Pid " not in line
-        and len(line) <= max_line_bytes
-    ]
-    if len(lines) < _MIN_PROGRAM_LINES:
+    shapes = split.shapes
+    if shapes is None:
         return programs
-    # lines that differ only in their digits (steps, losses, times) are one shape; no
-    # test below tells digits apart (a start of a WARN with digits is matched with its
-    # digits made 0 too: the test may only say "maybe")
-    shapes = b"\n".join(set(b"\n".join(lines).translate(_DIGITS_ZERO).split(b"\n")))
     if BARE_HINT.search(shapes) or any_bare_warn_start(shapes, digits_zero=True):
+        programs.recount = True
         return programs
-    programs.lines = frozenset(lines)
+    programs.apart = True
+    programs.shapes = shapes
+    programs.total = split.program_total
     programs.framework = not classify.scan.framework_seen and bool(MARKS.search(shapes))
     # a program line said again is dead: nothing in it is read
-    classify.scan.dead.update(line for line in lines if counts[line] > 1)
+    classify.scan.dead.update(split.repeats)
     return programs

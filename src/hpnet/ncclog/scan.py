@@ -29,8 +29,8 @@ from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
 from hpnet.ncclog.lines import IDEMPOTENT, LOCATED_KINDS, Classifier, Event
-from hpnet.ncclog.passes import NOISE_ERASED, count_lines, erased
-from hpnet.ncclog.programs import BARE_HINT, ProgramOutput, bare_warn_start, program_output
+from hpnet.ncclog.passes import NOISE_ERASED, count_lines, count_split, erased
+from hpnet.ncclog.programs import BARE_HINT, MIN_PROGRAM_LINES, bare_warn_start, program_output
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
 
@@ -128,17 +128,21 @@ def scan_block(
     whole = state.fresh_share > FRESH_SHARE_WHOLE
     if whole:
         text = NOISE_ERASED.sub(b"NCCL INFO -", text)
-    # the lines not known to be dead, counted
+    # the lines not known to be dead, counted; a program's own lines apart
     counts: collections.Counter[bytes] = collections.Counter()
-    result.num_lines = count_lines(text, counts, dead)
-    state.fresh_share = counts.total() / max(1, result.num_lines)
-    programs = program_output(counts, classify, MAX_LINE_BYTES)
+    split = count_split(text, counts, dead, MIN_PROGRAM_LINES, MAX_LINE_BYTES)
+    result.num_lines = split.lines
+    programs = program_output(split, classify)
+    if programs.recount:  # one may be an NCCL line: all are counted, and read
+        counts.clear()
+        count_lines(text, counts, dead)
+    state.fresh_share = (counts.total() + programs.total) / max(1, result.num_lines)
     reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
     if whole:
-        reader.read_all(counts, programs.lines)
+        reader.read_all(counts)
         extra = reader.extra
     else:
-        keys, extra = _keys(counts, programs)
+        keys, extra = _keys(counts)
         reader.read_all(keys)
     # each marker is one NCCL line, but those counted as more
     result.num_nccl_lines = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ") - extra
@@ -147,30 +151,27 @@ def scan_block(
     if b"Last error:" in text:
         _last_errors(NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
     framework = reader.framework or programs.framework
-    if not framework and not state.framework_seen and counts:
+    if not framework and not state.framework_seen and (counts or programs.apart):
         # a word of a dead line was seen when it was new; blanked noise is in data alone
-        fresh_text = data if whole else b"\n".join(counts)
+        # (the words hold no digits: a program line's shape holds them as it does)
+        fresh_text = data if whole else b"\n".join((*counts, programs.shapes))
         framework = any(word in fresh_text for word in RCCL_BYTES)
     state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result
 
 
-def _keys(
-    counts: collections.Counter[bytes], programs: ProgramOutput
-) -> tuple[dict[bytes, list[Any]], int]:
+def _keys(counts: collections.Counter[bytes]) -> tuple[dict[bytes, list[Any]], int]:
     """Each counted line as the reader sees it (noise blanked, in C over all of them at
     once): lines that read alike are one, at the place of the first, with their count,
-    whether they may become dead (short, one NCCL line), and the lines. ``programs``'
-    lines are left out: they hold no marker and say nothing.
+    whether they may become dead (short, one NCCL line), and the lines.
 
     Also: of the markers (``NCCL INFO``/``NCCL WARN``) in these lines, those that are
     not one NCCL line each (two lines glued together, a line cut at
     :data:`MAX_LINE_BYTES`): a line with one ``NCCL `` that is not cut holds a marker
     exactly when it is an NCCL line, blanked or not.
     """
-    skip = programs.lines
-    lines = [line for line in counts if line not in skip] if skip else list(counts)
+    lines = list(counts)
     if not lines:
         return {}, 0
     blanked = NOISE_ERASED.sub(b"NCCL INFO -", b"\n".join(lines)).split(b"\n")
@@ -219,11 +220,11 @@ class _Reader:
         #: line each: as :func:`_keys` counts them
         self.extra = 0
 
-    def read_all(self, keys: Mapping[bytes, Any], skip: frozenset[bytes] = frozenset()) -> None:
+    def read_all(self, keys: Mapping[bytes, Any]) -> None:
         """Read each distinct line in order: ``keys`` maps a line either to its slot
         (:func:`_keys`: count, whether it may die, the input lines it stands for) or,
-        for a block blanked whole, to its count (the line is the input's, ``skip``'s
-        lines are left out, and whether it may die is found here). One loop, its names
+        for a block blanked whole, to its count (the line is the input's, and whether it
+        may die is found here). One loop, its names
         bound once: a block of a large job has hundreds of thousands of new lines."""
         classify = self.classify
         source = self.result.source
@@ -236,8 +237,6 @@ class _Reader:
             lines = whole.count(b"NCCL ")  # more than 1: NCCL lines glued together
             long = len(whole) > MAX_LINE_BYTES
             if isinstance(slot, int):
-                if whole in skip:
-                    continue
                 count = slot
                 raws: Sequence[bytes] | None = None  # the line itself
                 may_die = lines <= 1 and not long
