@@ -18,6 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpnet.ncclog import passes
+from hpnet.ncclog.lines import Classifier
+from hpnet.ncclog.messages import read_message
 from hpnet.ncclog.scan import normalise
 from tests.conftest import DATA
 
@@ -148,6 +150,8 @@ def test_wrong_arguments_are_errors_not_crashes() -> None:
         FAST.count_split(b"a", {}, [b"a"], 1, 1)
     with pytest.raises(TypeError):
         FAST.count_split(b"a", {}, None, "1", 1)
+    with pytest.raises(TypeError):
+        FAST.read_comm("comm 0x1 rank 0 nranks 1")
 
 
 def test_the_pure_python_passes_are_what_runs_without_the_module() -> None:
@@ -167,3 +171,78 @@ def test_the_pure_python_passes_are_what_runs_without_the_module() -> None:
         outputs.append((done.returncode, report))
     assert outputs[0] == outputs[1]
     assert '"transports"' in outputs[0][1] or '"connections"' in outputs[0][1]
+
+
+def _read_comm_as_python(message: bytes) -> None:
+    """The compiled reading of a communicator line is the Python readers' reading."""
+    assert FAST is not None
+    data = FAST.read_comm(message)
+    if data is None:
+        return
+    text = message.decode("ascii")
+    assert read_message(text, None, "x") == ("comm", data, "")
+
+
+@needs_module
+def test_every_recorded_communicator_line_reads_as_in_python() -> None:
+    read = 0
+    for path in INPUTS:
+        for line in normalise(path.read_bytes()).split(b"\n"):
+            at = line.find(b"NCCL INFO ")
+            if at < 0:
+                continue
+            message = line[at + 10 :]
+            _read_comm_as_python(message)
+            read += FAST is not None and FAST.read_comm(message) is not None
+    assert read > 300  # most of them are plain words
+
+
+NAMES = [
+    b"comm", b"rank", b"nranks", b"nRanks", b"cudaDev", b"nvmlDev", b"busId", b"commId",
+    b"commHash", b"parent", b"color", b"MNNVL", b"nNodes", b"localRanks", b"localRank", b"Rank",
+]  # fmt: skip
+VALUES = [
+    b"0x55d0", b"0x1F", b"0x", b"0xg", b"3", b"-1", b"-", b"-x", b"1b000", b"abc", b"12ab", b"007",
+    b"",
+]  # fmt: skip
+WORDS = [
+    b"-", b"Init", b"Abort", b"Destroy", b"START", b"COMPLETE", b"STARTED", b"x-1", b"a_b",
+    b"1.5", b"[repeated", b"NCCL", b"INFO", b"WARN", b"\xc3\xa9", b"",
+]  # fmt: skip
+_PAIRS = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(NAMES), st.sampled_from(VALUES)).map(b" ".join),
+        st.sampled_from(WORDS),
+    ),
+    max_size=12,
+)
+
+
+@needs_module
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.sampled_from([b"comm 0x55d0", b"ncclCommInitRank", b"ncclCommSplit comm", b"comm 0x"]),
+    _PAIRS,
+    st.sampled_from([b"", b" - Init START", b" - Init COMPLETE", b" - Abort COMPLETE",
+                     b" - Destroy START", b" - Init STARTED", b" - Abort", b"Init START"]),
+    st.sampled_from([b" ", b"  ", b"\t"]),
+)  # fmt: skip
+def test_any_communicator_line_reads_as_in_python(
+    head: bytes, words: list[bytes], tail: bytes, space: bytes
+) -> None:
+    _read_comm_as_python(head + b" " + b" ".join(words) + tail)
+    _read_comm_as_python(head + space + space.join(words) + tail)
+    _read_comm_as_python(head + b" rank 3 " + b" ".join(words) + tail)  # mostly read in C
+
+
+@needs_module
+def test_a_communicator_line_the_classifier_reads_in_c() -> None:
+    """The classifier's reading of a line read in C: its data, and the message as text."""
+    message = b"comm 0x7f rank 3 nranks 8 cudaDev 3 busId 1b000 - Init COMPLETE"
+    event = Classifier()(b"h:1:1 [3] NCCL INFO " + message, "x")
+    assert event is not None
+    assert (event.kind, event.text, event.hint) == ("comm", message.decode(), None)
+    assert event.data == (
+        "Init", "COMPLETE", {"comm": "0x7f", "rank": "3", "nranks": "8", "cudaDev": "3",
+                             "busId": "1b000"},
+    )  # fmt: skip

@@ -16,11 +16,14 @@ import importlib
 import itertools
 import os
 import re
-from collections.abc import Set
+from collections.abc import Callable, Set
 from types import ModuleType
 from typing import NamedTuple
 
-__all__ = ["COMPILED", "NOISE", "NOISE_ERASED", "Split", "count_lines", "count_split", "erased"]
+__all__ = [
+    "COMPILED", "NOISE", "NOISE_ERASED", "Split", "count_lines", "count_split", "erased",
+    "read_comm",
+]  # fmt: skip
 
 #: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
 #: of one connection on every channel become one line. The ring-order lines
@@ -61,6 +64,22 @@ def _compiled() -> ModuleType | None:
 _FAST = _compiled()
 #: whether the passes run compiled
 COMPILED = _FAST is not None
+
+
+def _python_readers(message: bytes) -> None:
+    """Without the compiled module, every message is read by the Python readers."""
+    return None
+
+
+#: ``read_comm(message)``: what :func:`hpnet.ncclog.messages.read_message` reads from a
+#: communicator line (``ncclCommInitRank comm 0x55d0 rank 3 nranks 8 ... - Init START``),
+#: as its data ``(what, state, fields)``, where the message is plain words and the
+#: compiled module is there; None where the Python readers read it. Each communicator's
+#: lines are new (their addresses), and most of what a long job's log says anew
+#: (tests/unit/test_fastscan.py holds the two readings to the same data)
+read_comm: Callable[[bytes], tuple[str, str, dict[str, str]] | None] = (
+    _FAST.read_comm if _FAST is not None else _python_readers
+)
 
 
 def erased(data: bytes) -> bytes:
