@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # hpnet verify against grep on the lent machine's cores (issue 28), same files, same call.
 #   device:  bash benchmarks/device_verify_speed.sh            (results under $OUT)
-#            BASE=path/to/other/src bash benchmarks/device_verify_speed.sh
+#            BASE=path/to/other/src bash benchmarks/device_verify_speed.sh  (twice, alternated)
 # The 1 GB log of 1024 processes and the log of 12,288 processes (one job of 1536 hosts)
 # are generated there (benchmarks/gen_nccl_log.py); BASE, when given, is an older
 # hpnet's src run on the same files right after, for before/after. The compiled passes
 # (hpnet.ncclog._fastscan) are built for the machine's python3 first, as hatch_build.py
-# does at install; PURE=1 also runs the same code with HPNET_PURE_PYTHON=1 (without them).
+# does at install (BASE's too, where it has them); PURE=1 also runs the same code with HPNET_PURE_PYTHON=1 (without them).
 set -u
 export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore
 OUT=${OUT:-/tmp/hpnet-out}
@@ -18,24 +18,28 @@ python3 benchmarks/gen_nccl_log.py /tmp/procs12k.log --size-gb 0.5 --hosts 1536 
 ls -la /tmp/big.log /tmp/procs12k.log >> "$OUT/machine.txt"
 include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-cc -O2 -fPIC -shared -I"$include" src/hpnet/ncclog/_fastscan.c \
-  -o "src/hpnet/ncclog/_fastscan$suffix" >> "$OUT/machine.txt" 2>&1
+for tree in src ${BASE:-}; do  # BASE's own module too, where it has one
+  [ -f "$tree/hpnet/ncclog/_fastscan.c" ] || continue
+  cc -O2 -fPIC -shared -I"$include" "$tree/hpnet/ncclog/_fastscan.c" \
+    -o "$tree/hpnet/ncclog/_fastscan$suffix" >> "$OUT/machine.txt" 2>&1
+done
 PYTHONPATH=src python3 -c 'from hpnet.ncclog import passes; print("compiled", passes.COMPILED)' \
   >> "$OUT/machine.txt" 2>&1
-speed() {  # NAME SRC LOG JOBS...
-  local name=$1 src=$2 log=$3
-  shift 3
-  PYTHONPATH=$src timeout 300 python3 benchmarks/verify_speed.py "$log" --jobs "$@" \
-    > "$OUT/speed-$name.txt" 2>&1
+speed() {  # NAME LOG ARGS... (this tree, and BASE alternated with it when given)
+  local name=$1 log=$2
+  shift 2
+  PYTHONPATH=$PWD/src timeout 540 python3 benchmarks/verify_speed.py "$log" "$@" \
+    ${BASE:+--base "$BASE" --runs 2 --no-naive} > "$OUT/speed-$name.txt" 2>&1
   echo "rc=$?" >> "$OUT/speed-$name.txt"
 }
-speed 1g "$PWD/src" /tmp/big.log 1 4 16
-speed 12k "$PWD/src" /tmp/procs12k.log 16
-if [ -n "${PURE:-}" ]; then
-  HPNET_PURE_PYTHON=1 speed 1g-pure "$PWD/src" /tmp/big.log 1 16
-  HPNET_PURE_PYTHON=1 speed 12k-pure "$PWD/src" /tmp/procs12k.log 16
-fi
 if [ -n "${BASE:-}" ]; then
-  speed 1g-base "$BASE" /tmp/big.log 1 16
-  speed 12k-base "$BASE" /tmp/procs12k.log 16
+  speed 1g /tmp/big.log --jobs 1 16
+  speed 12k /tmp/procs12k.log --jobs 16
+else
+  speed 1g /tmp/big.log --jobs 1 4 16
+  speed 12k /tmp/procs12k.log --jobs 16
+fi
+if [ -n "${PURE:-}" ]; then
+  HPNET_PURE_PYTHON=1 speed 1g-pure /tmp/big.log --jobs 1 16
+  HPNET_PURE_PYTHON=1 speed 12k-pure /tmp/procs12k.log --jobs 16
 fi
