@@ -245,6 +245,76 @@ def test_two_groups_that_share_an_id_are_told_apart_by_their_guid() -> None:
     )
 
 
+F5_DESYNC = (
+    DATA
+    / "artefacts"
+    / "torch-watchdog-desync-allreduce-215121-vs-broadcast-215122-progress-bar.txt"
+)
+PG1_DESYNC = (
+    DATA / "hang" / "torch-pg1-desync-rank0-seq1516-vs-rank1-seq1517-progress-bar-EXCERPT.txt"
+)
+
+
+def test_a_rank_that_timed_out_later_completed_what_the_other_waits_in() -> None:
+    """A real post (F5-TTS #346): rank 1 timed out in ALLREDUCE #215121 (last enqueued
+    215121), rank 0 in BROADCAST #215122 of the same group: rank 0's watchdog, which
+    checks works oldest first, got past #215121, so rank 0 completed it while rank 1
+    waits in it and never enqueued #215122 (its .source.txt: "Rank 1 lags"). hpnet hang
+    said UNKNOWN; now STUCK, rank 1 named, and hpnet verify says the same."""
+    report = judge([], read_errors(str(F5_DESYNC), F5_DESYNC.read_bytes()))
+    assert report.status == "hang" and report.exit_code == 1
+    (cause,) = report.causes
+    assert (cause.kind, cause.ranks, cause.waiting, cause.pg, cause.seq) == (
+        "never-entered", (1,), (0,), "0", 215122,
+    )  # fmt: skip
+    said = (
+        "rank 0 completed #215121, in which rank 1 waits: rank 1 is behind, its #215121 "
+        "unlike rank 0's (another op or size: NCCL lets the smaller side finish) or stalled "
+        "on its side alone"
+    )
+    assert report.headline == (
+        f"rank 1 never entered broadcast #215122 of group 0, in which rank 0 waits: {said}"
+    )
+    assert any("last enqueued NCCL work: 215121" in line for line in cause.evidence)
+    verified = json.loads(_hpnet("verify", "--json", str(F5_DESYNC)).stdout)
+    conclusions = [c for f in verified["findings"] for c in f.get("conclusions", ())]
+    assert any(said.replace(": rank 1", " (and never enqueued #215122): rank 1") in c
+               for c in conclusions), conclusions  # fmt: skip
+
+
+def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
+    tmp_path: Path,
+) -> None:
+    """A real post (LlamaFactory #2902): rank 0 waits in #1516 of group 1; rank 1's only
+    line (#1517) names no group. Where it is group 1, rank 1 completed #1516: said so,
+    conditionally, and UNKNOWN. With rank 1's status line naming group 1 (one line
+    added) it is STUCK; with that line saying rank 1 had not completed #1516, or naming
+    another group, nothing is said of who is behind."""
+    report = judge([], read_errors(str(PG1_DESYNC), PG1_DESYNC.read_bytes()))
+    assert report.status == "unknown" and not report.causes
+    assert (
+        "; where the #1517 of rank 1 is of group 1 too (not every line names its group), "
+        "rank 1 completed #1516, in which rank 0 waits (and never enqueued #1517): rank 0 "
+        "is behind" in report.headline
+    )
+    assert report.headline.endswith("no Flight Recorder dump shows what each rank called at #1516")
+    status = (
+        "[rank1]:[E1123 00:52:57.705427695 ProcessGroupNCCL.cpp:1664] [PG {pg} Rank 1] "
+        "Exception (either an error or timeout) detected by watchdog at work: 1517, last "
+        "enqueued NCCL work: 1517, last completed NCCL work: {done}.\n"
+    )
+    verdicts = {}
+    for pg, done in (("1", 1516), ("1", 1515), ("2", 1516)):
+        log = tmp_path / f"pg{pg}-{done}.log"
+        log.write_text(PG1_DESYNC.read_text() + status.format(pg=pg, done=done))
+        verdicts[pg, done] = judge([], read_errors(str(log), log.read_bytes()))
+    firm = verdicts["1", 1516]
+    assert firm.status == "hang" and firm.causes[0].ranks == (0,)
+    assert firm.headline.startswith("rank 0 never entered allreduce #1517 of group 1")
+    for other in (verdicts["1", 1515], verdicts["2", 1516]):
+        assert other.status == "unknown" and "behind" not in other.headline.split("; no ")[0]
+
+
 def test_a_group_where_nothing_ever_completed_says_so() -> None:
     path = DATA / "hang" / "torch-coalesced-seq1-numel-uint64max-never-completed-EXCERPT.txt"
     report = judge([], read_errors(str(path), path.read_bytes()))

@@ -22,7 +22,7 @@ from hpnet.artefacts.model import (
     RasComm,
     TorchEvent,
 )
-from hpnet.artefacts.parted import parted, single_works
+from hpnet.artefacts.parted import apart, behind_text, parted, ranks_named, single_works
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
             f"{e.last_completed} (stuck at {e.seq})"
             for e in status
         ]
-        apart, mismatch = _ranks_apart(timeouts)
+        apart, mismatch = _ranks_apart(timeouts, status)
         conclusions += apart
         late = [e for e in timeouts if e.ran_ms and e.timeout_ms and e.ran_ms > 2 * e.timeout_ms]
         if late:
@@ -320,19 +320,30 @@ def _by_rank(timeouts: Sequence[TorchEvent], limit: int = 4) -> str:
     return "; ".join(shown) + more
 
 
-def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Finding]]:
+def _ranks_apart(
+    timeouts: Sequence[TorchEvent], status: Sequence[TorchEvent]
+) -> tuple[list[str], list[Finding]]:
     """What the ranks' timed-out works say together: a sequence number the ranks reached
     with different collectives (a mismatch: the programs diverged), or ranks at different
-    sequence numbers (those at the lowest are behind). Ranks without a rank prefix, or
-    with several timed-out works each (several process groups), are not compared
-    (:mod:`hpnet.artefacts.parted`, the rule ``hpnet hang`` applies too)."""
+    sequence numbers of one group (those ahead completed what the others wait in). A
+    timeout line names no group; the rank's status line after it does. Ranks without a
+    rank prefix, or with several timed-out works each (several process groups), are not
+    compared (:mod:`hpnet.artefacts.parted`, the rule ``hpnet hang`` applies too)."""
     by_rank: dict[int, list[TorchEvent]] = {}
     for event in timeouts:
         if event.rank is not None and event.seq is not None:
             by_rank.setdefault(event.rank, []).append(event)
+    stated = {e.rank: e for e in status if e.rank is not None}
     single = single_works(
         {
-            rank: [(e.pg, e.seq or 0, (e.op or "?", e.numel_in)) for e in events]
+            rank: [
+                (
+                    e.pg if e.pg is not None or rank not in stated else stated[rank].pg,
+                    e.seq or 0,
+                    (e.op or "?", e.numel_in),
+                )
+                for e in events
+            ]
             for rank, events in by_rank.items()
         }
     )
@@ -363,15 +374,18 @@ def _ranks_apart(timeouts: Sequence[TorchEvent]) -> tuple[list[str], list[Findin
                 fatal=True,
             )
         )
-    seqs = sorted({seq for _, seq, _ in single.values()})
-    if len(seqs) > 1:
-        low = sorted(r for r, (_, seq, _) in single.items() if seq == seqs[0])
-        high = sorted(r for r, (_, seq, _) in single.items() if seq != seqs[0])
+    found = apart(single, {r: e.last_completed for r, e in stated.items()})
+    if found:
+        enqueued = {r: e.last_enqueued for r, e in stated.items()}
+        where = (
+            ""
+            if found.named
+            else f"where the SeqNum {found.seq} of {ranks_named(found.ahead)} is of the same "
+            "process group (not every line names its group), "
+        )
         conclusions.append(
-            f"the ranks stand at different sequence numbers: rank(s) "
-            f"{', '.join(map(str, low))} at {seqs[0]}, rank(s) {', '.join(map(str, high))} "
-            f"further (up to {seqs[-1]}): where these are one process group, rank(s) "
-            f"{', '.join(map(str, low))} are behind and the others wait for them"
+            f"the ranks stand at different sequence numbers: {where}"
+            + behind_text(found, enqueued, never=True)
         )
     return conclusions, findings
 

@@ -11,8 +11,11 @@ not comparable by sequence number alone.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
-__all__ = ["Call", "Work", "parted", "single_works"]
+__all__ = [
+    "Apart", "Call", "Work", "apart", "behind_text", "parted", "ranks_named", "single_works",
+]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
 Call = tuple[str, int | None]
@@ -53,3 +56,89 @@ def parted(single: Mapping[int, Work]) -> list[tuple[int, dict[int, Call]]]:
         if len(set(calls.values())) > 1:
             found.append((seq, calls))
     return found
+
+
+class Apart(NamedTuple):
+    """Ranks whose watchdogs timed out at different sequence numbers (:func:`apart`)."""
+
+    #: the highest number a rank timed out at
+    seq: int
+    #: the ranks that timed out there: each completed every work of the group before it
+    ahead: tuple[int, ...]
+    #: every other rank, with the lower number it timed out at (and waits in)
+    behind: dict[int, int]
+    #: the group the lines name, if any
+    pg: str | None
+    #: every rank's line names that group (else some name none: "where it is one group")
+    named: bool
+
+
+def apart(
+    single: Mapping[int, Work], last_completed: Mapping[int, int | None] | None = None
+) -> Apart | None:
+    """Where the ranks timed out at different numbers of one group, which are ahead.
+
+    A rank's watchdog checks its works oldest first and drops each once completed
+    (ProcessGroupNCCL.cpp: the loop over ``workMetaList_`` from its ``begin()``, each
+    work's ``checkTimeout()``; so in torch 1.x's ``workCleanupLoop`` and 2.x's watchdog),
+    and a work's timer starts when it is enqueued, with the group's one timeout: a rank
+    that timed out at #m had completed its every earlier work. So the ranks ahead
+    completed the works the others wait in. None where all stand at one number, the
+    lines name different groups (their numbers are not comparable), or a rank ahead
+    says it had not completed them (its ``last_completed``, where a line states it).
+
+    >>> apart({0: ("1", 1516, ("ALLREDUCE", 25427968)), 1: (None, 1517, ("ALLREDUCE", 1))})
+    Apart(seq=1517, ahead=(1,), behind={0: 1516}, pg='1', named=False)
+    """
+    seqs = sorted({seq for _, seq, _ in single.values()})
+    groups = {pg for pg, _, _ in single.values()} - {None}
+    if len(seqs) < 2 or len(groups) > 1:
+        return None
+    top = seqs[-1]
+    ahead = tuple(sorted(r for r, (_, seq, _) in single.items() if seq == top))
+    told = last_completed or {}
+    if any((told.get(r) or seqs[-2]) < seqs[-2] for r in ahead):
+        return None
+    return Apart(
+        seq=top,
+        ahead=ahead,
+        behind={r: seq for r, (_, seq, _) in sorted(single.items()) if seq != top},
+        pg=next(iter(groups), None),
+        named=all(pg is not None for pg, _, _ in single.values()),
+    )
+
+
+def behind_text(found: Apart, last_enqueued: Mapping[int, int | None], *, never: bool) -> str:
+    """What the ranks ahead say of those behind, as both commands say it; with ``never``,
+    also which ranks behind never enqueued the later number (their ``last enqueued``).
+
+    >>> behind_text(apart({0: ("1", 6, ("ALLREDUCE", 9)), 1: ("1", 7, ("ALLREDUCE", 1))}),
+    ...             {0: 6}, never=True)  # doctest: +NORMALIZE_WHITESPACE
+    "rank 1 completed #6, in which rank 0 waits (and never enqueued #7): rank 0 is behind,
+    its #6 unlike rank 1's (another op or size: NCCL lets the smaller side finish) or
+    stalled on its side alone"
+    """
+    ahead = ranks_named(found.ahead)
+    parts = []
+    for seq in sorted(set(found.behind.values())):
+        ranks = [r for r, s in found.behind.items() if s == seq]
+        told = [last_enqueued.get(r) for r in ranks]
+        unsent = never and all(e is not None and e < found.seq for e in told)
+        parts.append(
+            f"{ahead} completed #{seq}, in which {ranks_named(ranks)} "
+            f"{'waits' if len(ranks) == 1 else 'wait'}"
+            + (f" (and never enqueued #{found.seq})" if unsent else "")
+        )
+    behind = sorted(found.behind)
+    one = len(behind) == 1
+    its = "its" if one else "their"
+    return (
+        "; ".join(parts) + f": {ranks_named(behind)} {'is' if one else 'are'} behind, {its} "
+        f"#{min(found.behind.values())} unlike {ahead}'s (another op or size: NCCL lets the "
+        f"smaller side finish) or stalled on {its} side alone"
+    )
+
+
+def ranks_named(ranks: Sequence[int]) -> str:
+    """``rank 3``, ``ranks 0, 2``."""
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)

@@ -40,7 +40,7 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
-from hpnet.hang.watchdog import watchdog_mismatch, watchdog_summary
+from hpnet.hang.watchdog import watchdog_behind, watchdog_mismatch, watchdog_summary
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
@@ -370,19 +370,18 @@ def judge(
         status, headline = "hang", causes[0].headline()
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
-    elif (found := watchdog_mismatch(errors, known)) is not None:
+    elif (found := watchdog_mismatch(errors, known) or watchdog_behind(errors)) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
+        # at one number, or some ranks timed out past a work the others wait in
         causes = [found]
         status, headline = "hang", found.headline()
     elif errors:
         status = "unknown"
-        headline = watchdog_summary(errors) or (
+        headline = watchdog_summary(errors, dumped=bool(dumps)) or (
             f"{len({e.rank for e in errors})} rank(s) reported errors, but in every group "
             "the ranks that dumped reached the same collective: the dumps do not show which "
-            "one failed"
+            "one failed" + ("" if dumps else "; no Flight Recorder dump says which rank is behind")
         )
-        if not dumps:
-            headline += "; no Flight Recorder dump says which rank is behind"
     elif not dumps and ras:
         # RAS said RUNNING OK while every rank of a 2-rank NCCL job sat in an all_reduce
         # whose network path had stalled (benchmarks/results/hang-plants-nccl-2026-11-27/

@@ -9,11 +9,11 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from hpnet.artefacts.parted import Call, Work, parted, single_works
+from hpnet.artefacts.parted import Apart, Call, Work, apart, behind_text, parted, single_works
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
-__all__ = ["watchdog_mismatch", "watchdog_summary"]
+__all__ = ["watchdog_behind", "watchdog_mismatch", "watchdog_summary"]
 
 
 def _merged(known: RankError, new: RankError) -> RankError:
@@ -37,9 +37,12 @@ def _by_rank(errors: Sequence[RankError]) -> dict[int, RankError]:
     return seen
 
 
-def watchdog_summary(errors: Sequence[RankError]) -> str | None:
-    """What the watchdog lines alone say: which ranks timed out in which collective, and
-    how far each had enqueued (a rank that enqueued past it entered it and waits).
+def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str | None:
+    """What the watchdog lines alone say: which ranks timed out in which collective, how
+    far each had enqueued (a rank that enqueued past it entered it and waits), and, where
+    some timed out at a later number of a group that not every line names, what they
+    say of the others if it is one group. Without a Flight Recorder dump (not
+    ``dumped``) it says what no dump shows.
 
     >>> e = RankError(rank=1, where="l:1", text="", timeout=True, peer_closed=False, seq=808,
     ...     op="allreduce", pg="0", last_enqueued=811, last_completed=807)
@@ -66,7 +69,83 @@ def watchdog_summary(errors: Sequence[RankError]) -> str | None:
     others = sorted((e for r, e in seen.items() if r not in at), key=lambda e: e.seq or 0)
     for e in others[:3]:
         text += f"; rank {e.rank} in {_work(e)}"
+    found = _apart(errors)
+    if found is not None and not found[0].named and found[0].pg is not None:
+        where = found[0]
+        text += (
+            f"; where the #{where.seq} of {ranks_text(where.ahead)} is of group {where.pg} "
+            f"too (not every line names its group), {_behind(where, seen)}"
+        )
+        if not dumped:
+            low = min(where.behind.values())
+            text += f"; no Flight Recorder dump shows what each rank called at #{low}"
+    elif not dumped:
+        text += "; no Flight Recorder dump says which rank is behind"
     return text
+
+
+def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
+    """Each rank's one timed-out work, its group from the rank's other lines where the
+    timeout line names none (:func:`hpnet.artefacts.parted.single_works`)."""
+    merged = _by_rank(errors)  # the group is often on the line after the timeout
+    works: dict[int, list[Work]] = {}
+    for e in errors:
+        if e.timeout and e.rank is not None and e.seq is not None:
+            pg = e.pg if e.pg is not None else merged[e.rank].pg
+            works.setdefault(e.rank, []).append((pg, e.seq, (e.op or "?", e.numel_in)))
+    return single_works(works)
+
+
+def _apart(errors: Sequence[RankError]) -> tuple[Apart, dict[int, Work]] | None:
+    """:func:`hpnet.artefacts.parted.apart` of the ranks' lines, unless a rank ahead says
+    it had not completed the works the others wait in (its ``last completed``)."""
+    single = _single(errors)
+    completed = {r: e.last_completed for r, e in _by_rank(errors).items()}
+    found = apart(single, completed) if single is not None else None
+    return (found, single) if found is not None and single is not None else None
+
+
+def _behind(found: Apart, seen: dict[int, RankError], *, enqueued: bool = True) -> str:
+    last = {r: e.last_enqueued for r, e in seen.items()}
+    return behind_text(found, last, never=enqueued)
+
+
+def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
+    """Ranks whose watchdogs timed out at a lower sequence number of one group than
+    others, where every line names the group and the lower ranks never enqueued the
+    higher number: they never entered it, and wait in a work the others completed
+    (:func:`hpnet.artefacts.parted.apart`)."""
+    found = _apart(errors)
+    if found is None or not found[0].named:
+        return None
+    where, single = found
+    seen = _by_rank(errors)
+    if not all((e := seen[r].last_enqueued) is not None and e < where.seq for r in where.behind):
+        return None
+    top = single[where.ahead[0]][2]
+    label = f"{top[0]} #{where.seq} of group {where.pg}"
+    summary = (
+        f"{ranks_text(sorted(where.behind))} never entered {label}, in which "
+        f"{ranks_text(where.ahead)} {'waits' if len(where.ahead) == 1 else 'wait'}: "
+        + _behind(where, seen, enqueued=False)
+    )
+    low = min(where.behind.values())
+    # each rank's timeout, and the line that says how far a rank behind had enqueued
+    quoted = [next(e for e in errors if e.rank == r and e.timeout) for r in sorted(single)]
+    quoted += [
+        e
+        for e in errors
+        if e.rank in where.behind and e.last_enqueued is not None and e not in quoted
+    ][:1]
+    return Cause(
+        kind="never-entered", pg=where.pg or "", pg_desc="", seq=where.seq,
+        collective=_text(top), ranks=tuple(sorted(where.behind)), waiting=where.ahead,
+        evidence=tuple(f"{e.where}: {e.text}" for e in quoted)[:8], summary=summary,
+        fix=f"compare what the ranks called at #{low}: a branch on the rank (or on data "
+        "that differs between ranks) is a program bug (TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
+        "each collective's op and sizes across ranks); a Flight Recorder dump of every rank "
+        "(TORCH_NCCL_DUMP_ON_TIMEOUT=1) shows each rank's own #" + str(low),
+    )  # fmt: skip
 
 
 def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Cause | None:
@@ -75,13 +154,7 @@ def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Caus
     before it, by the rule ``hpnet verify`` applies (:mod:`hpnet.artefacts.parted`). The
     ranks unlike the others are named only when those that say so are most of the job's
     ``ranks`` and agree; else every side is named."""
-    merged = _by_rank(errors)  # the group is often on the line after the timeout
-    works: dict[int, list[Work]] = {}
-    for e in errors:
-        if e.timeout and e.rank is not None and e.seq is not None:
-            pg = e.pg if e.pg is not None else merged[e.rank].pg
-            works.setdefault(e.rank, []).append((pg, e.seq, (e.op or "?", e.numel_in)))
-    single = single_works(works)
+    single = _single(errors)
     found = parted(single) if single is not None else []
     if single is None or not found:
         return None
@@ -115,7 +188,7 @@ def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Caus
 def _text(call: Call) -> str:
     """A call as the verdict says it: the op, and its element count where known."""
     op, numel = call
-    return op if numel is None else f"{op} ({numel} elements)"
+    return op if numel is None else f"{op} ({numel} element{'' if numel == 1 else 's'})"
 
 
 def _work(error: RankError) -> str:
