@@ -315,6 +315,75 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
         assert other.status == "unknown" and "behind" not in other.headline.split("; no ")[0]
 
 
+FR_MISSING = DATA / "hang" / "fr-trace-not-all-ranks-joining-seq31117-missing-ranks-3-7-EXCERPT.txt"
+FR_ERRORS = (
+    DATA / "hang" / "fr-trace-collective-39-size-mismatch-128ranks-allreduce-1025-EXCERPT.txt"
+)
+
+
+def test_the_flight_recorder_analyzers_report_names_the_ranks_that_never_joined() -> None:
+    """A real run of torch's analyzer (pytorch PR #140969): ranks 3-7 have no entry for
+    all_reduce #31117 of the default group; ranks 0-2 called it. hpnet hang refused the
+    file (no evidence, exit 2); now it names ranks 3-7."""
+    done = _hpnet("hang", "--json", str(FR_MISSING))
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["status"] == "hang"
+    (cause,) = report["causes"]
+    assert (cause["kind"], cause["ranks"], cause["waiting"], cause["pg"], cause["seq"]) == (
+        "never-entered", [3, 4, 5, 6, 7], [0, 1, 2], "0", 31117,
+    )  # fmt: skip
+    assert report["headline"].startswith(
+        "ranks 3, 4, 5, 6, 7 never joined all_reduce #31117 of group 0 (default_pg) (no entry "
+        "for it in their dumps; the Flight Recorder analyzer's report)"
+    )
+    assert cause["evidence"][0] == (
+        f"{FR_MISSING}:4: Not all ranks joining collective: sequence number: 31117"
+    )
+
+
+def test_an_analyzer_report_without_its_error_line_says_what_is_missing(tmp_path: Path) -> None:
+    """pytorch #140563: collective #39 has errors, its "error msg" line cut from the post:
+    UNKNOWN, with where the answer is. With that line (quoted in the file's .source.txt)
+    ranks 22 and 110 differ in size from the first rank compared, which side is wrong
+    not shown; a state that differs only is no mismatch; the form before late 2024
+    ("... at entry N", the expected ranks' count) may call a rank without a dump missing."""
+    done = _hpnet("hang", str(FR_ERRORS))
+    assert done.returncode == 1 and done.stdout.startswith(
+        "hpnet hang: UNKNOWN — the Flight Recorder analyzer found errors in all_reduce #39 of "
+        "group 0 (default_pg) ([[1025]], scheduled; 128 ranks): which ranks disagree, and how, "
+        "is on its 'error msg' line, which this input does not hold"
+    )
+    error = (
+        "error msg: Culprit rank 22; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: "
+        "'[[1025]]' does not match found input sizes: '[[262144]]', Culprit rank 110; Error "
+        "type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: '[[1025]]' does not match found "
+        "input sizes: '[[262144]]'\n"
+    )
+    whole = tmp_path / "fr-errors.txt"
+    whole.write_text(FR_ERRORS.read_text() + error)
+    report = judge([], (), analyses=collect([str(whole)]).analyses)
+    (cause,) = report.causes
+    assert (report.status, cause.kind, cause.ranks, cause.majority) == (
+        "hang", "mismatch", (22, 110), False,
+    )  # fmt: skip
+    assert report.headline.endswith("which side is wrong is not shown")
+    state = tmp_path / "fr-state.txt"
+    state.write_text(
+        FR_ERRORS.read_text() + "error msg: Culprit rank 5; Error type: COLLECTIVE_STATE_MISMATCH\n"
+    )
+    report = judge([], (), analyses=collect([str(state)]).analyses)
+    assert report.status == "unknown" and not report.causes
+    assert "in another state on rank 5" in report.headline
+    older = tmp_path / "fr-older.txt"  # torch's Flight Recorder tutorial's output
+    older.write_text(
+        "Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\n"
+        "collective: nccl:all_reduce\nmissing ranks: {1}\ninput sizes: [[3, 4]]\n"
+        "output sizes: [[3, 4]]\nexpected ranks: 2\ncollective state: scheduled\n"
+    )
+    report = judge([], (), analyses=collect([str(older)]).analyses)
+    assert report.causes[0].ranks == (1,) and "or no dump" in report.headline
+
+
 def test_a_group_where_nothing_ever_completed_says_so() -> None:
     path = DATA / "hang" / "torch-coalesced-seq1-numel-uint64max-never-completed-EXCERPT.txt"
     report = judge([], read_errors(str(path), path.read_bytes()))

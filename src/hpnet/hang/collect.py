@@ -13,6 +13,7 @@ from pathlib import Path
 from hpnet.artefacts.model import RasReport
 from hpnet.artefacts.scan import read_artefacts
 from hpnet.errors import InputError
+from hpnet.hang.analyzer import Analysis, read_analysis
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
 from hpnet.ncclog.facts import parse_nccl_text
@@ -34,6 +35,8 @@ class Evidence:
     ras: tuple[RasReport, ...] = ()
     #: NCCL debug logs (NCCL_DEBUG=INFO): where each rank ran, its transports and WARNs
     nccl: tuple[NcclLog, ...] = ()
+    #: the collectives a Flight Recorder analyzer's report (fr_trace's text) names
+    analyses: tuple[Analysis, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -66,6 +69,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
     unreadable: list[str] = []
     ras: list[RasReport] = []
     nccl: list[NcclLog] = []
+    analyses: list[Analysis] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -82,7 +86,10 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                     logs += 1
                     raw = head + handle.read(MAX_LOG_BYTES)
                     errors += read_errors(str(file), raw)
-                    ras += read_artefacts(str(file), raw.decode("utf-8", "replace")).ras
+                    text = raw.decode("utf-8", "replace")
+                    ras += read_artefacts(str(file), text).ras
+                    if b"ranks joining collective" in raw or b"ollective" in raw:
+                        analyses += read_analysis(str(file), text)
                     if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
                         nccl.append(parse_nccl_text(raw, source=str(file)))
                     named = file_rank(str(file))
@@ -90,9 +97,10 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                         log_ranks.add(named)
         except OSError:
             continue  # vanished or unreadable: not evidence
-    if require and not dumps and not errors and not ras:
+    if require and not dumps and not errors and not ras and not analyses:
         raise InputError(
-            "no Flight Recorder dump, rank error line or RAS report found there"
+            "no Flight Recorder dump (or its analyzer's report), rank error line or RAS "
+            "report found there"
             + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
             code="hang-no-evidence",
             where=", ".join(str(p) for p in paths),
@@ -108,4 +116,5 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
         unreadable=tuple(unreadable),
         ras=tuple(ras),
         nccl=tuple(nccl),
+        analyses=tuple(analyses),
     )

@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.hang.analyzer import Analysis, analysis_causes, analysis_summary
 from hpnet.hang.flight import Entry, RankDump
 from hpnet.hang.model import (
     MISMATCH_FIX,
@@ -321,6 +322,7 @@ def judge(
     world: int | None = None,
     unreadable: Sequence[str] = (),
     ras: Sequence[RasReport] = (),
+    analyses: Sequence[Analysis] = (),
 ) -> HangReport:
     """The verdict over every rank's dump (one per rank: the last given wins). The job's
     ranks: those dumped, listed by a group, named by a log, and ``world`` (its size)."""
@@ -358,6 +360,7 @@ def judge(
     without = tuple(r for r in known if r not in by_rank)
     if ras:  # after the dumps' causes: RAS names communicators, not groups
         causes += ras_causes(ras)
+    causes += analysis_causes(analyses)  # the analyzer's report, where no dump is given
     causes = _roots_first(causes)
     if causes and all(c.consequence_of for c in causes):
         status = "hang"
@@ -368,6 +371,8 @@ def judge(
         )
     elif causes:
         status, headline = "hang", causes[0].headline()
+    elif analyses and (said := analysis_summary(analyses)) is not None:
+        status, headline = "unknown", said
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
     elif (found := watchdog_mismatch(errors, known) or watchdog_behind(errors)) is not None:
@@ -402,7 +407,7 @@ def judge(
         status=status, headline=headline, causes=tuple(causes), groups=tuple(views),
         ranks=tuple(known), without_dump=without, dumps=tuple(d.path for d in dumps),
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
-        unreadable=tuple(unreadable), ras=tuple(ras),
+        unreadable=tuple(unreadable), ras=tuple(ras), analyses=tuple(analyses),
     )  # fmt: skip
 
 

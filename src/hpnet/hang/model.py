@@ -10,6 +10,7 @@ from hpnet.hang.ranklog import RankError
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
+    from hpnet.hang.analyzer import Analysis
     from hpnet.hang.placement import Place
 
 __all__ = ["Cause", "GroupView", "HangReport", "ranks_text"]
@@ -98,6 +99,8 @@ class HangReport:
     #: where the ranks the causes name ran, by NCCL's logs (hpnet.hang.placement)
     places: tuple[Place, ...] = ()
     nccl_logs: int = 0  # NCCL debug logs read
+    #: the collectives Flight Recorder analyzer reports name (hpnet.hang.analyzer)
+    analyses: tuple[Analysis, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -92,6 +92,8 @@ def render_hang(report: HangReport) -> str:
     read = f"{len(report.dumps)} Flight Recorder dump(s)"
     if report.ras:
         read += f", {len(report.ras)} RAS report(s)"
+    if report.analyses:
+        read += f", {len(report.analyses)} collective(s) a Flight Recorder analyzer reported"
     if report.versions:
         read += f" (format {', '.join(report.versions)})"
     if report.nccl_logs:

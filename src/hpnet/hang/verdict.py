@@ -29,6 +29,7 @@ def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangRepor
         world=world,
         unreadable=evidence.unreadable,
         ras=evidence.ras,
+        analyses=evidence.analyses,
     )
     if not evidence.nccl:
         return report
