@@ -371,8 +371,8 @@ def judge(
         )
     elif causes:
         status, headline = "hang", causes[0].headline()
-    elif analyses and (said := analysis_summary(analyses)) is not None:
-        status, headline = "unknown", said
+    elif analyses and (reported := analysis_summary(analyses)) is not None:
+        status, headline = "unknown", reported
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
     elif (found := watchdog_mismatch(errors, known) or watchdog_behind(errors)) is not None:
