@@ -382,6 +382,16 @@ def test_an_analyzer_report_without_its_error_line_says_what_is_missing(tmp_path
     )
     report = judge([], (), analyses=collect([str(older)]).analyses)
     assert report.causes[0].ranks == (1,) and "or no dump" in report.headline
+    # beside the dumps themselves the report says nothing more: hpnet reads the dumps
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(FR / "gloo-torch2.13-w4-skip-rank2", job)
+    shutil.copy(FR_MISSING, job / "fr_trace.txt")
+    evidence = collect([str(job)])
+    assert evidence.analyses
+    report = judge(evidence.dumps, evidence.errors, analyses=evidence.analyses)
+    assert [(c.kind, c.ranks) for c in report.causes] == [("never-entered", (2,))]
 
 
 def test_a_group_where_nothing_ever_completed_says_so() -> None:

@@ -88,7 +88,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                     errors += read_errors(str(file), raw)
                     text = raw.decode("utf-8", "replace")
                     ras += read_artefacts(str(file), text).ras
-                    if b"ranks joining collective" in raw or b"ollective" in raw:
+                    if b"ollective" in raw:  # the analyzer's heads: "[Cc]ollective"
                         analyses += read_analysis(str(file), text)
                     if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
                         nccl.append(parse_nccl_text(raw, source=str(file)))

@@ -360,7 +360,8 @@ def judge(
     without = tuple(r for r in known if r not in by_rank)
     if ras:  # after the dumps' causes: RAS names communicators, not groups
         causes += ras_causes(ras)
-    causes += analysis_causes(analyses)  # the analyzer's report, where no dump is given
+    if not dumps:  # the analyzer's report stands for the dumps it read, where none is given
+        causes += analysis_causes(analyses)
     causes = _roots_first(causes)
     if causes and all(c.consequence_of for c in causes):
         status = "hang"
@@ -371,7 +372,7 @@ def judge(
         )
     elif causes:
         status, headline = "hang", causes[0].headline()
-    elif analyses and (reported := analysis_summary(analyses)) is not None:
+    elif analyses and not dumps and (reported := analysis_summary(analyses)) is not None:
         status, headline = "unknown", reported
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
