@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = [
-    "Apart", "Call", "Work", "apart", "behind_text", "parted", "ranks_named", "single_works",
+    "P2P_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted", "ranks_named",
+    "single_works",
 ]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
@@ -23,17 +24,27 @@ Call = tuple[str, int | None]
 Work = tuple[str | None, int, Call]
 
 
+#: point-to-point ops: torch 2.4 on numbers them apart from the collectives (its
+#: ``seqP2P_``), so their sequence numbers are not compared with a collective's
+P2P_OPS = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
+
+
 def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
     """Each rank's one timed-out work (the first line's, where lines repeat it), or None
-    when fewer than two ranks timed out or a rank timed out at several numbers.
+    when fewer than two ranks timed out, a rank timed out at several numbers, or in a
+    send or receive (:data:`P2P_OPS`).
 
     >>> single_works({0: [(None, 5, ("REDUCE", None))], 1: [("0", 5, ("BROADCAST", 9))]})
     {0: (None, 5, ('REDUCE', None)), 1: ('0', 5, ('BROADCAST', 9))}
     >>> single_works({0: [(None, 5, ("REDUCE", None)), (None, 6, ("REDUCE", None))],
     ...               1: [(None, 5, ("REDUCE", None))]}) is None
     True
+    >>> single_works({0: [(None, 5, ("SEND", None))], 1: [(None, 5, ("ALLREDUCE", None))]}) is None
+    True
     """
     if len(works) < 2 or any(not w or len({seq for _, seq, _ in w}) > 1 for w in works.values()):
+        return None
+    if any(op.upper().lstrip("_") in P2P_OPS for w in works.values() for _, _, (op, _) in w):
         return None
     return {rank: w[0] for rank, w in works.items()}
 
