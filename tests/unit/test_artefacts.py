@@ -186,7 +186,7 @@ def test_ranks_at_different_seqnums_name_the_one_behind(
         capsys, "torch-watchdog-desync-allreduce-215121-vs-broadcast-215122-progress-bar.txt"
     )
     said = " ".join(map(str, found["watchdog-timeout"]["conclusions"]))  # type: ignore[call-overload]
-    assert "rank 0 completed #215121, in which rank 1 waits" in said
+    assert "rank 0 completed #215121, which rank 1 did not" in said
     assert "rank 1 is behind" in said
     assert "collective-mismatch" not in found  # different numbers: not the same call
 

@@ -268,9 +268,9 @@ def test_a_rank_that_timed_out_later_completed_what_the_other_waits_in() -> None
         "never-entered", (1,), (0,), "0", 215122,
     )  # fmt: skip
     said = (
-        "rank 0 completed #215121, in which rank 1 waits: rank 1 is behind, its #215121 "
+        "rank 0 completed #215121, which rank 1 did not: rank 1 is behind, its #215121 "
         "unlike rank 0's (another op or size: NCCL lets the smaller side finish) or stalled "
-        "on its side alone"
+        "or failed on its side alone"
     )
     assert report.headline == (
         f"rank 1 never entered broadcast #215122 of group 0, in which rank 0 waits: {said}"
@@ -298,7 +298,7 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     assert report.status == "unknown" and not report.causes
     assert (
         "; where the #1517 of rank 1 is of group 1 too (not every line names its group), "
-        "rank 1 completed #1516, in which rank 0 waits (and never enqueued #1517): rank 0 "
+        "rank 1 completed #1516, which rank 0 did not (and never enqueued #1517): rank 0 "
         "is behind" in report.headline
     )
     assert report.headline.endswith("no Flight Recorder dump shows what each rank called at #1516")
@@ -317,6 +317,44 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     assert firm.headline.startswith("rank 0 never entered allreduce #1517 of group 1")
     for other in (verdicts["1", 1515], verdicts["2", 1516]):
         assert other.status == "unknown" and "behind" not in other.headline.split("; no ")[0]
+
+
+#: posts found for this stop, read after their conclusions were written: file -> (status,
+#: the first cause's kind and ranks, how the headline starts)
+NEW_POSTS = {
+    "torch-pg1-failure-detected-r7-at-137429-r5-allreduce-137430-wrapped-EXCERPT": (
+        "hang", ("never-entered", (7,)),
+        "rank 7 never entered allreduce #137430 of group 1, in which rank 5 waits: rank 5 "
+        "completed #137429, which rank 7 did not: rank 7 is behind",
+    ),
+    "torch-default-pg-allgather-base-3497-numel-1572864-vs-512-EXCERPT": (
+        "hang", ("mismatch", (0, 1)),
+        "the ranks called different collectives at #3497 of group 0: rank 0 _allgather_base "
+        "(1572864 elements); rank 1 _allgather_base (512 elements)",
+    ),
+    "torch-two-nodes-launcher-prefix-reduce-2070-enqueued-2082-wrapped-EXCERPT": (
+        "unknown", None,
+        "ranks 7, 8, 13 timed out in collective #2070 of group 0; rank 7 had enqueued up to #2082",
+    ),
+    "torch-pg1-reduce-scatter-base-55485-peer-oom-EXCERPT": (
+        "unknown", None,
+        "ranks 4, 5 timed out in collective #55485 of group 1; rank 5 had enqueued up to #55487",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(NEW_POSTS))
+def test_fresh_posts_reach_their_conclusions(name: str) -> None:
+    """Four threads not read before (ms-swift #5409, #3154, #6301, milabench #269): a
+    rank whose only line is its watchdog's status is placed at its work (#5409: it is
+    behind); lines behind a launcher's prefix are records of their own, not one
+    terminal-wrapped line (#269 had given rank 13's REDUCE to rank 7 and lost 8 and 13)."""
+    path = DATA / "hang" / f"{name}.txt"
+    status, cause, start = NEW_POSTS[name]
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.status == status and report.headline.startswith(start), report.headline
+    first = (report.causes[0].kind, report.causes[0].ranks) if report.causes else None
+    assert first == cause
 
 
 FR_MISSING = DATA / "hang" / "fr-trace-not-all-ranks-joining-seq31117-missing-ranks-3-7-EXCERPT.txt"

@@ -326,7 +326,8 @@ def _ranks_apart(
     """What the ranks' timed-out works say together: a sequence number the ranks reached
     with different collectives (a mismatch: the programs diverged), or ranks at different
     sequence numbers of one group (those ahead completed what the others wait in). A
-    timeout line names no group; the rank's status line after it does. Ranks without a
+    timeout line names no group; the rank's status line after it does, and names the
+    work of a rank whose timeout line is not there (its call unknown). Ranks without a
     rank prefix, or with several timed-out works each (several process groups), are not
     compared (:mod:`hpnet.artefacts.parted`, the rule ``hpnet hang`` applies too)."""
     by_rank: dict[int, list[TorchEvent]] = {}
@@ -334,19 +335,21 @@ def _ranks_apart(
         if event.rank is not None and event.seq is not None:
             by_rank.setdefault(event.rank, []).append(event)
     stated = {e.rank: e for e in status if e.rank is not None}
-    single = single_works(
-        {
-            rank: [
-                (
-                    e.pg if e.pg is not None or rank not in stated else stated[rank].pg,
-                    e.seq or 0,
-                    (e.op or "?", e.numel_in),
-                )
-                for e in events
-            ]
-            for rank, events in by_rank.items()
-        }
-    )
+    works = {
+        rank: [
+            (
+                e.pg if e.pg is not None or rank not in stated else stated[rank].pg,
+                e.seq or 0,
+                (e.op or "?", e.numel_in),
+            )
+            for e in events
+        ]
+        for rank, events in by_rank.items()
+    }
+    for rank, e in stated.items():  # a rank whose watchdog's status alone names its work
+        if rank not in works and e.seq is not None:
+            works[rank] = [(e.pg, e.seq, ("?", None))]
+    single = single_works(works)
     if single is None:
         return [], []
     conclusions: list[str] = []

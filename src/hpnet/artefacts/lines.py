@@ -4,7 +4,8 @@ Pasted PyTorch errors are often wrapped at the terminal's width (116 or 140
 characters: ``... ProcessGroupNCCL'`` / ``s watchdog got stuck ...``). A physical line
 continues the one before when that one is at least :data:`WRAP_MIN` characters long
 and this one does not start a record of its own (a ``[rank`` / glog / timestamp
-prefix, a stack frame, an NCCL line). Evidence always quotes the physical lines.
+prefix, also behind a launcher's own prefix, a stack frame, an NCCL line). Evidence
+always quotes the physical lines.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ MAX_PARTS = 12
 _RECORD = re.compile(
     r"^\s*(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
     r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |Last error:"
-    r"|\S+Error\b|\S+Exception\b|\s*$)"
+    r"|\S+Error\b|\S+Exception\b|\s*$"
+    # torch's rank prefix behind a launcher's own (``node1 [stderr] [rank13]:[E909 ...``)
+    r"|.{0,160}?\[(?:rank|default)\d+\]:(?:\[[IWEF]\d{3,4} | ))"
 )
 
 

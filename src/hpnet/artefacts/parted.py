@@ -52,7 +52,9 @@ def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
 def parted(single: Mapping[int, Work]) -> list[tuple[int, dict[int, Call]]]:
     """Each sequence number at which ranks timed out in different calls, lowest first,
     with each rank's call there: a mismatch, the ranks' programs parted before it. A
-    number at which the ranks name different groups is not one collective, and skipped.
+    number at which the ranks name different groups is not one collective, and skipped;
+    a rank whose call is not known (op ``?``: only its status line names the work) is
+    not compared.
 
     >>> parted({0: (None, 7, ("REDUCE", None)), 1: (None, 7, ("_ALLGATHER_BASE", None)),
     ...         5: (None, 7, ("_ALLGATHER_BASE", None))})
@@ -63,7 +65,7 @@ def parted(single: Mapping[int, Work]) -> list[tuple[int, dict[int, Call]]]:
         at = {rank: work for rank, work in single.items() if work[1] == seq}
         if len({pg for pg, _, _ in at.values()} - {None}) > 1:
             continue
-        calls = {rank: call for rank, (_, _, call) in sorted(at.items())}
+        calls = {rank: call for rank, (_, _, call) in sorted(at.items()) if call[0] != "?"}
         if len(set(calls.values())) > 1:
             found.append((seq, calls))
     return found
@@ -125,9 +127,9 @@ def behind_text(found: Apart, last_enqueued: Mapping[int, int | None], *, never:
 
     >>> behind_text(apart({0: ("1", 6, ("ALLREDUCE", 9)), 1: ("1", 7, ("ALLREDUCE", 1))}),
     ...             {0: 6}, never=True)  # doctest: +NORMALIZE_WHITESPACE
-    "rank 1 completed #6, in which rank 0 waits (and never enqueued #7): rank 0 is behind,
+    "rank 1 completed #6, which rank 0 did not (and never enqueued #7): rank 0 is behind,
     its #6 unlike rank 1's (another op or size: NCCL lets the smaller side finish) or
-    stalled on its side alone"
+    stalled or failed on its side alone"
     """
     ahead = ranks_named(found.ahead)
     parts = []
@@ -136,8 +138,7 @@ def behind_text(found: Apart, last_enqueued: Mapping[int, int | None], *, never:
         told = [last_enqueued.get(r) for r in ranks]
         unsent = never and all(e is not None and e < found.seq for e in told)
         parts.append(
-            f"{ahead} completed #{seq}, in which {ranks_named(ranks)} "
-            f"{'waits' if len(ranks) == 1 else 'wait'}"
+            f"{ahead} completed #{seq}, which {ranks_named(ranks)} did not"
             + (f" (and never enqueued #{found.seq})" if unsent else "")
         )
     behind = sorted(found.behind)
@@ -146,7 +147,7 @@ def behind_text(found: Apart, last_enqueued: Mapping[int, int | None], *, never:
     return (
         "; ".join(parts) + f": {ranks_named(behind)} {'is' if one else 'are'} behind, {its} "
         f"#{min(found.behind.values())} unlike {ahead}'s (another op or size: NCCL lets the "
-        f"smaller side finish) or stalled on {its} side alone"
+        f"smaller side finish) or stalled or failed on {its} side alone"
     )
 
 

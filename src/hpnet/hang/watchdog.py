@@ -86,13 +86,18 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
 
 def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
     """Each rank's one timed-out work, its group from the rank's other lines where the
-    timeout line names none (:func:`hpnet.artefacts.parted.single_works`)."""
+    timeout line names none (:func:`hpnet.artefacts.parted.single_works`); a rank whose
+    only line is its watchdog's status ("failure detected by watchdog at work sequence
+    id: N") is at that work, its call not known."""
     merged = _by_rank(errors)  # the group is often on the line after the timeout
     works: dict[int, list[Work]] = {}
     for e in errors:
         if e.timeout and e.rank is not None and e.seq is not None:
             pg = e.pg if e.pg is not None else merged[e.rank].pg
             works.setdefault(e.rank, []).append((pg, e.seq, (e.op or "?", e.numel_in)))
+    for rank, e in merged.items():
+        if rank not in works and e.last_completed is not None and e.seq is not None:
+            works[rank] = [(e.pg, e.seq, ("?", None))]
     return single_works(works)
 
 
@@ -123,7 +128,7 @@ def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
     if not all((e := seen[r].last_enqueued) is not None and e < where.seq for r in where.behind):
         return None
     top = single[where.ahead[0]][2]
-    label = f"{top[0]} #{where.seq} of group {where.pg}"
+    label = f"{top[0] if top[0] != '?' else 'collective'} #{where.seq} of group {where.pg}"
     summary = (
         f"{ranks_text(sorted(where.behind))} never entered {label}, in which "
         f"{ranks_text(where.ahead)} {'waits' if len(where.ahead) == 1 else 'wait'}: "
@@ -131,7 +136,9 @@ def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
     )
     low = min(where.behind.values())
     # each rank's timeout, and the line that says how far a rank behind had enqueued
-    quoted = [next(e for e in errors if e.rank == r and e.timeout) for r in sorted(single)]
+    quoted = [
+        next((e for e in errors if e.rank == r and e.timeout), seen[r]) for r in sorted(single)
+    ]
     quoted += [
         e
         for e in errors
