@@ -280,6 +280,10 @@ def test_a_rank_that_timed_out_later_completed_what_the_other_waits_in() -> None
     sent = F5_DESYNC.read_text().replace("OpType=BROADCAST", "OpType=SEND")
     report = judge([], read_errors("sent.log", sent.encode()))
     assert report.status == "unknown" and "behind" not in report.headline.split("; no ")[0]
+    # the text says what stopped the job: NCCL returned no error, the watchdog timed out
+    text = _hpnet("verify", str(F5_DESYNC)).stdout
+    assert "— fatal: the collective did not complete (PyTorch's watchdog)" in text
+    assert "NCCL returned an error" not in text
     verified = json.loads(_hpnet("verify", "--json", str(F5_DESYNC)).stdout)
     conclusions = [c for f in verified["findings"] for c in f.get("conclusions", ())]
     assert any(said.replace(": rank 1", " (and never enqueued #215122): rank 1") in c

@@ -17,6 +17,14 @@ __all__ = ["render_verify"]
 MAX_ROWS = 40
 
 
+#: what stopped the job, for the fatal findings NCCL itself returned no error for
+_STOPPED = {
+    "watchdog-timeout": "the collective did not complete (PyTorch's watchdog)",
+    "watchdog-stuck": "PyTorch's heartbeat monitor terminated the process",
+    "collective-mismatch": "the collective did not complete (PyTorch's watchdog)",
+}
+
+
 def _gdr(value: str | None) -> str:
     return value or "-"
 
@@ -111,7 +119,8 @@ def render_verify(report: VerifyReport) -> str:
         lines += ["", "Findings"]
         for finding in report.findings:
             times = f" (x{finding.count})" if finding.count > 1 else ""
-            stopped = " — fatal: NCCL returned an error" if finding.fatal else ""
+            stopped = f" — fatal: {_STOPPED.get(finding.id, 'NCCL returned an error')}"
+            stopped = stopped if finding.fatal else ""
             lines.append(
                 f"  {finding.severity.upper():<7}  [{finding.id}] {finding.title}{times}{stopped}"
             )
