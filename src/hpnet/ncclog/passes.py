@@ -16,6 +16,7 @@ import importlib
 import itertools
 import os
 import re
+import sys
 from collections.abc import Callable, Set
 from types import ModuleType
 from typing import NamedTuple
@@ -117,7 +118,8 @@ def count_lines(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes
     (4, Counter({b'a': 2, b'c': 1}))
     """
     if _FAST is not None:
-        return int(_FAST.count_lines(text, counts, dead if dead else None))
+        # no program lines apart: there are never sys.maxsize of them
+        return int(_FAST.count_split(text, counts, dead if dead else None, sys.maxsize, 0)[0])
     return count_lines_py(text, counts, dead)
 
 
