@@ -37,6 +37,18 @@ class C:
 
 
 CASES: dict[str, C] = {
+    # NVIDIA/nccl#2101: a vGPU VM without unified memory; the log states no version
+    "vgpu-without-uvm-cuda-failure-operation-not-supported-init-nccl2.27.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-not-supported", "error-trail"},
+        not_findings=frozenset({"cuda-failure"}),  # not a GPU fault or an out-of-memory
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("not supported",),
+    ),
     "aws-libfabric-efa-forced-net-intranode-p2p-shm-disabled-nccl2.23.4.log": C(
         # one process drives both GPUs (nccl-tests' rank table): NET is not inter-node here
         status="WARN",

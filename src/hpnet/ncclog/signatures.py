@@ -596,6 +596,21 @@ SIGNATURES: tuple[Signature, ...] = (
         consequence=True,
     ),
     _sig(
+        "cuda-not-supported",
+        "error",
+        "a CUDA call NCCL makes is not supported where it runs",
+        r"(?:Cuda|CUDA) failure '(?:operation )?not supported'",
+        "CUDA answered cudaErrorNotSupported ('operation not supported': the operation is not "
+        "supported on the current system or device): a feature NCCL uses is missing there, "
+        "as on a VM or vGPU without unified memory, a MIG instance, or an older driver; "
+        "another NCCL release may not make the call",
+        "confirm on a bare-metal host with the same NCCL; on a vGPU VM enable unified memory "
+        "(pciPassthru<n>.cfg.enable_uvm = 1); an NCCL release that does not make the call "
+        "(the WARN's file:line names it) is the fallback",
+        "CUDA runtime cudaErrorNotSupported (801); NVIDIA/nccl#2101 (vGPU without UVM)",
+        exclusive=True,
+    ),
+    _sig(
         "cuda-failure",
         "error",
         "a CUDA call failed inside NCCL",
