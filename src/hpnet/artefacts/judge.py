@@ -22,7 +22,7 @@ from hpnet.artefacts.model import (
     RasComm,
     TorchEvent,
 )
-from hpnet.artefacts.parted import apart, behind_text, parted, ranks_named, single_works
+from hpnet.artefacts.parted import apart, behind_text, parted, rank_works, ranks_named
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -335,21 +335,13 @@ def _ranks_apart(
         if event.rank is not None and event.seq is not None:
             by_rank.setdefault(event.rank, []).append(event)
     stated = {e.rank: e for e in status if e.rank is not None}
-    works = {
-        rank: [
-            (
-                e.pg if e.pg is not None or rank not in stated else stated[rank].pg,
-                e.seq or 0,
-                (e.op or "?", e.numel_in),
-            )
-            for e in events
-        ]
-        for rank, events in by_rank.items()
-    }
-    for rank, e in stated.items():  # a rank whose watchdog's status alone names its work
-        if rank not in works and e.seq is not None:
-            works[rank] = [(e.pg, e.seq, ("?", None))]
-    single = single_works(works)
+    single = rank_works(
+        {
+            rank: [(e.pg, e.seq or 0, (e.op or "?", e.numel_in)) for e in events]
+            for rank, events in by_rank.items()
+        },
+        {rank: (e.pg, e.seq) for rank, e in stated.items()},
+    )
     if single is None:
         return [], []
     conclusions: list[str] = []

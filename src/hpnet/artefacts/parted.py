@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = [
-    "P2P_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted", "ranks_named",
-    "single_works",
+    "P2P_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted", "rank_works",
+    "ranks_named", "single_works",
 ]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
@@ -47,6 +47,30 @@ def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
     if any(op.upper().lstrip("_") in P2P_OPS for w in works.values() for _, _, (op, _) in w):
         return None
     return {rank: w[0] for rank, w in works.items()}
+
+
+def rank_works(
+    timed_out: Mapping[int, Sequence[Work]], stated: Mapping[int, tuple[str | None, int | None]]
+) -> dict[int, Work] | None:
+    """:func:`single_works` of the ranks' timed-out works, joined with what each rank's
+    watchdog status line says (``stated``: rank -> its group, and the work it names):
+    a timeout line names no group, the status line after it does; a rank with a status
+    line alone stands at its work, its call not known (``?``).
+
+    >>> rank_works({5: [(None, 8, ("ALLREDUCE", 1))]}, {5: ("1", 8), 7: ("1", 7)})
+    {5: ('1', 8, ('ALLREDUCE', 1)), 7: ('1', 7, ('?', None))}
+    """
+    works = {
+        rank: [
+            (pg if pg is not None or rank not in stated else stated[rank][0], seq, call)
+            for pg, seq, call in listed
+        ]
+        for rank, listed in timed_out.items()
+    }
+    for rank, (pg, seq) in stated.items():
+        if rank not in works and seq is not None:
+            works[rank] = [(pg, seq, ("?", None))]
+    return single_works(works)
 
 
 def parted(single: Mapping[int, Work]) -> list[tuple[int, dict[int, Call]]]:

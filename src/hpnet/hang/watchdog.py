@@ -9,7 +9,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from hpnet.artefacts.parted import Apart, Call, Work, apart, behind_text, parted, single_works
+from hpnet.artefacts.parted import Apart, Call, Work, apart, behind_text, parted, rank_works
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
@@ -89,16 +89,16 @@ def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
     timeout line names none (:func:`hpnet.artefacts.parted.single_works`); a rank whose
     only line is its watchdog's status ("failure detected by watchdog at work sequence
     id: N") is at that work, its call not known."""
-    merged = _by_rank(errors)  # the group is often on the line after the timeout
     works: dict[int, list[Work]] = {}
     for e in errors:
         if e.timeout and e.rank is not None and e.seq is not None:
-            pg = e.pg if e.pg is not None else merged[e.rank].pg
-            works.setdefault(e.rank, []).append((pg, e.seq, (e.op or "?", e.numel_in)))
-    for rank, e in merged.items():
-        if rank not in works and e.last_completed is not None and e.seq is not None:
-            works[rank] = [(e.pg, e.seq, ("?", None))]
-    return single_works(works)
+            works.setdefault(e.rank, []).append((e.pg, e.seq, (e.op or "?", e.numel_in)))
+    # the group is often on the line after the timeout: the status line, with its work
+    stated = {
+        rank: (e.pg, e.seq if e.last_completed is not None else None)
+        for rank, e in _by_rank(errors).items()
+    }
+    return rank_works(works, stated)
 
 
 def _apart(errors: Sequence[RankError]) -> tuple[Apart, dict[int, Work]] | None:
