@@ -7,6 +7,7 @@
 # hpnet's src run on the same files right after, for before/after. The compiled passes
 # (hpnet.ncclog._fastscan) are built for the machine's python3 first, as hatch_build.py
 # does at install (BASE's too, where it has them); PURE=1 also runs the same code with HPNET_PURE_PYTHON=1 (without them).
+# JOBS: the 1 GB log's --jobs with BASE (default "1 16"); PHASES=1: verify_phases.py, 16 jobs.
 set -u
 export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore
 OUT=${OUT:-/tmp/hpnet-out}
@@ -33,7 +34,7 @@ speed() {  # NAME LOG ARGS... (this tree, and BASE alternated with it when given
   echo "rc=$?" >> "$OUT/speed-$name.txt"
 }
 if [ -n "${BASE:-}" ]; then
-  speed 1g /tmp/big.log --jobs 1 16
+  speed 1g /tmp/big.log --jobs ${JOBS:-1 16}
   speed 12k /tmp/procs12k.log --jobs 16
 else
   speed 1g /tmp/big.log --jobs 1 4 16
@@ -42,4 +43,10 @@ fi
 if [ -n "${PURE:-}" ]; then
   HPNET_PURE_PYTHON=1 speed 1g-pure /tmp/big.log --jobs 1 16
   HPNET_PURE_PYTHON=1 speed 12k-pure /tmp/procs12k.log --jobs 16
+fi
+if [ -n "${PHASES:-}" ]; then  # where this tree's time goes with 16 workers
+  for log in big procs12k; do
+    PYTHONPATH=$PWD/src timeout 300 python3 benchmarks/verify_phases.py /tmp/$log.log --jobs 16 \
+      > "$OUT/phases-$log-16.txt" 2>&1
+  done
 fi

@@ -3,7 +3,9 @@
     python benchmarks/verify_phases.py LOG --jobs 16 [--profile OUT.txt]
 
 Seconds of reading (the workers' scan, and in the main process the ranges' folders
-merged and the result frozen), the analysis and the JSON, as the command runs them
+merged and the result frozen; with workers, from the last range scanned to the
+records merged and frozen in shards by the workers, hpnet.ncclog.shards), the analysis
+and the JSON, as the command runs them
 (cycle collection off, as `hpnet verify`). ``--profile`` writes the main process's
 cProfile (by own time and by cumulative time): with many workers it is the serial tail.
 """
@@ -20,6 +22,7 @@ from hpnet.jsonout import dump_envelope
 from hpnet.ncclog import read
 from hpnet.ncclog.facts import LogFolder
 from hpnet.ncclog.report import analyse
+from hpnet.ncclog.shards import ShardedMerge
 
 
 def main() -> None:
@@ -28,7 +31,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--profile")
     args = parser.parse_args()
-    spent = {"merge": 0.0, "result": 0.0}
+    spent = {"merge": 0.0, "result": 0.0, "shards": 0.0}
 
     def timed(name, method):  # type: ignore[no-untyped-def]
         def wrapper(*a, **k):  # type: ignore[no-untyped-def]
@@ -42,6 +45,7 @@ def main() -> None:
 
     LogFolder.merge = timed("merge", LogFolder.merge)  # type: ignore[method-assign]
     LogFolder.result = timed("result", LogFolder.result)  # type: ignore[method-assign]
+    ShardedMerge.result = timed("shards", ShardedMerge.result)  # type: ignore[method-assign]
     profile = cProfile.Profile() if args.profile else None
     inputs, notes = read.collect_inputs([args.log])
     if profile:
@@ -64,7 +68,8 @@ def main() -> None:
             handle.write(out.getvalue())
     print(
         f"jobs {args.jobs}: read {read_done - start:.2f} s (of which merging the ranges "
-        f"{spent['merge']:.2f}, the result {spent['result']:.2f}), analysis "
+        f"{spent['merge']:.2f}, the result {spent['result']:.2f}, the shards "
+        f"{spent['shards']:.2f}), analysis "
         f"{analysed - read_done:.2f}, JSON {written - analysed:.2f} ({len(text) / 1e6:.1f} MB); "
         f"total {written - start:.2f} s"
     )

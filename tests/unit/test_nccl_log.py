@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,6 +178,11 @@ class _InProcessPool:
 
     def map(self, *args: Any) -> Iterator[Any]:
         return map(*args)
+
+    def submit(self, fn: Any, /, *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future.set_result(fn(*args))
+        return future
 
     def shutdown(self, **_: object) -> None:
         pass

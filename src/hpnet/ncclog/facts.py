@@ -18,15 +18,12 @@ number of lines: evidence lines are capped and the caps are reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from hpnet.ncclog.fold import FOLD_KINDS, evidence_line
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.lines import LAZY_HINT_KINDS, Classifier, Event, ProcessRef
-from hpnet.ncclog.model import (
-    LogLine,
-    NcclLog,
-)
+from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.plugins import plugin_of
 from hpnet.ncclog.process import (
     MAX_EVIDENCE,
@@ -135,9 +132,13 @@ class LogFolder:
         self._num_cut: dict[str, int] = {}
         self.num_dropped = 0
         self._num_evidence = 0
+        #: evidence lines kept in all (hpnet.ncclog.shards lifts it to count them all)
+        self.max_evidence = MAX_EVIDENCE
         #: process key -> the glued run its host was guessed from (Classifier.guessed),
         #: for keys no line named but by a guess; resolved by :meth:`result`
         self._guessed: dict[str, str] = {}
+        #: memberships over the cap in records merged elsewhere (hpnet.ncclog.shards)
+        self.num_dropped_memberships = 0
 
     @property
     def num_lines(self) -> int:
@@ -183,7 +184,7 @@ class LogFolder:
         if seen is not None:
             kept[key] = seen.counted(seen.count + line.count)
             return
-        if self._num_evidence >= MAX_EVIDENCE:
+        if self._num_evidence >= self.max_evidence:
             self.num_dropped += line.count
             return
         self._num_evidence += 1
@@ -201,12 +202,7 @@ class LogFolder:
         ``line_offset``: the lines of the same source before that part, added to its
         evidence's line numbers.
         """
-
-        def shift(line: LogLine) -> LogLine:
-            if not line_offset or not line.line_number:
-                return line
-            return line.moved(line_offset)
-
+        shift = shifter(line_offset)
         self._sources.update(later._sources)
         self._bare_versions.update(later._bare_versions)
         for rank, placement in later._placements.items():
@@ -376,7 +372,10 @@ class LogFolder:
             mine.merge(process, _same_line, self)
         self._processes = processes
 
-    def result(self) -> NcclLog:
+    def result(self, frozen: Sequence[ProcessLog] | None = None) -> NcclLog:
+        """The log, its processes frozen here or, where ``frozen`` is given, those
+        (what hpnet.ncclog.shards merged and froze in the workers, in this folder's
+        order; this folder then holds no process records)."""
         self._resolve_guesses()
         for source, num_cut in self._num_cut.items():
             self.note(
@@ -385,7 +384,11 @@ class LogFolder:
             )
         return NcclLog(
             sources=tuple(self._sources),
-            processes=recover([p.freeze() for p in self._processes.values()]),
+            processes=recover(
+                list(frozen)
+                if frozen is not None
+                else [p.freeze() for p in self._processes.values()]
+            ),
             signals=in_order(self._signals.values()),
             bare_warnings=in_order(self._bare_warnings.values()),
             diag=in_order(self._diag.values()),
@@ -397,12 +400,24 @@ class LogFolder:
             input_notes=tuple(self._notes),
             bare_versions=tuple(self._bare_versions),
             placements=tuple(self._placements[r] for r in sorted(self._placements)),
-            num_dropped_memberships=sum(p.dropped_memberships for p in self._processes.values()),
+            num_dropped_memberships=self.num_dropped_memberships
+            + sum(p.dropped_memberships for p in self._processes.values()),
         )
 
 
 def _same_line(line: LogLine) -> LogLine:
     return line
+
+
+def shifter(line_offset: int) -> Callable[[LogLine], LogLine]:
+    """What places a later range's evidence line: ``line_offset`` lines further."""
+
+    def shift(line: LogLine) -> LogLine:
+        if not line_offset or not line.line_number:
+            return line
+        return line.moved(line_offset)
+
+    return shift
 
 
 def parse_nccl_text(data: bytes, *, source: str = "<text>") -> NcclLog:

@@ -15,14 +15,16 @@ every path. Memory stays at a few blocks per worker, whatever the file's size.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import os
 import sys
+import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from hpnet.inputfile import whole_lines
 from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
@@ -30,7 +32,11 @@ from hpnet.ncclog.inputs import GZIP_MAGIC, LogInput, collect_inputs
 from hpnet.ncclog.lines import Classifier
 from hpnet.ncclog.model import NcclLog
 from hpnet.ncclog.scan import MAX_LINE_BYTES, scan_block
+from hpnet.ncclog.shards import RangeParts, ShardedMerge, split
 from hpnet.ncclog.streams import IdleTimeout, Prefixed, StreamReader, has_fd, idle_error
+
+if TYPE_CHECKING:  # imported where a pool is made (_pool)
+    from concurrent.futures import Executor
 
 __all__ = ["MAX_LINE_BYTES", "LogInput", "collect_inputs", "read_logs"]
 
@@ -232,6 +238,58 @@ def _scan_range(path: str, start: int, end: int, name: str, line_start: bool) ->
     return folder
 
 
+def _scan_range_parts(
+    path: str,
+    start: int,
+    end: int,
+    name: str,
+    line_start: bool,
+    *,
+    num_shards: int,
+    directory: str | None,
+) -> RangeParts:
+    """:func:`_scan_range`, its process records pickled in shards (hpnet.ncclog.shards)."""
+    return split(_scan_range(path, start, end, name, line_start), num_shards, directory)
+
+
+def _read_sharded(
+    inputs: Sequence[LogInput],
+    pool: Executor,
+    workers: int,
+    notes: Sequence[str],
+    advance: Callable[[int], None],
+) -> NcclLog:
+    """Files only, scanned in ranges by ``pool``'s workers, which then merge and freeze
+    the processes' records in shards (:class:`hpnet.ncclog.shards.ShardedMerge`)."""
+    merged = ShardedMerge(notes, workers)
+    with contextlib.ExitStack() as stack:
+        try:
+            directory: str | None = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="hpnet-verify-")
+            )
+        except OSError:  # no temporary directory: the records go back through the pool
+            directory = None
+        scan = functools.partial(_scan_range_parts, num_shards=workers, directory=directory)
+        for source in inputs:
+            merged.add_source(source.path)
+            ranges = _ranges(source.size_bytes, source.skip_bytes, workers=workers)
+            num = len(ranges)
+            results = pool.map(
+                scan,
+                [source.path] * num,
+                [s for s, _ in ranges],
+                [e for _, e in ranges],
+                [source.path] * num,
+                [i == 0 for i in range(num)],  # starts at the first line
+            )
+            lines_before = 0
+            for (start, end), parts in zip(ranges, results, strict=True):
+                merged.add(parts, lines_before)
+                lines_before += parts.folder.num_lines
+                advance(end - start)
+        return merged.result(pool)
+
+
 def _ranges(size: int, start: int = 0, *, workers: int = 1) -> list[tuple[int, int]]:
     """Byte ranges of a file from ``start`` (its first line's start) to its end: one
     without workers, else :data:`RANGES_PER_WORKER` per worker of at least
@@ -281,6 +339,12 @@ def read_logs(
     workers = min(jobs if jobs is not None else cpus, 4 * cpus, max(chunks, 1))
     parallel = workers > 1 and total >= PARALLEL_MIN_BYTES
     pool = _pool(workers) if parallel else None
+    if pool is not None and len(files) == len(inputs):
+        try:
+            with no_cycle_collection():
+                return _read_sharded(inputs, pool, workers, notes, advance)
+        finally:
+            pool.shutdown(cancel_futures=True)
     try:
         # the ranges' folders are unpickled and merged: objects, no cycles
         with no_cycle_collection():
