@@ -49,6 +49,41 @@ CASES: dict[str, C] = {
         processes=1,
         verdict_has=("not supported",),
     ),
+    # pytorch/pytorch#152077: torch 2.0 (NCCL 2.14.3, CUDA 11.8) on an RTX 5090 (sm_120)
+    "rtx5090-sm120-named-symbol-not-found-torch2.0-socket-nccl2.14.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-no-kernel-for-gpu"},
+        not_findings=frozenset({"cuda-failure"}),  # not a GPU fault or an out-of-memory
+        versions={"2.14.3"},
+        hosts=1,
+        processes=1,
+        verdict_has=("no code for this GPU",),
+    ),
+    # NVIDIA/nccl#1808: an HTTP request to NCCL's proxy port ("GET /met" for its magic)
+    "proxy-service-wrong-magic-external-tcp-ibext-v10-ncclunknown-EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/IBext_v10/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings={"foreign-connection"},
+        not_findings=frozenset({"other-warnings"}),
+        versions=set(),
+        hosts=1,
+        processes=8,
+    ),
+    # NVIDIA/nccl#1485: more than 16 threads, a communicator each, on one GPU
+    "multithread-comms-cuda-oom-p2p-setup-proxy-service-socket-closed-ncclunknown-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-out-of-memory", "proxy-failed", "error-trail"},
+        not_findings=frozenset({"cuda-failure"}),
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("could not allocate the memory",),
+    ),
     "aws-libfabric-efa-forced-net-intranode-p2p-shm-disabled-nccl2.23.4.log": C(
         # one process drives both GPUs (nccl-tests' rank table): NET is not inter-node here
         status="WARN",

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from hpnet.ncclog.causes import SUBSYSTEMS, Subsystem, location_of, subsystem_of, warn_files
+from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
@@ -205,7 +206,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             cause=m.signature.cause,
             fix=m.signature.fix,
             evidence=quotes(m.lines),
-            conclusions=_status_names(m.signature, m.lines),
+            conclusions=line_details(m.signature.id, m.lines),
             count=m.count,
             processes=tuple(sorted(m.processes)),
             consequence=m.signature.consequence,
@@ -329,70 +330,6 @@ def _broke(subsystem: Subsystem, said: Sequence[tuple[ProcessLog | None, LogLine
         processes=tuple(sorted({p.key for p, _ in said if p is not None})),
         fatal=True,
     )
-
-
-#: ibv_wc_status (rdma-core libibverbs/verbs.h), as NCCL prints it: a number up to
-#: 2.28.3, ``IBV_WC_..._ERR(N)`` from 2.28.7
-_WC_STATUS = {
-    1: "IBV_WC_LOC_LEN_ERR",
-    2: "IBV_WC_LOC_QP_OP_ERR",
-    3: "IBV_WC_LOC_EEC_OP_ERR",
-    4: "IBV_WC_LOC_PROT_ERR",
-    5: "IBV_WC_WR_FLUSH_ERR",
-    6: "IBV_WC_MW_BIND_ERR",
-    7: "IBV_WC_BAD_RESP_ERR",
-    8: "IBV_WC_LOC_ACCESS_ERR",
-    9: "IBV_WC_REM_INV_REQ_ERR",
-    10: "IBV_WC_REM_ACCESS_ERR",
-    11: "IBV_WC_REM_OP_ERR",
-    12: "IBV_WC_RETRY_EXC_ERR",
-    13: "IBV_WC_RNR_RETRY_EXC_ERR",
-    14: "IBV_WC_LOC_RDD_VIOL_ERR",
-    15: "IBV_WC_REM_INV_RD_REQ_ERR",
-    16: "IBV_WC_REM_ABORT_ERR",
-    17: "IBV_WC_INV_EECN_ERR",
-    18: "IBV_WC_INV_EEC_STATE_ERR",
-    19: "IBV_WC_FATAL_ERR",
-    20: "IBV_WC_RESP_TIMEOUT_ERR",
-    21: "IBV_WC_GENERAL_ERR",
-}
-_STATUS = re.compile(r"with (?:error |status=)(?:\w*\()?(\d+)")
-
-
-_PEER = re.compile(r"from peer (\S+)")
-_LOCAL_GID = re.compile(r"localGid (\S+)")
-_REMOTE_GID = re.compile(r"remoteGids? ?(\S+)")
-_HCA = re.compile(r"\bhca (\S+)")
-
-
-def _status_names(signature: Signature, lines: Sequence[LogLine]) -> tuple[str, ...]:
-    """For completion errors: what each status number means, and the NICs and peers the
-    lines name (2.20+ print the local HCA and both GIDs)."""
-    if not signature.id.startswith("completion"):
-        return ()
-    codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
-    said = [
-        f"status {code} is {_WC_STATUS[code]} (rdma-core's ibv_wc_status)"
-        for code in codes
-        if code in _WC_STATUS
-    ]
-    seen: dict[str, None] = {}
-    for line in lines:
-        hca, peer = _HCA.search(line.text), _PEER.search(line.text)
-        local, remote = _LOCAL_GID.search(line.text), _REMOTE_GID.search(line.text)
-        parts = []
-        if hca:
-            parts.append(f"on the local NIC {hca.group(1)}")
-        if local:
-            kind = " (IPv4-mapped: RoCE)" if local.group(1).startswith("::ffff:") else ""
-            parts.append(f"local GID {local.group(1)}{kind}")
-        if peer:
-            parts.append(f"peer {peer.group(1)}")
-        if remote:
-            parts.append(f"remote GID {remote.group(1)}")
-        if parts:
-            seen.setdefault("the failed transfer: " + ", ".join(parts), None)
-    return tuple(said + list(seen)[:3])
 
 
 def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:

@@ -611,6 +611,56 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "foreign-connection",
+        "warning",
+        "a connection that was not NCCL's reached a port NCCL listens on",
+        r"socketFinalizeAccept: wrong magic",
+        "something other than an NCCL peer (a port scanner, a metrics scraper, a health "
+        "check) connected to a socket NCCL listens on (the bootstrap's or the proxy's) and "
+        "sent bytes that are not NCCL's handshake; NCCL dropped it and waited for another "
+        "connection, so a proxy thread woken by it stops serving until one comes: the job "
+        "can hang (NVIDIA/nccl#1808; NCCL 2.30.7 no longer waits)",
+        "find what probes the NCCL hosts' ports (what it sent says what it is) and keep it "
+        "off them, or use NCCL 2.30.7 or later",
+        "src/misc/socket.cc socketFinalizeAccept (2.16.2-2.26.6 WARN and accept again; 2.27.3 "
+        "INFO); proxy.cc ncclSocketAccept(..., retry=false) from 2.30.7; NVIDIA/nccl#1808",
+        exclusive=True,
+    ),
+    _sig(
+        "cuda-out-of-memory",
+        "error",
+        "CUDA could not allocate the memory NCCL asked for",
+        r"(?:Cuda|CUDA) failure (?:2 )?'out of memory'",
+        "CUDA answered cudaErrorMemoryAllocation ('out of memory') to NCCL's allocation: the "
+        "GPU's memory (or the pinned host memory NCCL also allocates) was used up; each "
+        "communicator holds buffers of its own on its GPU, so many communicators per GPU, "
+        "or a framework that keeps the GPU's memory in its cache, leave NCCL none",
+        "leave NCCL memory on the GPU: destroy communicators no longer used and create fewer "
+        "per GPU, cap the framework's share (PyTorch: torch.cuda.set_per_process_memory_"
+        "fraction), or make NCCL's buffers smaller (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS); "
+        "`nvidia-smi` shows what holds the GPU's memory",
+        "CUDA runtime cudaErrorMemoryAllocation (2); NVIDIA/nccl#1485 (many communicators per GPU)",
+        exclusive=True,
+    ),
+    _sig(
+        "cuda-no-kernel-for-gpu",
+        "error",
+        "NCCL has no code for this GPU",
+        r"(?:Cuda|CUDA) failure (?:\d+ )?'(?:named symbol not found"
+        r"|no kernel image is available for execution on the device)'",
+        "CUDA found no kernel for this GPU in NCCL (cudaErrorSymbolNotFound 'named symbol not "
+        "found', cudaErrorNoKernelImageForDevice 'no kernel image is available'): the NCCL "
+        "library, or the framework build that carries it, was compiled without this GPU's "
+        "architecture, most often because it is older than the GPU (NCCL 2.14 with CUDA "
+        "11.8 on an RTX 5090, sm_120) or built for other GPUs only",
+        "install an NCCL, and a framework build, compiled for this GPU's compute capability "
+        "(`nvidia-smi --query-gpu=compute_cap --format=csv`); PyTorch: a wheel whose "
+        "`torch.cuda.get_arch_list()` lists it (for sm_120, a CUDA 12.8 build)",
+        "CUDA runtime cudaErrorSymbolNotFound (500), cudaErrorNoKernelImageForDevice (209); "
+        "pytorch/pytorch#152077 (RTX 5090, NCCL 2.14.3), NVIDIA/nccl#1372",
+        exclusive=True,
+    ),
+    _sig(
         "cuda-failure",
         "error",
         "a CUDA call failed inside NCCL",

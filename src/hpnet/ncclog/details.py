@@ -1,0 +1,113 @@
+"""What a failure signature's lines say besides the signature: the numbers and names in
+them, read out for the finding's conclusions (:func:`line_details`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hpnet.ncclog.model import LogLine
+
+__all__ = ["line_details"]
+
+
+#: ibv_wc_status (rdma-core libibverbs/verbs.h), as NCCL prints it: a number up to
+#: 2.28.3, ``IBV_WC_..._ERR(N)`` from 2.28.7
+_WC_STATUS = {
+    1: "IBV_WC_LOC_LEN_ERR",
+    2: "IBV_WC_LOC_QP_OP_ERR",
+    3: "IBV_WC_LOC_EEC_OP_ERR",
+    4: "IBV_WC_LOC_PROT_ERR",
+    5: "IBV_WC_WR_FLUSH_ERR",
+    6: "IBV_WC_MW_BIND_ERR",
+    7: "IBV_WC_BAD_RESP_ERR",
+    8: "IBV_WC_LOC_ACCESS_ERR",
+    9: "IBV_WC_REM_INV_REQ_ERR",
+    10: "IBV_WC_REM_ACCESS_ERR",
+    11: "IBV_WC_REM_OP_ERR",
+    12: "IBV_WC_RETRY_EXC_ERR",
+    13: "IBV_WC_RNR_RETRY_EXC_ERR",
+    14: "IBV_WC_LOC_RDD_VIOL_ERR",
+    15: "IBV_WC_REM_INV_RD_REQ_ERR",
+    16: "IBV_WC_REM_ABORT_ERR",
+    17: "IBV_WC_INV_EECN_ERR",
+    18: "IBV_WC_INV_EEC_STATE_ERR",
+    19: "IBV_WC_FATAL_ERR",
+    20: "IBV_WC_RESP_TIMEOUT_ERR",
+    21: "IBV_WC_GENERAL_ERR",
+}
+_STATUS = re.compile(r"with (?:error |status=)(?:\w*\()?(\d+)")
+
+
+_PEER = re.compile(r"from peer (\S+)")
+_LOCAL_GID = re.compile(r"localGid (\S+)")
+_REMOTE_GID = re.compile(r"remoteGids? ?(\S+)")
+_HCA = re.compile(r"\bhca (\S+)")
+
+
+def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """What a signature's lines say besides (a finding's conclusions): for completion
+    errors, what each status number means and the NICs and peers the lines name (2.20+
+    print the local HCA and both GIDs); for a connection that was not NCCL's, the bytes
+    it sent."""
+    if signature == "foreign-connection":
+        return _foreign_bytes(lines)
+    if not signature.startswith("completion"):
+        return ()
+    codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
+    said = [
+        f"status {code} is {_WC_STATUS[code]} (rdma-core's ibv_wc_status)"
+        for code in codes
+        if code in _WC_STATUS
+    ]
+    seen: dict[str, None] = {}
+    for line in lines:
+        hca, peer = _HCA.search(line.text), _PEER.search(line.text)
+        local, remote = _LOCAL_GID.search(line.text), _REMOTE_GID.search(line.text)
+        parts = []
+        if hca:
+            parts.append(f"on the local NIC {hca.group(1)}")
+        if local:
+            kind = " (IPv4-mapped: RoCE)" if local.group(1).startswith("::ffff:") else ""
+            parts.append(f"local GID {local.group(1)}{kind}")
+        if peer:
+            parts.append(f"peer {peer.group(1)}")
+        if remote:
+            parts.append(f"remote GID {remote.group(1)}")
+        if parts:
+            seen.setdefault("the failed transfer: " + ", ".join(parts), None)
+    return tuple(said + list(seen)[:3])
+
+
+#: NCCL 2.16.2-2.26.6, src/misc/socket.cc socketFinalizeAccept: ``WARN("socketFinalizeAccept:
+#: wrong magic %lx != %lx", magic, sock->magic)``, the 8 bytes received first
+_MAGIC = re.compile(r"wrong magic ([0-9a-fA-F]{1,16}) != ([0-9a-fA-F]{1,16})")
+_HTTP = ("GET ", "POST", "HEAD", "PUT ", "OPTI", "HTTP")
+
+
+def _foreign_bytes(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """The bytes a foreign connection sent instead of NCCL's magic, as text where they
+    are printable: NCCL read them into a 64-bit number on a little-endian host (x86,
+    Arm) and printed it in hex, so the first byte is the number's lowest.
+
+    >>> _foreign_bytes([LogLine(source="a", line_number=1,
+    ...     text="x NCCL WARN socketFinalizeAccept: wrong magic 74656d2f20544547 != 7970663b")])
+    ("its first 8 bytes read 'GET /met': an HTTP request (a metrics scraper or health check)",)
+    """
+    said: dict[str, None] = {}
+    for line in lines:
+        found = _MAGIC.search(line.text)
+        if found is None:
+            continue
+        sent = int(found.group(1), 16).to_bytes(8, "little")
+        if not all(0x20 <= byte < 0x7F for byte in sent):
+            said.setdefault(f"it sent {found.group(1)} where NCCL's magic was {found.group(2)}")
+            continue
+        text = sent.decode("ascii")
+        http = (
+            ": an HTTP request (a metrics scraper or health check)"
+            if text.startswith(_HTTP)
+            else ""
+        )
+        said.setdefault(f"its first 8 bytes read '{text}'{http}")
+    return tuple(said)[:3]
