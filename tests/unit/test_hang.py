@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -290,6 +291,42 @@ def test_a_rank_that_timed_out_later_completed_what_the_other_waits_in() -> None
                for c in conclusions), conclusions  # fmt: skip
 
 
+COALESCED = (
+    DATA / "hang" / "torch-pgid2-coalesced-seq610-numel-differs-across-four-ranks-EXCERPT.txt"
+)
+
+
+def test_sizes_are_compared_only_where_torch_makes_every_rank_give_the_same() -> None:
+    """A real post (DiffSynth-Studio #458): four ranks timed out in COALESCED #610 of one
+    group with different NumelIn; torch's collectiveCoalesced records its first input's
+    size, which every rank must match: a mismatch, in hang and verify. A batch of sends and
+    receives is COALESCED too, its size never set (18446744073709551615) and numbered
+    apart from the collectives (torch 2.6): not compared. all_to_all's sizes may differ
+    by design (uneven splits): not compared."""
+    report = judge([], read_errors(str(COALESCED), COALESCED.read_bytes()))
+    assert report.status == "hang" and report.causes[0].kind == "mismatch"
+    assert report.causes[0].ranks == (1, 2, 6, 7)
+    text = COALESCED.read_text()
+    unset = re.sub(r"NumelIn=\d+, NumelOut=\d+", "NumelIn=18446744073709551615, "
+                   "NumelOut=18446744073709551615", text)  # fmt: skip
+    uneven = text.replace("OpType=COALESCED", "OpType=ALLTOALL_BASE")
+    # one rank in an all-reduce at the number the others' batch of sends has: torch 2.6
+    # numbers the batch apart, so the one number is not one collective
+    mixed = unset.replace(
+        "OpType=COALESCED, NumelIn=18446744073709551615", "OpType=ALLREDUCE, NumelIn=56320", 1
+    )
+    for name, changed in (("unset.log", unset), ("uneven.log", uneven), ("mixed.log", mixed)):
+        report = judge([], read_errors(name, changed.encode()))
+        assert report.status == "unknown" and not report.causes, (name, report.headline)
+        assert "18446744073709551615" not in report.headline
+    path = COALESCED
+    verified = json.loads(_hpnet("verify", "--json", str(path)).stdout)
+    found = [f["id"] for f in verified["findings"]]
+    assert "collective-mismatch" in found
+    conclusions = [c for f in verified["findings"] for c in f.get("conclusions", ())]
+    assert len(conclusions) == len(set(conclusions)), conclusions  # each status said once
+
+
 def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     tmp_path: Path,
 ) -> None:
@@ -343,6 +380,19 @@ NEW_POSTS = {
     "torch-pg1-reduce-scatter-base-55485-peer-oom-EXCERPT": (
         "unknown", None,
         "ranks 4, 5 timed out in collective #55485 of group 1; rank 5 had enqueued up to #55487",
+    ),
+    "torch-default-pg-allgather-base-seq190346-fr-stack-fsdp2-r9-nothing-enqueued-after-EXCERPT": (
+        "unknown", None, "rank 9 timed out in _allgather_base #190346 of group 0",
+    ),
+    "torch-default-pg-allreduce-seq29-fr-stack-megatron-dist-checkpointing-slow-save-EXCERPT": (
+        "unknown", None, "rank 5 timed out in allreduce #29 of group 0",
+    ),
+    # vllm #23448: rank 3 entered #5730 too (enqueued 6464), so not one that never entered
+    "torch-pgid4-broadcast-r0-seq5730-r3-seq5729-enqueued6464-EXCERPT": (
+        "unknown", None,
+        "rank 3 timed out in broadcast #5729 of group 67; rank 3 had enqueued up to #6464: they "
+        "entered it and wait for a peer; rank 0 in broadcast #5730 of group 67; rank 0 "
+        "completed #5729, which rank 3 did not: rank 3 is behind",
     ),
 }  # fmt: skip
 

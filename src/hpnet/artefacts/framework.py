@@ -173,6 +173,22 @@ def _event(message: Logical) -> tuple[TorchEvent | None, bool]:
     ), waits
 
 
+def _numel(text: str | None) -> int | None:
+    """A work's element count, None where torch never set it: ``numelIn_`` starts at -1
+    (a ``size_t``: 18446744073709551615) and the works ``endCoalescing`` makes (a batch of
+    sends and receives, an uneven list all_gather or reduce_scatter) keep it
+    (ProcessGroupNCCL.cpp 2.3-2.8; the count is set by ``collective()``,
+    ``collectiveCoalesced()`` and ``pointToPoint()`` only).
+
+    >>> _numel("1024"), _numel("18446744073709551615"), _numel("-1"), _numel(None)
+    (1024, None, None, None)
+    """
+    if text is None:
+        return None
+    value = int(text)
+    return value if 0 <= value < (1 << 63) else None
+
+
 def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
     text = message.text
     if found := _TIMEOUT.search(text):
@@ -181,8 +197,8 @@ def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
             rank=_rank(text),
             seq=int(found.group(1)),
             op=found.group(2),
-            numel_in=int(found.group(3)) if found.group(3) else None,
-            numel_out=int(found.group(4)) if found.group(4) else None,
+            numel_in=_numel(found.group(3)),
+            numel_out=_numel(found.group(4)),
             timeout_ms=int(found.group(5)),
             ran_ms=int(found.group(6)),
             quotes=message.parts,

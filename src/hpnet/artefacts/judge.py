@@ -221,12 +221,14 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
     if timeouts:
         first = timeouts[0]
         ranks = sorted({e.rank for e in timeouts if e.rank is not None})
-        numel = f", {first.numel_in} elements" if first.numel_in is not None else ""
-        conclusions = [
-            f"rank {e.rank}: last enqueued work {e.last_enqueued}, last completed "
-            f"{e.last_completed} (stuck at {e.seq})"
-            for e in status
-        ]
+        numel = f", {_elements(first.numel_in)}" if first.numel_in is not None else ""
+        conclusions = list(  # a rank's two status lines (some torch releases) say it once
+            dict.fromkeys(
+                f"rank {e.rank}: last enqueued work {e.last_enqueued}, last completed "
+                f"{e.last_completed} (stuck at {e.seq})"
+                for e in status
+            )
+        )
         apart, mismatch = _ranks_apart(timeouts, status)
         conclusions += apart
         late = [e for e in timeouts if e.ran_ms and e.timeout_ms and e.ran_ms > 2 * e.timeout_ms]
@@ -348,14 +350,14 @@ def _ranks_apart(
     findings: list[Finding] = []
     for seq, calls in parted(single):
         said = ", ".join(
-            f"rank {r} {op}" + (f" ({numel} elements)" if numel is not None else "")
+            f"rank {r} {op}" + (f" ({_elements(numel)})" if numel is not None else "")
             for r, (op, numel) in calls.items()
         )
         findings.append(
             Finding(
                 id="collective-mismatch",
                 severity=Severity.ERROR,
-                title=f"the ranks called different collectives as SeqNum {seq}: {said}",
+                title=f"the ranks called different collectives at SeqNum {seq}: {said}",
                 cause="every rank of a process group must call the same collectives in the "
                 "same order with the same sizes; here they diverged (a collective called on "
                 "some ranks only, a data-dependent branch, an uneven last batch), so each "
@@ -483,3 +485,7 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
         fatal=any(f.fatal for f in findings),
         artefacts=artefacts,
     )
+
+
+def _elements(numel: int) -> str:
+    return f"{numel} element{'' if numel == 1 else 's'}"

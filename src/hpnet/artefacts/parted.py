@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = [
-    "P2P_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted", "rank_works",
-    "ranks_named", "single_works",
+    "P2P_OPS", "UNEVEN_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted",
+    "rank_works", "ranks_named", "single_works",
 ]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
@@ -24,15 +24,21 @@ Call = tuple[str, int | None]
 Work = tuple[str | None, int, Call]
 
 
-#: point-to-point ops: torch 2.4 on numbers them apart from the collectives (its
-#: ``seqP2P_``), so their sequence numbers are not compared with a collective's
+#: point-to-point ops: torch numbers them apart from the collectives (its ``seqP2P_``:
+#: 2.6's ``initWork(..., isP2P ? seqP2P_ : seqCollective_)``), so their sequence numbers
+#: are not compared with a collective's
 P2P_OPS = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
+#: ops whose input size may differ from rank to rank by design (uneven split sizes:
+#: ProcessGroupNCCL's ``checkSplitSizes`` checks each rank's own sums only): their
+#: sizes are not compared, their op is
+UNEVEN_OPS = frozenset({"ALLTOALL", "ALLTOALL_BASE"})
 
 
 def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
     """Each rank's one timed-out work (the first line's, where lines repeat it), or None
     when fewer than two ranks timed out, a rank timed out at several numbers, or in a
-    send or receive (:data:`P2P_OPS`).
+    send or receive (:data:`P2P_OPS`, or a COALESCED work without its size); an op whose
+    sizes may differ by design (:data:`UNEVEN_OPS`) is compared without its size.
 
     >>> single_works({0: [(None, 5, ("REDUCE", None))], 1: [("0", 5, ("BROADCAST", 9))]})
     {0: (None, 5, ('REDUCE', None)), 1: ('0', 5, ('BROADCAST', 9))}
@@ -41,12 +47,29 @@ def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
     True
     >>> single_works({0: [(None, 5, ("SEND", None))], 1: [(None, 5, ("ALLREDUCE", None))]}) is None
     True
+    >>> single_works({0: [(None, 5, ("ALLTOALL_BASE", 8))], 1: [(None, 5, ("ALLTOALL_BASE", 6))]})
+    {0: (None, 5, ('ALLTOALL_BASE', None)), 1: (None, 5, ('ALLTOALL_BASE', None))}
     """
     if len(works) < 2 or any(not w or len({seq for _, seq, _ in w}) > 1 for w in works.values()):
         return None
-    if any(op.upper().lstrip("_") in P2P_OPS for w in works.values() for _, _, (op, _) in w):
+    if any(_p2p(call) for w in works.values() for _, _, call in w):
         return None
-    return {rank: w[0] for rank, w in works.items()}
+    return {rank: _compared(w[0]) for rank, w in works.items()}
+
+
+def _p2p(call: Call) -> bool:
+    """A send or receive, or a COALESCED work without its size: a batch of sends and
+    receives (``batch_isend_irecv``) is one, numbered apart from 2.6 on; a coalesced
+    collective (``collectiveCoalesced``) states its first tensor's size."""
+    op, numel = call
+    name = op.upper().lstrip("_")
+    return name in P2P_OPS or (name == "COALESCED" and numel is None)
+
+
+def _compared(work: Work) -> Work:
+    """The work as ranks are compared by it: no size where sizes may differ by design."""
+    pg, seq, (op, _) = work
+    return (pg, seq, (op, None)) if op.upper().lstrip("_") in UNEVEN_OPS else work
 
 
 def rank_works(

@@ -70,11 +70,13 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     for e in others[:3]:
         text += f"; rank {e.rank} in {_work(e)}"
     found = _apart(errors)
-    if found is not None and not found[0].named and found[0].pg is not None:
+    if found is not None and (found[0].named or found[0].pg is not None):
         where = found[0]
         text += (
-            f"; where the #{where.seq} of {ranks_text(where.ahead)} is of group {where.pg} "
-            f"too (not every line names its group), {_behind(where, seen)}"
+            f"; {_behind(where, seen)}"
+            if where.named
+            else f"; where the #{where.seq} of {ranks_text(where.ahead)} is of group "
+            f"{where.pg} too (not every line names its group), {_behind(where, seen)}"
         )
         if not dumped:
             low = min(where.behind.values())
