@@ -327,6 +327,35 @@ def test_sizes_are_compared_only_where_torch_makes_every_rank_give_the_same() ->
     assert len(conclusions) == len(set(conclusions)), conclusions  # each status said once
 
 
+MEGATRON = (
+    DATA
+    / "hang"
+    / "torch-default-pg-allreduce-seq29-fr-stack-megatron-dist-checkpointing-slow-save-EXCERPT.txt"
+)
+
+
+def test_the_failed_collectives_stack_says_where_the_program_called_it() -> None:
+    """A real post (verl #2238): torch 2.6 prints the stack Flight Recorder kept of the
+    failed collective after the watchdog's status line; its frames past torch's own API
+    name the caller, Megatron's checkpoint sync, which the thread blames (a slow save).
+    hang and verify say it alike; frames behind torchrun's [rank5]: prefix too."""
+    said = (
+        "rank 5's failed collective was called from sync_all_async_calls "
+        "(megatron/core/dist_checkpointing/strategies/async_utils.py:149)"
+    )
+    for text in (MEGATRON.read_text(), re.sub(r"(?m)^#", "[rank5]:#", MEGATRON.read_text())):
+        errors = read_errors("job.log", text.encode())
+        report = judge([], errors)
+        assert report.status == "unknown" and said in report.headline, report.headline
+        (stacked,) = [e for e in errors if e.stack]
+        assert stacked.rank == 5 and len(stacked.stack) == 3
+        assert stacked.stack[0].startswith("#0 all_reduce from ")
+    hang = json.loads(_hpnet("hang", "--json", str(MEGATRON)).stdout)
+    assert [len(e["stack"]) for e in hang["errors"]] == [0, 3]
+    verified = json.loads(_hpnet("verify", "--json", str(MEGATRON)).stdout)
+    assert said in [c for f in verified["findings"] for c in f.get("conclusions", ())]
+
+
 def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     tmp_path: Path,
 ) -> None:

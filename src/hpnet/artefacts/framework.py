@@ -25,14 +25,15 @@ entry (may be unrelated) '<text>']``. vLLM and SGLang (``pynccl_wrapper.py``
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from hpnet.artefacts.lines import Logical
 from hpnet.artefacts.model import TorchEvent, WrappedError
 
-__all__ = ["NCCL_ERRORS", "read_torch", "read_wrapped"]
+__all__ = ["NCCL_ERRORS", "called_from", "caller", "read_torch", "read_wrapped"]
 
 #: ncclGetErrorString (src/misc/utils.cc / init.cc), the texts every wrapper repeats
 NCCL_ERRORS = (
@@ -93,6 +94,14 @@ _HOROVOD = re.compile(rf"\b(nccl\w+) failed: ({_ERROR})")
 _TRTLLM = re.compile(rf"NCCL error (\S+):(\d+) '({_ERROR})[^']*'")
 
 
+#: ``Stack trace of the failed collective: `` (ProcessGroupNCCL.cpp 2.6 on, WorkNCCL::
+#: printTraceback, after the watchdog's status line), then one line per frame:
+#: ``#<i> <function> from <file>:<line>`` (FlightRecorder's Entry::getTraceback)
+_STACK = re.compile(r"Stack trace of the failed collective:\s*$")
+_FRAME = re.compile(r"#\d+ (\S+) from (.+):(\d+)$")
+_TORCH_API = ("torch/distributed/distributed_c10d.py", "torch/distributed/c10d_logger.py")
+
+
 def _body(text: str) -> str:
     """``text`` without a framework's logging prefix (:data:`_PREFIX`)."""
     return text[_PREFIX.match(text).end() :]  # type: ignore[union-attr]
@@ -114,6 +123,42 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
     >>> [(e.what, e.seq, e.op) for e in read_torch(logical_lines("f", [(1, line)]))]
     [('timeout', 5, 'ALLREDUCE')]
     """
+    stacks: list[TorchEvent] = []
+    events = _read_events(_stacks_apart(messages, stacks))
+    for stack in stacks:  # each after the events of the lines before it
+        at = bisect.bisect(events, stack.quotes[0].line, key=lambda e: e.quotes[0].line)
+        events.insert(at, stack)
+    return events
+
+
+def _stacks_apart(messages: Iterable[Logical], stacks: list[TorchEvent]) -> Iterator[Logical]:
+    """``messages`` but a failed collective's stack, which goes to ``stacks``: torch's
+    line saying one follows, and the frames after it."""
+    stack: TorchEvent | None = None
+    for message in messages:
+        text = message.text
+        if stack is not None:
+            if _FRAME.match(frame := _body(text).strip()):
+                stack = replace(
+                    stack, frames=(*stack.frames, frame), quotes=(*stack.quotes, *message.parts)
+                )
+                continue
+            stacks.append(stack)
+            stack = None
+        if _STACK.search(text):
+            global_rank = _GLOBAL_RANK.search(text)
+            stack = TorchEvent(
+                what="stack",
+                global_rank=int(global_rank.group(1)) if global_rank else None,
+                quotes=message.parts,
+            )
+            continue
+        yield message
+    if stack is not None:
+        stacks.append(stack)
+
+
+def _read_events(messages: Iterable[Logical]) -> list[TorchEvent]:
     events: list[TorchEvent] = []
     pending: TorchEvent | None = None  # "NCCL error in" waiting for its "Last error:"
     want_last = False
@@ -156,6 +201,40 @@ def read_torch(messages: Iterable[Logical]) -> list[TorchEvent]:
     if pending is not None:
         events.append(pending)
     return events
+
+
+def called_from(rank: int | None, frames: Sequence[str]) -> str | None:
+    """What ``hpnet verify`` and ``hpnet hang`` say of a rank's failed collective's stack.
+
+    >>> called_from(5, ["#0 all_reduce from /t/torch/distributed/distributed_c10d.py:2806",
+    ...                 "#2 sync_all from /m/megatron/core/async_utils.py:149"])
+    "rank 5's failed collective was called from sync_all (/m/megatron/core/async_utils.py:149)"
+    """
+    where = caller(frames)
+    if where is None:
+        return None
+    who = "the" if rank is None else f"rank {rank}'s"
+    return f"{who} failed collective was called from {where}"
+
+
+def caller(frames: Sequence[str]) -> str | None:
+    """Where the program called the failed collective: the frames of a ``stack`` event
+    past torch's collective API and its logging wrapper (``distributed_c10d.py``,
+    ``c10d_logger.py``), the first two, paths from ``site-packages`` on.
+
+    >>> caller(["#0 all_reduce from /u/site-packages/torch/distributed/distributed_c10d.py:2806",
+    ...         "#1 wrapper from /u/site-packages/torch/distributed/c10d_logger.py:81",
+    ...         "#2 sync from /u/dist-packages/megatron/core/async_utils.py:149"])
+    'sync (megatron/core/async_utils.py:149)'
+    """
+    said = []
+    for frame in frames:
+        found = _FRAME.match(frame)
+        if found is None or found.group(2).endswith(_TORCH_API):
+            continue
+        path = re.split(r"/(?:site|dist)-packages/", found.group(2))[-1]
+        said.append(f"{found.group(1)} ({path}:{found.group(3)})")
+    return ", called from ".join(said[:2]) or None
 
 
 def _event(message: Logical) -> tuple[TorchEvent | None, bool]:

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.artefacts.framework import called_from
 from hpnet.artefacts.model import (
     ArtefactFacts,
     ArtefactSummary,
@@ -231,6 +232,11 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
         )
         apart, mismatch = _ranks_apart(timeouts, status)
         conclusions += apart
+        conclusions += [
+            said
+            for e in events
+            if e.what == "stack" and (said := called_from(e.global_rank, e.frames))
+        ]
         late = [e for e in timeouts if e.ran_ms and e.timeout_ms and e.ran_ms > 2 * e.timeout_ms]
         if late:
             worst = max(late, key=lambda e: e.ran_ms or 0)

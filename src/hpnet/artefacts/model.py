@@ -111,7 +111,8 @@ class TorchEvent:
 
     #: timeout (watchdog caught a collective timeout), stuck (heartbeat: the watchdog
     #: got stuck), nccl-error (``NCCL error in: file:line, <error>``), status (the PG's
-    #: last enqueued / completed work), aborted (communicator aborted)
+    #: last enqueued / completed work), aborted (communicator aborted), stack (the Python
+    #: stack Flight Recorder kept of the failed collective, torch 2.6 on)
     what: str
     rank: int | None = None
     seq: int | None = None
@@ -133,6 +134,9 @@ class TorchEvent:
     #: within the group where the group is named)
     pg: str | None = None
     global_rank: int | None = None
+    #: a ``stack`` event's Python frames, innermost first, as torch prints them
+    #: (``all_reduce from /x/torch/distributed/distributed_c10d.py:2806``)
+    frames: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

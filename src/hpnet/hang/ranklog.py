@@ -79,6 +79,9 @@ class RankError:
     #: when the line was written, by its glog prefix: seconds, comparable within a job
     #: (month, day and time; glog writes no year)
     at: float | None = None
+    #: the Python stack Flight Recorder kept of the rank's failed collective (torch 2.6
+    #: on prints it after the watchdog's status line), innermost frame first
+    stack: tuple[str, ...] = ()
 
 
 def line_time(line: str) -> float | None:
@@ -176,6 +179,14 @@ def read_errors(path: str, raw: bytes) -> list[RankError]:
     for event in read_torch(logical_lines(path, numbered)):
         if event.what in ("timeout", "status", "nccl-error") and event.quotes:
             found.append((event.quotes[0].line, _torch_error(event, path, named)))
+            taken.update(q.line for q in event.quotes)
+        elif event.what == "stack":  # the rank's line before it: its status, or timeout
+            rank = event.global_rank if event.global_rank is not None else named
+            for index in range(len(found) - 1, -1, -1):
+                if found[index][1].rank == rank:
+                    at, known = found[index]
+                    found[index] = (at, dataclasses.replace(known, stack=event.frames))
+                    break
             taken.update(q.line for q in event.quotes)
     for number, line in numbered:
         if number not in taken and (error := _line_error(line, f"{path}:{number}", named)):

@@ -9,6 +9,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
+from hpnet.artefacts.framework import called_from
 from hpnet.artefacts.parted import Apart, Call, Work, apart, behind_text, parted, rank_works
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
@@ -22,6 +23,7 @@ def _merged(known: RankError, new: RankError) -> RankError:
     return dataclasses.replace(
         known,
         timeout=known.timeout or new.timeout,
+        stack=known.stack or new.stack,
         **{
             f: getattr(known, f) if getattr(known, f) is not None else getattr(new, f)
             for f in fields
@@ -62,6 +64,9 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
         text += (
             f"; {ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
         )
+    called = [said for r in at if (said := called_from(r, seen[r].stack))]
+    if called:
+        text += f"; {called[0]}"
     told = [seen[r].last_completed for r in at if seen[r].last_completed is not None]
     if told and all(c == -1 for c in told):
         text += "; nothing had completed on the group yet (last completed -1)"
