@@ -61,6 +61,47 @@ CASES: dict[str, C] = {
         processes=1,
         verdict_has=("no code for this GPU",),
     ),
+    # NVIDIA/nccl#1737: flushes (status 5) of an external IB plugin; the first error is elsewhere
+    "ibext-plugin-completion-error5-vendor249-flush-gdr-hang-ncclunknown-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-error", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # ImageReward#65: two devices a pod lists but cannot open, skipped; NCCL goes on
+    "k8s-pod-roce-ibv-open-device-failed-two-hcas-skipped-ncclunknown-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"ib-device-not-opened"},
+        not_findings=frozenset({"other-warnings"}),
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    # NVIDIA/nccl#1657: ibv_modify_qp ENODEV on a pod's RoCE, GID index 0 (link-local)
+    "k8s-roce-gid0-linklocal-set-ece-unsupported-modify-qp-enodev-ncclunknown-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"modify-qp-enodev", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # aws-ofi-nccl#584: one bare WARN, GPU memory registration refused (RC -22)
+    "ofi-efa-register-memory-type2-einval-bare-warn-p4d-ncclunknown-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"ofi-gpu-memory-registration"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     # NVIDIA/nccl#1808: an HTTP request to NCCL's proxy port ("GET /met" for its magic)
     "proxy-service-wrong-magic-external-tcp-ibext-v10-ncclunknown-EXCERPT.log": C(
         status="WARN",

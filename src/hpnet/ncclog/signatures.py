@@ -543,6 +543,38 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "ofi-gpu-memory-registration",
+        "error",
+        "the AWS OFI plugin could not register GPU memory with libfabric",
+        r"NET/OFI Unable to register memory \(type = 2\)",
+        "libfabric refused to register a GPU buffer (type 2: NCCL_PTR_CUDA in NCCL's net "
+        "plugin API) for the EFA device, so GPUDirect RDMA cannot move it; aws-ofi-nccl's "
+        "maintainers name a libfabric older than the NCCL (NCCL 2.19 or later with an EFA "
+        "installer before 1.29)",
+        "upgrade the EFA installer (its libfabric) to 1.29 or later, or set "
+        "FI_EFA_SET_CUDA_SYNC_MEMOPS=0, as the aws-ofi-nccl maintainers advise; compare "
+        "the NCCL, aws-ofi-nccl and libfabric versions with an environment that works",
+        "aws-ofi-nccl register_mr_buffers ('Unable to register memory (type = %d)'); NCCL "
+        "net.h NCCL_PTR_CUDA 0x2; aws/aws-ofi-nccl#584",
+        exclusive=True,
+        survivable=True,
+    ),
+    _sig(
+        "ib-device-not-opened",
+        "warning",
+        "NCCL could not open an RDMA device and left it out",
+        r"NET/IB : Unable to open device \S+|Call to ibv_open_device failed",
+        "the device is listed (/sys/class/infiniband) but opening it failed: its "
+        "/dev/infiniband/uverbs* is not in this container, not accessible, or the device is "
+        "not usable; NCCL skips it and uses the others it lists after 'NET/IB : Using'",
+        "if the device should carry traffic, pass its /dev/infiniband/uverbs* into the "
+        "container (the RDMA device plugin, or --device); if not, list the ones this "
+        "container has in NCCL_IB_HCA so that NCCL stops trying the others",
+        "src/transport/net_ib.cc ncclIbInit ('NET/IB : Unable to open device %s', then the "
+        "next device), src/misc/ibvwrap.cc ('Call to ibv_open_device failed'); ImageReward#65",
+        exclusive=True,
+    ),
+    _sig(
         "ofi-plugin-error",
         "error",
         "the AWS OFI (libfabric) network plugin failed",
