@@ -416,6 +416,11 @@ NEW_POSTS = {
     "torch-default-pg-allreduce-seq29-fr-stack-megatron-dist-checkpointing-slow-save-EXCERPT": (
         "unknown", None, "rank 5 timed out in allreduce #29 of group 0",
     ),
+    # autocast #381: a message broken by hand into indented lines, its SeqNum cut ("...")
+    "torch-elided-wrapped-allreduce-numel1-r0-alone-post-fit-barrier-EXCERPT": (
+        "unknown", None,
+        "rank 0 timed out in allreduce (1 element); the line shows no sequence number or group",
+    ),
     # vllm #23448: rank 3 entered #5730 too (enqueued 6464), so not one that never entered
     "torch-pgid4-broadcast-r0-seq5730-r3-seq5729-enqueued6464-EXCERPT": (
         "unknown", None,

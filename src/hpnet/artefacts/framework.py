@@ -49,7 +49,7 @@ NCCL_ERRORS = (
 _ERROR = "|".join(re.escape(e) for e in NCCL_ERRORS)
 _RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\[rank(\d+)\]")
 _TIMEOUT = re.compile(
-    r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
+    r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(\d+)|\.\.\.), OpType=(\w+)"
     r"(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
 )
 #: ``Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised the following async
@@ -274,7 +274,7 @@ def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
         return TorchEvent(
             what="timeout",
             rank=_rank(text),
-            seq=int(found.group(1)),
+            seq=int(found.group(1)) if found.group(1) else None,  # "WorkNCCL(..., " pasted
             op=found.group(2),
             numel_in=_numel(found.group(3)),
             numel_out=_numel(found.group(4)),

@@ -223,13 +223,9 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
         first = timeouts[0]
         ranks = sorted({e.rank for e in timeouts if e.rank is not None})
         numel = f", {_elements(first.numel_in)}" if first.numel_in is not None else ""
-        conclusions = list(  # a rank's two status lines (some torch releases) say it once
-            dict.fromkeys(
-                f"rank {e.rank}: last enqueued work {e.last_enqueued}, last completed "
-                f"{e.last_completed} (stuck at {e.seq})"
-                for e in status
-            )
-        )
+        stated = (f"rank {e.rank}: last enqueued work {e.last_enqueued}, last completed "
+                  f"{e.last_completed} (stuck at {e.seq})" for e in status)  # fmt: skip
+        conclusions = list(dict.fromkeys(stated))  # a rank's two status lines say it once
         apart, mismatch = _ranks_apart(timeouts, status)
         conclusions += apart
         conclusions += [
@@ -252,7 +248,7 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
                 id="watchdog-timeout",
                 severity=Severity.ERROR,
                 title=(
-                    f"PyTorch's watchdog: {first.op} SeqNum {first.seq}{numel} did not "
+                    f"PyTorch's watchdog: {first.op} {_seq(first.seq)}{numel} did not "
                     f"complete within {first.timeout_ms} ms"
                     + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else "")
                 )
@@ -321,7 +317,7 @@ def _torch_findings(item: ArtefactFacts) -> list[Finding]:
 def _by_rank(timeouts: Sequence[TorchEvent], limit: int = 4) -> str:
     """``rank 7 BROADCAST SeqNum 80078; rank 3 ALLREDUCE SeqNum 80078`` (the first few)."""
     seen = dict.fromkeys(
-        f"rank {e.rank if e.rank is not None else '?'} {e.op} SeqNum {e.seq}" for e in timeouts
+        f"rank {e.rank if e.rank is not None else '?'} {e.op} {_seq(e.seq)}" for e in timeouts
     )
     shown = list(seen)[:limit]
     more = f"; {len(seen) - limit} more" if len(seen) > limit else ""
@@ -495,3 +491,7 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
 
 def _elements(numel: int) -> str:
     return f"{numel} element{'' if numel == 1 else 's'}"
+
+
+def _seq(seq: int | None) -> str:
+    return f"SeqNum {seq}" if seq is not None else "(SeqNum not shown)"

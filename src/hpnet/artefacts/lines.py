@@ -4,8 +4,10 @@ Pasted PyTorch errors are often wrapped at the terminal's width (116 or 140
 characters: ``... ProcessGroupNCCL'`` / ``s watchdog got stuck ...``). A physical line
 continues the one before when that one is at least :data:`WRAP_MIN` characters long
 and this one does not start a record of its own (a ``[rank`` / glog / timestamp
-prefix, also behind a launcher's own prefix, a stack frame, an NCCL line). Evidence
-always quotes the physical lines.
+prefix, also behind a launcher's own prefix, a stack frame, an NCCL line). A poster may
+also break a message by hand, indenting its parts under a first line that ends in ``:``
+(``[Rank 0] Watchdog caught collective operation timeout:`` / ``  WorkNCCL(...)``):
+those continue it too, joined with a space. Evidence always quotes the physical lines.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def logical_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[Log
 
     >>> [l.text for l in logical_lines("f", [(1, "a" * 80), (2, "b"), (3, "[x")])]
     ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab', '[x']
+    >>> [l.text for l in logical_lines("f", [(1, "[Rank 0] timeout:"), (2, "  Work(x)"),
+    ...                                      (3, "  ran."), (4, "next")])]
+    ['[Rank 0] timeout: Work(x) ran.', 'next']
     """
     text = ""
     parts: list[Quote] = []
@@ -54,15 +59,15 @@ def logical_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[Log
             text, parts = "", []
             continue
         quote = Quote(source=source, line=number, text=line)
-        if (
-            parts
-            and len(parts[-1].text) >= WRAP_MIN
-            and len(parts) < MAX_PARTS
-            and not _RECORD.match(line)
-        ):
-            text += line
-            parts.append(quote)
-            continue
+        if parts and len(parts) < MAX_PARTS and not _RECORD.match(line):
+            if len(parts[-1].text) >= WRAP_MIN:  # a terminal wrapped it
+                text += line
+                parts.append(quote)
+                continue
+            if line[:1] in " \t" and parts[0].text.rstrip().endswith(":"):
+                text += " " + line.strip()  # indented under a line ending in ':', by hand
+                parts.append(quote)
+                continue
         if parts:
             yield Logical(text=text, parts=tuple(parts))
         text, parts = line, [quote]

@@ -53,7 +53,7 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     """
     seen = _by_rank(errors)
     if not seen:
-        return None
+        return _unnumbered(errors, dumped=dumped)
     first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
     # a line that names no group is of the first's where its number is the same
     at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
@@ -89,6 +89,20 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     elif not dumped:
         text += "; no Flight Recorder dump says which rank is behind"
     return text
+
+
+def _unnumbered(errors: Sequence[RankError], *, dumped: bool) -> str | None:
+    """Timeouts whose line shows no sequence number (a post that cut it: ``WorkNCCL(...,
+    OpType=ALLREDUCE, ...``): who timed out in which op, no more."""
+    cut = [e for e in errors if e.timeout and e.seq is None and e.op and e.rank is not None]
+    if not cut:
+        return None
+    ranks = sorted({e.rank for e in cut if e.rank is not None})
+    text = (
+        f"{ranks_text(ranks)} timed out in {_text((cut[0].op or '', cut[0].numel_in))}; the "
+        "line shows no sequence number or group"
+    )
+    return text if dumped else text + "; no Flight Recorder dump says which rank is behind"
 
 
 def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
