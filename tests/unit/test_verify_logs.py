@@ -102,6 +102,16 @@ CASES: dict[str, C] = {
         hosts=1,
         processes=1,
     ),
+    # NVIDIA/nccl#1612: bootstrap failed on a connection closed before NCCL's handshake
+    "bootstrap-peer-closed-before-magic-prefix-stripped-nccl2.2x-before-2.27.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"net-socket-error", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     # NVIDIA/nccl#1808: an HTTP request to NCCL's proxy port ("GET /met" for its magic)
     "proxy-service-wrong-magic-external-tcp-ibext-v10-ncclunknown-EXCERPT.log": C(
         status="WARN",

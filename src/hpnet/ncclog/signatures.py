@@ -725,9 +725,15 @@ SIGNATURES: tuple[Signature, ...] = (
         r"socketProgress\w*:|Connection reset by peer|Connection closed by remote peer"
         r"|Broken pipe|Net : Call to (?:recv|send) from|NET/Socket.*(?:failed|error|truncated)",
         "a peer's process exited (crashed, killed, out of memory) or the network dropped the "
-        "TCP connection (the Socket transport, or NCCL's bootstrap and proxy sockets)",
+        "TCP connection (the Socket transport, or NCCL's bootstrap and proxy sockets); on a "
+        "port NCCL listens on, NCCL 2.16-2.26 also fail when a client that is not NCCL's (a "
+        "port scanner, a health check) connects and closes before NCCL's handshake",
         "find the first failure in the peer's log (the address in the line names it); if "
-        "every peer is alive, check the network between the hosts (MTU, firewalls, drops)",
-        "src/misc/socket.cc, src/transport/net_socket.cc",
+        "every peer is alive, check the network between the hosts (MTU, firewalls, drops); "
+        "an address that is none of the job's hosts is such a client: keep it off the NCCL "
+        "hosts' ports, or use NCCL 2.27.3 or later, which drops it and accepts again",
+        "src/misc/socket.cc, src/transport/net_socket.cc; socketFinalizeAccept (2.16.2-2.26.6 "
+        "fail on a connection closed before the magic, 2.27.3 on reset and accept again: "
+        "NVIDIA/nccl#1612)",
     ),
 )
