@@ -12,6 +12,7 @@ import pickle
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -354,6 +355,44 @@ def test_the_failed_collectives_stack_says_where_the_program_called_it() -> None
     assert [len(e["stack"]) for e in hang["errors"]] == [0, 3]
     verified = json.loads(_hpnet("verify", "--json", str(MEGATRON)).stdout)
     assert said in [c for f in verified["findings"] for c in f.get("conclusions", ())]
+
+
+P2P_RUN = DATA / "hang" / "nccl-torch2.11-w2-p2p-batch-vs-allreduce-r0"
+
+
+def test_a_ranks_status_when_told_to_dump_shows_it_never_entered_the_work() -> None:
+    """A real run (torch 2.11, NCCL 2.28.9, the lent H200): rank 1 timed out in all_reduce
+    #2; rank 0 had called batch_isend_irecv instead. Rank 0's only line is its group's
+    status when the dump signal came ("Last enqueued NCCL work: 1, last completed NCCL
+    work: 1"): it never entered #2. hpnet hang said UNKNOWN; now STUCK, rank 0 named, and
+    verify says the same of both files in one log. A status of another group says nothing."""
+    errors = [e for f in sorted(P2P_RUN.iterdir()) for e in read_errors(str(f), f.read_bytes())]
+    report = judge([], errors)
+    assert report.status == "hang", report.headline
+    (cause,) = report.causes
+    assert (cause.kind, cause.ranks, cause.waiting, cause.pg, cause.seq) == (
+        "never-entered", (0,), (1,), "0", 2,
+    )  # fmt: skip
+    said = (
+        "rank 0 had enqueued up to #1 and completed it (its program had not called #2: it "
+        "waits outside NCCL)"
+    )
+    assert (
+        report.headline
+        == f"rank 0 never entered allreduce #2 of group 0, in which rank 1 waits: {said}"
+    )
+    both = b"".join(f.read_bytes() for f in sorted(P2P_RUN.iterdir()))
+    other = both.replace(
+        b"[PG ID 0 PG GUID 0(default_pg) Rank 0] Received",
+        b"[PG ID 1 PG GUID 5(tp) Rank 0] Received",
+    )
+    assert judge([], read_errors("other.log", other)).status == "unknown"
+    log = Path(tempfile.mkdtemp()) / "both.log"
+    log.write_bytes(both)
+    verified = json.loads(_hpnet("verify", "--json", str(log)).stdout)
+    conclusions = [c for f in verified["findings"] for c in f.get("conclusions", ())]
+    assert any(c.endswith(said) and c.startswith("rank 0 never entered ALLREDUCE SeqNum 2")
+               for c in conclusions), conclusions  # fmt: skip
 
 
 def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(

@@ -79,6 +79,15 @@ _STATUS = re.compile(
     r"(\d+), last completed NCCL work: (-?\d+)|failure detected by watchdog at work sequence "
     r"id: (\d+) PG status: last enqueued work: (\d+), last completed work: (-?\d+))"
 )
+#: a group's status when its rank was told to dump (tests/data/hang/WATCHDOG-FORMATS.md):
+#: 2.4 ``Received a dump signal from this local rank and will start ...`` / ``Received a
+#: global dump signal from rank N, ...``, 2.5.1 on ``Received a dump signal due to a
+#: collective timeout from ...``, then ``Last enqueued NCCL work: E, last completed NCCL
+#: work: C.``: no work number, the group's state when the signal came
+_SIGNALLED = re.compile(
+    r"Received a (?:global )?dump signal\b.*?Last enqueued NCCL work: (\d+), last completed "
+    r"NCCL work: (-?\d+)"
+)
 _NCCL_ERROR_IN = re.compile(
     rf"NCCL error in: (\S+?):(\d+), ({_ERROR})[^,]*?(?:, NCCL version ([\d.]+))?(?:\s|$|\n)"
 )
@@ -294,6 +303,14 @@ def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
             seq=int(groups[0]),
             last_enqueued=int(groups[1]),
             last_completed=int(groups[2]),
+            quotes=message.parts,
+        ), False
+    if found := _SIGNALLED.search(text):  # a group's status when told to dump: no work
+        return TorchEvent(
+            what="status",
+            rank=_rank(text),
+            last_enqueued=int(found.group(1)),
+            last_completed=int(found.group(2)),
             quotes=message.parts,
         ), False
     # an async exception names its work; "NCCL error in:" does not (both: group 3 the

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = [
-    "P2P_OPS", "UNEVEN_OPS", "Apart", "Call", "Work", "apart", "behind_text", "parted",
-    "rank_works", "ranks_named", "single_works",
+    "P2P_OPS", "UNEVEN_OPS", "Apart", "Call", "Unentered", "Work", "apart", "behind_text",
+    "parted", "rank_works", "ranks_named", "single_works", "unentered", "unentered_text",
 ]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
@@ -34,9 +34,9 @@ P2P_OPS = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
 UNEVEN_OPS = frozenset({"ALLTOALL", "ALLTOALL_BASE"})
 
 
-def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
+def single_works(works: Mapping[int, Sequence[Work]], minimum: int = 2) -> dict[int, Work] | None:
     """Each rank's one timed-out work (the first line's, where lines repeat it), or None
-    when fewer than two ranks timed out, a rank timed out at several numbers, or in a
+    when fewer than ``minimum`` ranks timed out, a rank timed out at several numbers, or in a
     send or receive (:data:`P2P_OPS`, or a COALESCED work without its size); an op whose
     sizes may differ by design (:data:`UNEVEN_OPS`) is compared without its size.
 
@@ -50,7 +50,7 @@ def single_works(works: Mapping[int, Sequence[Work]]) -> dict[int, Work] | None:
     >>> single_works({0: [(None, 5, ("ALLTOALL_BASE", 8))], 1: [(None, 5, ("ALLTOALL_BASE", 6))]})
     {0: (None, 5, ('ALLTOALL_BASE', None)), 1: (None, 5, ('ALLTOALL_BASE', None))}
     """
-    if len(works) < 2 or any(not w or len({seq for _, seq, _ in w}) > 1 for w in works.values()):
+    if len(works) < minimum or any(not w or len({s for _, s, _ in w}) > 1 for w in works.values()):
         return None
     if any(_p2p(call) for w in works.values() for _, _, call in w):
         return None
@@ -73,7 +73,9 @@ def _compared(work: Work) -> Work:
 
 
 def rank_works(
-    timed_out: Mapping[int, Sequence[Work]], stated: Mapping[int, tuple[str | None, int | None]]
+    timed_out: Mapping[int, Sequence[Work]],
+    stated: Mapping[int, tuple[str | None, int | None]],
+    minimum: int = 2,
 ) -> dict[int, Work] | None:
     """:func:`single_works` of the ranks' timed-out works, joined with what each rank's
     watchdog status line says (``stated``: rank -> its group, and the work it names):
@@ -93,7 +95,7 @@ def rank_works(
     for rank, (pg, seq) in stated.items():
         if rank not in works and seq is not None:
             works[rank] = [(pg, seq, ("?", None))]
-    return single_works(works)
+    return single_works(works, minimum)
 
 
 def parted(single: Mapping[int, Work]) -> list[tuple[int, dict[int, Call]]]:
@@ -201,3 +203,68 @@ def behind_text(found: Apart, last_enqueued: Mapping[int, int | None], *, never:
 def ranks_named(ranks: Sequence[int]) -> str:
     """``rank 3``, ``ranks 0, 2``."""
     return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+class Unentered(NamedTuple):
+    """Ranks whose group's status, when they were told to dump, shows they never
+    enqueued the work the others timed out in (:func:`unentered`)."""
+
+    seq: int
+    pg: str
+    #: the ranks that timed out in it
+    waiting: tuple[int, ...]
+    #: the others: their last enqueued and last completed work of the group
+    ranks: dict[int, tuple[int, int]]
+
+
+def unentered(
+    single: Mapping[int, Work], signalled: Mapping[int, tuple[str | None, int, int]]
+) -> Unentered | None:
+    """Where every rank that timed out did so in one work of a named group, and another
+    rank's status of that group (``signalled``: rank -> group, last enqueued, last
+    completed, as its "Received a dump signal" line says) shows it had not enqueued that
+    work when told to dump, after the others had waited their whole timeout in it: that
+    rank never entered it. A status of another group says nothing of this one.
+
+    >>> unentered({1: ("0", 2, ("ALLREDUCE", 1024))}, {0: ("0", 1, 1), 5: ("1", 0, 0)})
+    Unentered(seq=2, pg='0', waiting=(1,), ranks={0: (1, 1)})
+    """
+    works = {(pg, seq) for pg, seq, _ in single.values()}
+    if len(works) != 1:
+        return None
+    ((pg, seq),) = works
+    if pg is None:
+        return None
+    ranks = {
+        rank: (enqueued, completed)
+        for rank, (group, enqueued, completed) in sorted(signalled.items())
+        if group == pg and rank not in single and enqueued < seq
+    }
+    if not ranks:
+        return None
+    return Unentered(seq=seq, pg=pg, waiting=tuple(sorted(single)), ranks=ranks)
+
+
+def unentered_text(found: Unentered) -> str:
+    """What both commands say of it: where each rank stood instead.
+
+    >>> unentered_text(Unentered(seq=2, pg="0", waiting=(1,), ranks={0: (1, 1), 3: (1, 0)}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'rank 0 had enqueued up to #1 and completed it (its program had not called #2: it waits
+    outside NCCL); rank 3 had enqueued up to #1 and completed none of them (it waits in #1,
+    which rank 1 completed)'
+    """
+    said = []
+    for rank, (enqueued, completed) in found.ranks.items():
+        if completed >= enqueued:
+            said.append(
+                f"rank {rank} had enqueued up to #{enqueued} and completed it (its program had "
+                f"not called #{found.seq}: it waits outside NCCL)"
+            )
+        else:
+            done = f"#{completed}" if completed > 0 else "none of them"
+            said.append(
+                f"rank {rank} had enqueued up to #{enqueued} and completed {done} (it waits "
+                f"in #{completed + 1}, which {ranks_named(found.waiting)} completed)"
+            )
+    return "; ".join(said)

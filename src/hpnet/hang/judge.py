@@ -41,7 +41,12 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
-from hpnet.hang.watchdog import watchdog_behind, watchdog_mismatch, watchdog_summary
+from hpnet.hang.watchdog import (
+    watchdog_behind,
+    watchdog_mismatch,
+    watchdog_summary,
+    watchdog_unentered,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
@@ -376,7 +381,11 @@ def judge(
         status, headline = "unknown", reported
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
-    elif (found := watchdog_mismatch(errors, known) or watchdog_behind(errors)) is not None:
+    elif (
+        found := watchdog_mismatch(errors, known)
+        or watchdog_behind(errors)
+        or watchdog_unentered(errors)
+    ) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
         # at one number, or some ranks timed out past a work the others wait in
         causes = [found]

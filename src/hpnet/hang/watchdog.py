@@ -10,11 +10,21 @@ from collections import Counter
 from collections.abc import Sequence
 
 from hpnet.artefacts.framework import called_from
-from hpnet.artefacts.parted import Apart, Call, Work, apart, behind_text, parted, rank_works
+from hpnet.artefacts.parted import (
+    Apart,
+    Call,
+    Work,
+    apart,
+    behind_text,
+    parted,
+    rank_works,
+    unentered,
+    unentered_text,
+)  # fmt: skip
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
-__all__ = ["watchdog_behind", "watchdog_mismatch", "watchdog_summary"]
+__all__ = ["watchdog_behind", "watchdog_mismatch", "watchdog_summary", "watchdog_unentered"]
 
 
 def _merged(known: RankError, new: RankError) -> RankError:
@@ -105,7 +115,7 @@ def _unnumbered(errors: Sequence[RankError], *, dumped: bool) -> str | None:
     return text if dumped else text + "; no Flight Recorder dump says which rank is behind"
 
 
-def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
+def _single(errors: Sequence[RankError], minimum: int = 2) -> dict[int, Work] | None:
     """Each rank's one timed-out work, its group from the rank's other lines where the
     timeout line names none (:func:`hpnet.artefacts.parted.single_works`); a rank whose
     only line is its watchdog's status ("failure detected by watchdog at work sequence
@@ -119,7 +129,7 @@ def _single(errors: Sequence[RankError]) -> dict[int, Work] | None:
         rank: (e.pg, e.seq if e.last_completed is not None else None)
         for rank, e in _by_rank(errors).items()
     }
-    return rank_works(works, stated)
+    return rank_works(works, stated, minimum)
 
 
 def _apart(errors: Sequence[RankError]) -> tuple[Apart, dict[int, Work]] | None:
@@ -173,6 +183,40 @@ def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
         "that differs between ranks) is a program bug (TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
         "each collective's op and sizes across ranks); a Flight Recorder dump of every rank "
         "(TORCH_NCCL_DUMP_ON_TIMEOUT=1) shows each rank's own #" + str(low),
+    )  # fmt: skip
+
+
+def watchdog_unentered(errors: Sequence[RankError]) -> Cause | None:
+    """Ranks that timed out in one work of a group, and others whose status of that group,
+    when told to dump ("Received a dump signal ... Last enqueued NCCL work: E"), shows
+    they never enqueued it (:func:`hpnet.artefacts.parted.unentered`)."""
+    single = _single(errors, minimum=1)
+    signalled = {
+        e.rank: (e.pg, e.last_enqueued, e.last_completed)
+        for e in errors
+        if e.rank is not None and e.seq is None and e.last_enqueued is not None
+        and e.last_completed is not None
+    }  # fmt: skip
+    found = unentered(single, signalled) if single is not None else None
+    if found is None or single is None:
+        return None
+    call = single[found.waiting[0]][2]
+    label = f"{call[0] if call[0] != '?' else 'collective'} #{found.seq} of group {found.pg}"
+    waits = "waits" if len(found.waiting) == 1 else "wait"
+    summary = (
+        f"{ranks_text(sorted(found.ranks))} never entered {label}, in which "
+        f"{ranks_text(found.waiting)} {waits}: {unentered_text(found)}"
+    )
+    quoted = [next(e for e in errors if e.rank == r and e.timeout) for r in found.waiting]
+    quoted += [next(e for e in errors if e.rank == r and e.seq is None) for r in found.ranks]
+    return Cause(
+        kind="never-entered", pg=found.pg, pg_desc="", seq=found.seq, collective=_text(call),
+        ranks=tuple(sorted(found.ranks)), waiting=found.waiting,
+        evidence=tuple(f"{e.where}: {e.text}" for e in quoted)[:8], summary=summary,
+        fix=f"see where rank(s) {', '.join(map(str, sorted(found.ranks)))} were instead of "
+        f"#{found.seq}: a branch on the rank (or on data that differs between ranks) is a "
+        "program bug; a Flight Recorder dump of every rank (TORCH_NCCL_DUMP_ON_TIMEOUT=1) and "
+        "py-spy dump on a rank that waits outside NCCL show where",
     )  # fmt: skip
 
 
