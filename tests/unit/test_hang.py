@@ -395,6 +395,19 @@ def test_a_ranks_status_when_told_to_dump_shows_it_never_entered_the_work() -> N
                for c in conclusions), conclusions  # fmt: skip
 
 
+def test_a_rank_whose_line_is_nccls_error_failed_rather_than_timed_out() -> None:
+    """A real run (the lent H100, torch 2.11): a peer killed, rank 0's line is torch's
+    'raised the following async exception: NCCL error: remote process exited or there
+    was a network error', not a watchdog timeout: hang said 'timed out in'."""
+    log = DATA / "nccl-logs" / "h100-fake-hosts-one-gpu-peer-killed-socket-closed-nccl2.28.9"
+    path = log / "rank0.log"
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.headline.startswith(
+        "rank 0 failed in allreduce #21 of group 0 (NCCL: remote process exited or there was a "
+        "network error)"
+    ), report.headline
+
+
 def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     tmp_path: Path,
 ) -> None:

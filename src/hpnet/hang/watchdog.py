@@ -67,7 +67,12 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
     # a line that names no group is of the first's where its number is the same
     at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
-    text = f"{ranks_text(at)} timed out in {_work(first)}"
+    # a rank whose line is NCCL's error (its peer gone), not a timeout, failed in it
+    gone = [seen[r].peer_closed and not seen[r].timeout for r in at]
+    verb = "failed" if all(gone) else "timed out or failed" if any(gone) else "timed out"
+    text = f"{ranks_text(at)} {verb} in {_work(first)}"
+    if any(gone):
+        text += " (NCCL: remote process exited or there was a network error)"
     ahead = sorted(r for r in at if (seen[r].last_enqueued or 0) > (first.seq or 0))
     if ahead:
         top = max(seen[r].last_enqueued or 0 for r in ahead)
