@@ -115,8 +115,8 @@ def test_a_stalled_network_names_every_rank_and_the_links_their_nccl_logs_show()
     ) in lines
     assert lines[-1] == (
         f"Read under {FR / 'nccl-torch2.11-w2-net-rank1'}: 2 Flight Recorder dump(s) (format "
-        "2.10), 2 NCCL log(s), 12 error line(s) of the ranks"
-    )
+        "2.10), 2 NCCL log(s), 14 error line(s) of the ranks"  # with each rank's status
+    )  # when the dump signal came ("Received a dump signal ... Last enqueued NCCL work: 4")
     assert len(lines) <= 24  # one screen
     data = json.loads(_hpnet("hang", "--json", str(FR / "nccl-torch2.11-w2-net-rank1")).stdout)
     assert [p["transports"] for p in data["places"]] == [["NET/Socket/0"], ["NET/Socket/0"]]
