@@ -10,12 +10,13 @@ not comparable by sequence number alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "P2P_OPS", "UNEVEN_OPS", "Apart", "Call", "Unentered", "Work", "apart", "behind_text",
-    "parted", "rank_works", "ranks_named", "single_works", "unentered", "unentered_text",
+    "parted", "rank_works", "ranks_named", "signalled", "single_works", "unentered",
+    "unentered_text",
 ]  # fmt: skip
 
 #: a collective as the ranks are compared by it: its op, its input element count
@@ -215,6 +216,32 @@ class Unentered(NamedTuple):
     waiting: tuple[int, ...]
     #: the others: their last enqueued and last completed work of the group
     ranks: dict[int, tuple[int, int]]
+
+
+class Status(Protocol):
+    """A rank's line as both commands read it (hang's RankError, verify's TorchEvent)."""
+
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def pg(self) -> str | None: ...
+    @property
+    def seq(self) -> int | None: ...
+    @property
+    def last_enqueued(self) -> int | None: ...
+    @property
+    def last_completed(self) -> int | None: ...
+
+
+def signalled(lines: Iterable[Status]) -> dict[int, tuple[str | None, int, int]]:
+    """Each rank's group status that names no work (the dump signal's): rank -> group,
+    last enqueued, last completed, for :func:`unentered`."""
+    return {
+        line.rank: (line.pg, line.last_enqueued, line.last_completed)
+        for line in lines
+        if line.rank is not None and line.seq is None and line.last_enqueued is not None
+        and line.last_completed is not None
+    }  # fmt: skip
 
 
 def unentered(

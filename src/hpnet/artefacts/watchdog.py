@@ -15,6 +15,7 @@ from hpnet.artefacts.parted import (
     parted,
     rank_works,
     ranks_named,
+    signalled,
     unentered,
     unentered_text,
 )
@@ -179,13 +180,7 @@ def _unentered(timeouts: Sequence[TorchEvent], status: Sequence[TorchEvent]) -> 
     """Ranks whose group's status, when told to dump, shows they never enqueued the work
     the others timed out in (:func:`hpnet.artefacts.parted.unentered`, as hpnet hang)."""
     single = _works(timeouts, status, 1)[2]
-    signalled = {
-        e.rank: (e.pg, e.last_enqueued, e.last_completed)
-        for e in status
-        if e.rank is not None and e.seq is None and e.last_enqueued is not None
-        and e.last_completed is not None
-    }  # fmt: skip
-    found = unentered(single, signalled) if single is not None else None
+    found = unentered(single, signalled(status)) if single is not None else None
     if found is None or single is None:
         return []
     op = single[found.waiting[0]][2][0]

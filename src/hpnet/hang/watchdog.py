@@ -18,6 +18,7 @@ from hpnet.artefacts.parted import (
     behind_text,
     parted,
     rank_works,
+    signalled,
     unentered,
     unentered_text,
 )  # fmt: skip
@@ -196,13 +197,7 @@ def watchdog_unentered(errors: Sequence[RankError]) -> Cause | None:
     when told to dump ("Received a dump signal ... Last enqueued NCCL work: E"), shows
     they never enqueued it (:func:`hpnet.artefacts.parted.unentered`)."""
     single = _single(errors, minimum=1)
-    signalled = {
-        e.rank: (e.pg, e.last_enqueued, e.last_completed)
-        for e in errors
-        if e.rank is not None and e.seq is None and e.last_enqueued is not None
-        and e.last_completed is not None
-    }  # fmt: skip
-    found = unentered(single, signalled) if single is not None else None
+    found = unentered(single, signalled(errors)) if single is not None else None
     if found is None or single is None:
         return None
     call = single[found.waiting[0]][2]
