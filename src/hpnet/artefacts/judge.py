@@ -72,6 +72,10 @@ def artefact_findings(facts: Sequence[ArtefactFacts]) -> list[Finding]:
     """The findings every artefact supports, in input order."""
     findings: list[Finding] = []
     timeouts = [e for f in facts for e in f.torch if e.what == "timeout"]
+    # one job's ranks in several inputs (a directory of per-rank logs): their torch lines
+    # are judged together, where the first input with any stands, as hpnet hang does
+    every_torch = tuple(e for f in facts for e in f.torch)
+    first_torch = next((f for f in facts if f.torch), None)
     for item in facts:
         for report in item.ras:
             version = f" (NCCL {report.nccl_version})" if report.nccl_version else ""
@@ -146,7 +150,8 @@ def artefact_findings(facts: Sequence[ArtefactFacts]) -> list[Finding]:
                         evidence=quotes(report.evidence),
                     )
                 )
-        findings += torch_findings(item)
+        if item.torch and item is first_torch:  # every input's ranks, compared at once
+            findings += torch_findings(dataclasses.replace(item, torch=every_torch))
         for wrapped in item.wrapped:
             via = {
                 "xla": "XLA",

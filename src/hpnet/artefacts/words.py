@@ -3,7 +3,8 @@ imports: the NCCL log scanner marks the inputs that hold one, so the artefact re
 read only those again).
 
 Each reader's patterns need one of these: a PyTorch watchdog line ("atchdog"), "NCCL
-error in:" / "NCCL error: " / TensorRT-LLM's "NCCL error <file>", CuPy's NcclError,
+error in:" / "NCCL error: " / TensorRT-LLM's "NCCL error <file>", CuPy's NcclError, a
+group's status when the dump signal came ("Received a dump signal ..."),
 XLA's "NCCL operation", torch's async "WorkNCCL(...) raised", Horovod's "<call>
 failed: ", the "Last error:" block, the traceback paths that name the wrapper (vLLM,
 SGLang, TensorRT-LLM) or the failing call (", in ncclX"); a RAS text report's header
@@ -22,6 +23,7 @@ FRAMEWORK_WORDS = (
     "NcclError",
     "NCCL operation",
     "WorkNCCL",
+    "dump signal",  # a group's status when the dump signal came (no watchdog word in it)
     " failed: ",
     "Last error",
     "vllm/",
