@@ -406,6 +406,20 @@ def test_a_rank_whose_line_is_nccls_error_failed_rather_than_timed_out() -> None
     ), report.headline
 
 
+def test_verify_names_the_jobs_rank_not_a_subgroups() -> None:
+    """A real post (NeMo-RL #2140): rank 107's line names no [rank107]: prefix, only its
+    rank in the pipeline group ([PG ID 6 ... Rank 6]); verify said 'on rank(s) 6, 97'.
+    It now takes the job's rank as hang does: rank 97 alone."""
+    path = (
+        DATA
+        / "hang"
+        / "nemo-rl-default-pg-dump-signal-51-vs-pipeline-group-coalesced-seq1-EXCERPT.txt"
+    )
+    verified = json.loads(_hpnet("verify", "--json", str(path)).stdout)
+    (timeout,) = [f for f in verified["findings"] if f["id"] == "watchdog-timeout"]
+    assert timeout["title"].endswith("on rank(s) 97"), timeout["title"]
+
+
 def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
     tmp_path: Path,
 ) -> None:
@@ -470,6 +484,23 @@ NEW_POSTS = {
     "torch-elided-wrapped-allreduce-numel1-r0-alone-post-fit-barrier-EXCERPT": (
         "unknown", None,
         "rank 0 timed out in allreduce (1 element); the line shows no sequence number or group",
+    ),
+    # a rank's status when told to dump names a work it entered, or another group: never
+    # read as one that never entered (accelerate #3861, OpenRLHF #1126, NeMo-RL #2140,
+    # prime-rl #3186)
+    "accelerate-validation-default-pg-broadcast-seq22-dump-signal-local-EXCERPT": (
+        "unknown", None, "rank 2 timed out in broadcast #22 of group 0",
+    ),
+    "nemo-rl-default-pg-dump-signal-51-vs-pipeline-group-coalesced-seq1-EXCERPT": (
+        "unknown", None, "rank 97 timed out in coalesced #1",
+    ),
+    "openrlhf-save-model-default-pg-allreduce-seq460631-dump-signal-from-r6-on-r2-EXCERPT": (
+        "unknown", None, "rank 7 timed out in allreduce #460631 of group 0",
+    ),
+    "prime-rl-default-pg-dump-signal-1261-vs-subpg-alltoall-base-seq1438-EXCERPT": (
+        "unknown", None,
+        "rank 13 timed out in alltoall_base #1438 of group "
+        "d03ba143833c6bf31b072ffdb22f1745957fcbfb",
     ),
     # vllm #23448: rank 3 entered #5730 too (enqueued 6464), so not one that never entered
     "torch-pgid4-broadcast-r0-seq5730-r3-seq5729-enqueued6464-EXCERPT": (

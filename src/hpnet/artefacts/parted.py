@@ -61,10 +61,11 @@ def single_works(works: Mapping[int, Sequence[Work]], minimum: int = 2) -> dict[
 def _p2p(call: Call) -> bool:
     """A send or receive, or a COALESCED work without its size: a batch of sends and
     receives (``batch_isend_irecv``) is one, numbered apart from 2.6 on; a coalesced
-    collective (``collectiveCoalesced``) states its first tensor's size."""
+    collective (``collectiveCoalesced``) states its first tensor's size. A size of 0
+    (NeMo-RL #2140, a pipeline group's first work) tells neither apart."""
     op, numel = call
     name = op.upper().lstrip("_")
-    return name in P2P_OPS or (name == "COALESCED" and numel is None)
+    return name in P2P_OPS or (name == "COALESCED" and not numel)
 
 
 def _compared(work: Work) -> Work:

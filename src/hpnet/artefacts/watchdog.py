@@ -5,6 +5,7 @@ rule ``hpnet hang`` applies too), the heartbeat monitor, NCCL errors torch raise
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hpnet.artefacts.framework import called_from
 from hpnet.artefacts.model import ArtefactFacts, Quote, TorchEvent
@@ -39,13 +40,23 @@ ERROR_CAUSE = {
 }
 
 
+def job_rank(event: TorchEvent) -> int | None:
+    """The job's rank a line is of: torch's ``[rank3]:`` prefix; else the line's own
+    ``[Rank N]``, which is the job's rank only in the default group (in another group it
+    is the rank within that group: NeMo-RL #2140's ``[PG ID 6 ... Rank 6]`` was rank 107).
+    The rule ``hpnet hang`` applies (hpnet.hang.ranklog)."""
+    if event.global_rank is not None:
+        return event.global_rank
+    return event.rank if event.pg in (None, "0") else None
+
+
 def quotes(said: Sequence[Quote]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(q) for q in said))[:MAX_QUOTES]
 
 
 def torch_findings(item: ArtefactFacts) -> list[Finding]:
     findings = []
-    events = item.torch
+    events = [replace(e, rank=job_rank(e)) for e in item.torch]
     timeouts = [e for e in events if e.what == "timeout"]
     status = [e for e in events if e.what == "status"]
     if timeouts:
