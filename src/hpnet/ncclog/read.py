@@ -31,6 +31,7 @@ from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
 from hpnet.ncclog.inputs import GZIP_MAGIC, LogInput, collect_inputs
 from hpnet.ncclog.lines import Classifier
 from hpnet.ncclog.model import NcclLog
+from hpnet.ncclog.pool import end_workers, make_pool, stop_signals
 from hpnet.ncclog.scan import MAX_LINE_BYTES, scan_block
 from hpnet.ncclog.shards import RangeParts, ShardedMerge, split
 from hpnet.ncclog.streams import IdleTimeout, Prefixed, StreamReader, has_fd, idle_error
@@ -269,6 +270,8 @@ def _read_sharded(
             )
         except OSError:  # no temporary directory: the records go back through the pool
             directory = None
+        # SIGTERM / SIGHUP, Ctrl-C: the workers end before their directory is removed
+        stack.callback(end_workers, pool, stack.enter_context(stop_signals()))
         scan = functools.partial(_scan_range_parts, num_shards=workers, directory=directory)
         for source in inputs:
             merged.add_source(source.path)
@@ -415,13 +418,7 @@ def _cpu_count() -> int:
 
 
 def _pool(workers: int):  # type: ignore[no-untyped-def]
-    import concurrent.futures  # noqa: PLC0415 - only for large inputs
-    import multiprocessing  # noqa: PLC0415
-
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return concurrent.futures.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context(method)
-    )
+    return make_pool(workers)
 
 
 class ProgressPrinter:
