@@ -33,7 +33,7 @@ from dataclasses import replace
 from hpnet.artefacts.lines import Logical
 from hpnet.artefacts.model import TorchEvent, WrappedError
 
-__all__ = ["NCCL_ERRORS", "called_from", "caller", "read_torch", "read_wrapped"]
+__all__ = ["NCCL_ERRORS", "called_from", "caller", "job_rank", "read_torch", "read_wrapped"]
 
 #: ncclGetErrorString (src/misc/utils.cc / init.cc), the texts every wrapper repeats
 NCCL_ERRORS = (
@@ -210,6 +210,16 @@ def _read_events(messages: Iterable[Logical]) -> list[TorchEvent]:
     if pending is not None:
         events.append(pending)
     return events
+
+
+def job_rank(event: TorchEvent) -> int | None:
+    """The job's rank a line is of: torch's ``[rank3]:`` prefix; else the line's own
+    ``[Rank N]``, which is the job's rank only in the default group (in another group it
+    is the rank within that group: NeMo-RL #2140's ``[PG ID 6 ... Rank 6]`` was rank 107).
+    ``hpnet verify`` and ``hpnet hang`` both take it (hang after a log file's own name)."""
+    if event.global_rank is not None:
+        return event.global_rank
+    return event.rank if event.pg in (None, "0") else None
 
 
 def called_from(rank: int | None, frames: Sequence[str]) -> str | None:

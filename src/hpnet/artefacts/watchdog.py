@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from hpnet.artefacts.framework import called_from
+from hpnet.artefacts.framework import called_from, job_rank
 from hpnet.artefacts.model import ArtefactFacts, Quote, TorchEvent
 from hpnet.artefacts.parted import (
     Work,
@@ -40,16 +40,6 @@ ERROR_CAUSE = {
 }
 
 
-def job_rank(event: TorchEvent) -> int | None:
-    """The job's rank a line is of: torch's ``[rank3]:`` prefix; else the line's own
-    ``[Rank N]``, which is the job's rank only in the default group (in another group it
-    is the rank within that group: NeMo-RL #2140's ``[PG ID 6 ... Rank 6]`` was rank 107).
-    The rule ``hpnet hang`` applies (hpnet.hang.ranklog)."""
-    if event.global_rank is not None:
-        return event.global_rank
-    return event.rank if event.pg in (None, "0") else None
-
-
 def quotes(said: Sequence[Quote]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(q) for q in said))[:MAX_QUOTES]
 
@@ -69,7 +59,7 @@ def torch_findings(item: ArtefactFacts) -> list[Finding]:
                   for e in status)  # fmt: skip
         conclusions = list(dict.fromkeys(stated))  # a rank's two status lines say it once
         apart, mismatch = _ranks_apart(timeouts, status)
-        conclusions += apart
+        conclusions += apart + _unentered(timeouts, status)
         conclusions += [
             said
             for e in events
@@ -214,7 +204,7 @@ def _ranks_apart(
     compared (:mod:`hpnet.artefacts.parted`, the rule ``hpnet hang`` applies too)."""
     by_rank, stated, single = _works(timeouts, status)
     if single is None:
-        return _unentered(timeouts, status), []
+        return [], []
     conclusions: list[str] = []
     findings: list[Finding] = []
     for seq, calls in parted(single):

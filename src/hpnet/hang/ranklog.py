@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from hpnet.artefacts.framework import read_torch
+from hpnet.artefacts.framework import job_rank, read_torch
 from hpnet.artefacts.lines import logical_lines
 from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
@@ -122,10 +122,11 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
 
 def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
     first = event.quotes[0]
-    # the line's own [Rank N] is the group's rank: the job's only for the default group
+    # torch's [rankN]: prefix, else the log file's name, else the line's own [Rank N]
+    # where that is the job's rank (the default group's)
     rank = event.global_rank if event.global_rank is not None else named
-    if rank is None and event.pg in (None, "0"):
-        rank = event.rank
+    if rank is None:
+        rank = job_rank(event)
     return RankError(
         rank=rank,
         where=f"{path}:{first.line}",
