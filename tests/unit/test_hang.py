@@ -505,9 +505,49 @@ NEW_POSTS = {
     # vllm #23448: rank 3 entered #5730 too (enqueued 6464), so not one that never entered
     "torch-pgid4-broadcast-r0-seq5730-r3-seq5729-enqueued6464-EXCERPT": (
         "unknown", None,
-        "rank 3 timed out in broadcast #5729 of group 67; rank 3 had enqueued up to #6464: they "
-        "entered it and wait for a peer; rank 0 in broadcast #5730 of group 67; rank 0 "
+        "rank 3 timed out in broadcast #5729 of group 67; rank 3 had enqueued up to #6464: it "
+        "entered it and waits for a peer; rank 0 in broadcast #5730 of group 67; rank 0 "
         "completed #5729, which rank 3 did not: rank 3 is behind",
+    ),
+    # accelerate #3250: two ranks, rank 1 completed #122-#125; rank 0 entered #122 itself
+    "accelerate-fsdp-save-default-pg-r0-reduce-scatter-seq122-behind-r1-allgather-seq126-EXCERPT": (
+        "unknown", None,
+        "rank 0 timed out in _reduce_scatter_base #122 of group 0; rank 0 had enqueued up to "
+        "#127: it entered it and waits for a peer; rank 1 in _allgather_base #126 of group 0; "
+        "rank 1 completed #122, which rank 0 did not: rank 0 is behind",
+    ),
+    # axolotl #1495: lines behind SkyPilot's '(task, pid=N)' prefix; 4 of 8 ranks shown
+    "axolotl-qwen-moe-allreduce-seq13807-numel-11274112-vs-10942336-r7-size-mismatch-EXCERPT": (
+        "hang", ("mismatch", (1, 5, 6, 7)),
+        "the ranks called different collectives at #13807: ranks 1, 5, 6 allreduce (11274112 "
+        "elements); rank 7 allreduce (10942336 elements) (4 of at least 8 ranks say so",
+    ),
+    # Megatron-LM #735: rank 3 printed no timeout in the excerpt; nothing proves it behind
+    "megatron-moe-allreduce-seq305-numel1-r0-r1-r2-timeout-r3-silent-service-thread-EXCERPT": (
+        "unknown", None,
+        "ranks 0, 1, 2 timed out in allreduce #305; no Flight Recorder dump says",
+    ),
+    # pytorch #20630: 2 allreduce and 1 broadcast of 4 ranks: rank 0 could tie the sides
+    "torch-default-pg-seq4084-allreduce-r1-r2-vs-broadcast-r3-op-mismatch-EXCERPT": (
+        "hang", ("mismatch", (1, 2, 3)),
+        "the ranks called different collectives at #4084 of group 0: ranks 1, 2 allreduce "
+        "(4821568 elements); rank 3 broadcast (56623104 elements) (3 of at least 4 ranks say "
+        "so: which side is wrong is not shown)",
+    ),
+    # vllm-omni #2928: the timeout's 'what():' line names group 47 and no job rank; the
+    # default group's dump-signal lines before it are not its rank's
+    "vllm-omni-default-pg-caught-up-233659-dump-from-r1-subpg-guid47-allreduce-seq5524-EXCERPT": (
+        "unknown", None,
+        "a rank whose job rank the line does not print (",
+    ),
+    "vllm-tp-pg3-gather-seq203441-non-root-r2-r3-root-missing-shm-broadcast-stall-EXCERPT": (
+        "unknown", None,
+        "ranks 2, 3 timed out in gather #203441 of group 3; no Flight Recorder dump says",
+    ),
+    "weathergen-fsdp2-default-pg-allreduce-seq1085-enqueued1119-r2-r3-EXCERPT": (
+        "unknown", None,
+        "ranks 2, 3 timed out in allreduce #1085 of group 0; rank 2 had enqueued up to #1119: "
+        "it entered it and waits for a peer",
     ),
 }  # fmt: skip
 

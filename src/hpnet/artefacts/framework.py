@@ -60,9 +60,10 @@ _ASYNC = re.compile(
     rf"NCCL error: ({_ERROR})[^,]*?(?:, NCCL version ([\d.]+))?(?:\s|$|\n)"
 )
 #: a framework's own prefix before the text it logs: Ray's ``(RayWorkerVllm pid=7602)``,
+#: SkyPilot's ``(en-hi-spot, pid=18593)`` / ``(worker1, rank=1, pid=2345, ip=10.0.0.2)``,
 #: vLLM's / Python logging's ``ERROR 04-07 00:57:46 ray_utils.py:45]``, torchrun's ``[rank0]:``
 _PREFIX = re.compile(
-    r"^(?:\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
+    r"^(?:\((?:[\w.-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*)?"
     r"(?:\[(?:default)?rank\d+\]:\s*)?"
 )

@@ -4,7 +4,8 @@ Pasted PyTorch errors are often wrapped at the terminal's width (116 or 140
 characters: ``... ProcessGroupNCCL'`` / ``s watchdog got stuck ...``). A physical line
 continues the one before when that one is at least :data:`WRAP_MIN` characters long
 and this one does not start a record of its own (a ``[rank`` / glog / timestamp
-prefix, also behind a launcher's own prefix, a stack frame, an NCCL line). A poster may
+prefix, also behind a launcher's own prefix, a stack frame, an NCCL line, the ``what():``
+of a C++ exception that ends the process). A poster may
 also break a message by hand, indenting its parts under a first line that ends in ``:``
 (``[Rank 0] Watchdog caught collective operation timeout:`` / ``  WorkNCCL(...)``):
 those continue it too, joined with a space. Evidence always quotes the physical lines.
@@ -26,8 +27,9 @@ WRAP_MIN = 80
 MAX_PARTS = 12
 _RECORD = re.compile(
     r"^\s*(?:\[|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{4} |frame #\d|Exception raised|Traceback"
-    r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\(\w+ pid=|#|NCCL |RCCL |Last error:"
-    r"|\S+Error\b|\S+Exception\b|\s*$"
+    r"|\s*File \"|[\w.-]+:\d+:\d+ \[|\((?:[\w.-]+,? )?(?:rank=\d+, )?pid=\d+|#|NCCL |RCCL "
+    r"|Last error:"
+    r"|\S+Error\b|\S+Exception\b|what\(\):|terminate called|\s*$"
     # torch's rank prefix behind a launcher's own (``node1 [stderr] [rank13]:[E909 ...``)
     r"|.{0,160}?\[(?:rank|default)\d+\]:(?:\[[IWEF]\d{3,4} | ))"
 )

@@ -64,7 +64,7 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     """
     seen = _by_rank(errors)
     if not seen:
-        return _unnumbered(errors, dumped=dumped)
+        return _unranked(errors, dumped=dumped) or _unnumbered(errors, dumped=dumped)
     first = min(seen.values(), key=lambda e: (e.seq or 0, e.pg is None))
     # a line that names no group is of the first's where its number is the same
     at = sorted(r for r, e in seen.items() if e.seq == first.seq and e.pg in (None, first.pg))
@@ -78,7 +78,9 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     if ahead:
         top = max(seen[r].last_enqueued or 0 for r in ahead)
         text += (
-            f"; {ranks_text(ahead)} had enqueued up to #{top}: they entered it and wait for a peer"
+            f"; {ranks_text(ahead)} had enqueued up to #{top}: "
+            + ("it entered it and waits" if len(ahead) == 1 else "they entered it and wait")
+            + " for a peer"
         )
     called = [said for r in at if (said := called_from(r, seen[r].stack))]
     if called:
@@ -105,6 +107,24 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     elif not dumped:
         text += "; no Flight Recorder dump says which rank is behind"
     return text
+
+
+def _unranked(errors: Sequence[RankError], *, dumped: bool) -> str | None:
+    """Timeouts whose line names no job rank (no ``[rankN]:`` prefix, and a group other
+    than the default one, whose ``Rank N`` is the rank within that group): the work,
+    and where the line is, for the job's rank is not printed."""
+    timed = [e for e in errors if e.timeout and e.seq is not None and e.rank is None]
+    if not timed:
+        return None
+    first = min(timed, key=lambda e: e.seq or 0)
+    text = (
+        f"a rank whose job rank the line does not print ({first.where}) timed out in {_work(first)}"
+    )
+    if first.numel_in is not None:
+        text += f" ({first.numel_in} element{'' if first.numel_in == 1 else 's'})"
+    if len(timed) > 1:
+        text += f", and {len(timed) - 1} more such line(s)"
+    return text if dumped else text + "; no Flight Recorder dump says which rank is behind"
 
 
 def _unnumbered(errors: Sequence[RankError], *, dumped: bool) -> str | None:
@@ -224,15 +244,17 @@ def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Caus
     """Ranks whose watchdogs timed out at the same sequence number of one group in
     different collectives (another op, or another element count): their programs parted
     before it, by the rule ``hpnet verify`` applies (:mod:`hpnet.artefacts.parted`). The
-    ranks unlike the others are named only when those that say so are most of the job's
-    ``ranks`` and agree; else every side is named."""
+    ranks unlike the others are named only when the side they parted from is most of the
+    job's ``ranks`` (so the ranks whose lines are not shown cannot outvote it); else every
+    side is named."""
     single = _single(errors)
     found = parted(single) if single is not None else []
     if single is None or not found:
         return None
     seq, calls = found[0]
     (top, count), *rest = Counter(calls.values()).most_common()
-    majority = rest[0][1] < count and 2 * len(calls) > len(ranks)
+    # the side most ranks took is the group's only if no unseen ranks could outvote it
+    majority = rest[0][1] < count and 2 * count > len(ranks)
     named = sorted(r for r, call in calls.items() if not majority or call != top)
     pg = next((single[r][0] for r in calls if single[r][0] is not None), None)
     sides: dict[Call, list[int]] = {}
