@@ -37,6 +37,146 @@ class C:
 
 
 CASES: dict[str, C] = {
+    # fresh posts read 2026-11-28 (conclusions first in their .source.txt): bootstrap, CUDA,
+    # NVML, SHM, topology and API failures named by the line, the errno or the trail
+    (
+        "bootstrap-intranode-allgather-connect-send-type-reset-by-peer-k8s-timestamps-no-"
+        "pid-nccl2.26-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("TCP connection",),
+    ),
+    (
+        "bootstrap-root-connect-ipoib-ib1-ipv6-linklocal-poll-no-pollout-connection-"
+        "abort-nccl2.18.3-2.18.6-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "socket-failed"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "bootstrap-root-connect-silent-systemerror-no-warn-socketpollconnect-dgx-nccl2.18.1.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("in bootstrap",),
+    ),
+    "cuda-driver-insufficient-for-runtime-garbage-device-ids-dask-raft-nccl2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-driver-too-old"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"cuda-failure"}),
+    ),
+    (
+        "multithread-app-bootstrap-root-same-container-connect-send-reset-by-peer-docker-"
+        "bridge-nccl2.14.3-2.15.1-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "old-format-no-nccl-tag-bootstrap-root-thread-connect-back-timed-out-nccl2.2.13-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "init-incomplete"},
+        versions={"2.2.13"},
+        hosts=1,
+        processes=1,
+        verdict_has=("in bootstrap",),
+    ),
+    (
+        "sendrecv-invalid-peer-comm-nranks-zero-nonblocking-init-not-complete-"
+        "multithread-nccl2.14.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-not-initialised", "error-trail"},
+        versions={"2.14.3"},
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"api-usage"}),
+    ),
+    "sglang-bootstrap-root-socketpollconnect-no-route-to-host-113-tp14-nccl2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "socket-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "shm-attach-empty-name-size0-cumem-host-probe-diverges-across-ranks-nccl2.28.7-"
+        "2.28.9-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "shm-cumem-host-disagree"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"shm-exhausted", "shm-setup-failed"}),
+    ),
+    (
+        "topo-xml-cpu-arch-attribute-missing-aws-p5-static-topo-file-mpirun-tags-"
+        "nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "internal-error", "nccl-tests-failure", "topology-xml-attribute"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"topology-failed"}),
+    ),
+    (
+        "two-containers-same-hostname-peer-gpu-not-visible-nvml-busid-not-found-topo-"
+        "nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "init-incomplete", "nvml-peer-gpu-not-found"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"nvml-failed"}),
+    ),
+    "wsl2-no-pci-sysfs-topology-realpath-fail-socket-nccl2.7.8.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device", "topology-no-pci-sysfs"},
+        versions={"2.7.8"},
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"topology-failed"}),
+    ),
     # NVIDIA/nccl#2101: a vGPU VM without unified memory; the log states no version
     "vgpu-without-uvm-cuda-failure-operation-not-supported-init-nccl2.27.5-EXCERPT.log": C(
         status="FAIL",
@@ -771,3 +911,55 @@ def test_verdict_matches_what_a_maintainer_concludes(name: str) -> None:
     # an excerpt without connection lines says so instead of guessing
     if not report.transports["inter_node"] and not report.transports["intra_node"] and report.ranks:
         assert any("no connection lines" in u for u in report.unknowns)
+
+
+def _finding(report: VerifyReport, finding_id: str) -> tuple[str, ...]:
+    return next(f.conclusions for f in report.findings if f.id == finding_id)
+
+
+def test_a_failed_connections_error_says_what_the_peer_did() -> None:
+    """The system error of a failed TCP connection, read out (sglang #3820: no route, a
+    firewall's REJECT among the causes; NVIDIA/nccl#975: 2.18's retry on the same socket
+    hides the first error; #1920: a reset)."""
+    said = {
+        (
+            "sglang-bootstrap-root-socketpollconnect-no-route-to-host-113-tp14-nccl2.21.5-"
+            "EXCERPT.log"
+        ): (
+            "socket-failed",
+            "'No route to host' (EHOSTUNREACH)",
+        ),
+        "bootstrap-root-connect-ipoib-ib1-ipv6-linklocal-poll-no-pollout-connection-abort-"
+        "nccl2.18.3-2.18.6-EXCERPT.log": ("socket-failed", "'Software caused connection abort'"),
+        "bootstrap-intranode-allgather-connect-send-type-reset-by-peer-k8s-timestamps-no-pid-"
+        "nccl2.26-EXCERPT.log": ("net-socket-error", "'Connection reset by peer' (ECONNRESET)"),
+    }
+    for name, (finding_id, start) in said.items():
+        conclusions = _finding(_report(name), finding_id)
+        assert any(c.startswith(start) for c in conclusions), (name, conclusions)
+    # a line without a system error gets none
+    report = _report(
+        "shm-attach-empty-name-size0-cumem-host-probe-diverges-across-ranks-nccl2.28.7-2.28.9-EXCERPT.log"
+    )
+    assert not any("(E" in c for f in report.findings for c in f.conclusions)
+
+
+def test_an_error_trail_names_the_stage_it_failed_in() -> None:
+    """The trail's files name where NCCL was: NVIDIA/nccl#1099 printed no WARN at all
+    (2.18.1's socketPollConnect fails silently), its trail passes bootstrap.cc:270; a
+    bootstrap over 2.2's NET transport is bootstrap, not the Socket transport."""
+    silent = _report(
+        "bootstrap-root-connect-silent-systemerror-no-warn-socketpollconnect-dgx-nccl2.18.1.log"
+    )
+    assert "failed in bootstrap" in silent.verdict
+    assert "(bootstrap.cc:270 in its trail)" in _finding(silent, "error-trail")[0]
+    old = _report(
+        "old-format-no-nccl-tag-bootstrap-root-thread-connect-back-timed-out-nccl2.2.13-EXCERPT.log"
+    )
+    assert "(bootstrap.cu:" in _finding(old, "error-trail")[0]
+    shm = _report(
+        "shm-attach-empty-name-size0-cumem-host-probe-diverges-across-ranks-nccl2.28.7-2.28.9-EXCERPT.log"
+    )
+    assert (
+        "the shared-memory (SHM) transport (transport/shm.cc:634" in _finding(shm, "error-trail")[0]
+    )

@@ -49,9 +49,11 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
     """What a signature's lines say besides (a finding's conclusions): for completion
     errors, what each status number means and the NICs and peers the lines name (2.20+
     print the local HCA and both GIDs); for a connection that was not NCCL's, the bytes
-    it sent."""
+    it sent; for a failed TCP connection, what its error says of the peer."""
     if signature == "foreign-connection":
         return _foreign_bytes(lines)
+    if signature in _SOCKET_SIGNATURES:
+        return _socket_errors(lines)
     if not signature.startswith("completion"):
         return ()
     codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
@@ -110,4 +112,65 @@ def _foreign_bytes(lines: Sequence[LogLine]) -> tuple[str, ...]:
             else ""
         )
         said.setdefault(f"its first 8 bytes read '{text}'{http}")
+    return tuple(said)[:3]
+
+
+#: the findings of TCP connections (bootstrap, proxy, NET/Socket) whose lines may hold
+#: the system's error text
+_SOCKET_SIGNATURES = frozenset({"connection-refused", "net-socket-error", "socket-failed"})
+#: strerror texts of connect / send / recv errors (Linux errno), as NCCL prints them after
+#: 'failed : ' or in '<code>(<text>)', and what each says of the other end
+_SOCKET_ERRNO = (
+    (
+        "No route to host",
+        "'No route to host' (EHOSTUNREACH): the peer's host did not answer at that address "
+        "(down, or a wrong address), or a firewall rejected the connection "
+        "(iptables/firewalld REJECT with icmp-host-prohibited gives this error; ping may "
+        "still work)",
+    ),
+    (
+        "Network is unreachable",
+        "'Network is unreachable' (ENETUNREACH): this host has no route to the peer's "
+        "network: the address is on an interface the hosts do not share",
+    ),
+    (
+        "Connection refused",
+        "'Connection refused' (ECONNREFUSED): the peer's host answered but nothing listened "
+        "on that port: the peer process had exited or not started yet, or the address is "
+        "another host's",
+    ),
+    (
+        "Connection timed out",
+        "'Connection timed out' (ETIMEDOUT): nothing answered at all: a firewall dropping "
+        "the packets, or an address this host cannot reach (a wrong interface)",
+    ),
+    (
+        "Connection reset by peer",
+        "'Connection reset by peer' (ECONNRESET): the other end dropped the connection at "
+        "once: its process exited or closed the socket (an aborting rank does), or something "
+        "other than the NCCL peer owns that address and port",
+    ),
+    (
+        "Software caused connection abort",
+        "'Software caused connection abort' (ECONNABORTED): NCCL before 2.24 could retry a "
+        "refused or timed-out connect on the same socket, which then fails so: the first "
+        "error was most likely a refused or timed-out connection, not shown "
+        "(NVIDIA/nccl#1515)",
+    ),
+)
+
+
+def _socket_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """What each system error in the lines says of the connection's other end.
+
+    >>> _socket_errors([LogLine(source="a", line_number=1, text="x NCCL WARN "
+    ...     "socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) "
+    ...     "errno 115(Operation now in progress)")])[0][:45]
+    "'No route to host' (EHOSTUNREACH): the peer's"
+    """
+    said = [
+        meaning
+        for text, meaning in _SOCKET_ERRNO
+        if any(text in (line.message or line.text) for line in lines)
+    ]
     return tuple(said)[:3]

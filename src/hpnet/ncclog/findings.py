@@ -25,6 +25,7 @@ from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
+from hpnet.ncclog.stages import trail_stage
 from hpnet.result import Finding, Severity
 
 __all__ = [
@@ -325,7 +326,8 @@ def _broke(subsystem: Subsystem, said: Sequence[tuple[ProcessLog | None, LogLine
                 location_of(line.message) or "the NCCL source that prints this message"
                 for _, line in said
             )
-        )[:3],
+        )[:3]
+        + line_details(subsystem.id, [line for _, line in said]),
         count=sum(line.count for _, line in said),
         processes=tuple(sorted({p.key for p, _ in said if p is not None})),
         fatal=True,
@@ -342,11 +344,16 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     codes = sorted({c for p in failing for c in p.trail_codes})
     names = ", ".join(f"{RESULT_NAMES.get(c, 'code')} ({c})" for c in codes)
     explained = set(named)
+    stages = {p.key: trail_stage(line.message or line.text for line in p.trails) for p in failing}
+    said = {s[1] for s in stages.values() if s is not None}
+    # one stage for every failing process: the title names it
+    stage = f" in {said.pop()}" if len(said) == 1 and None not in stages.values() else ""
     return [
         Finding(
             id="error-trail",
             severity=Severity.ERROR,
-            title=f"a call inside NCCL failed and the error went up to the caller ({names})",
+            title=f"a call inside NCCL failed{stage.split(',', maxsplit=1)[0]} and the error "
+            f"went up to the caller ({names})",
             cause="NCCL prints 'file.cc:line -> N' at every function the error passes on "
             "its way up (include/checks.h); the first WARN of the same process says what "
             "failed, and without one the first trail line is where it started",
@@ -355,6 +362,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             evidence=quotes(line for p in failing for line in p.trails[:2]),
             conclusions=tuple(
                 f"process {p.key}: error code {', '.join(map(str, p.trail_codes))}"
+                + (f", failed in {at[1]} ({at[0]} in its trail)" if (at := stages[p.key]) else "")
                 for p in failing[:MAX_EVIDENCE]
             ),
             count=len(failing),

@@ -693,6 +693,124 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "cuda-driver-too-old",
+        "error",
+        "the GPU driver is older than the CUDA runtime NCCL runs with",
+        r"(?:Cuda|CUDA) failure (?:35 )?'CUDA driver version is insufficient for CUDA runtime "
+        r"version'",
+        "CUDA answered cudaErrorInsufficientDriver: the CUDA runtime linked into NCCL (or the "
+        "framework that carries it) is newer than the installed driver supports, so no CUDA "
+        "call works; NCCL's first one fails, and the device number it printed may be "
+        "garbage (cudaGetDevice failed before filling it)",
+        "install a driver that supports the runtime (`nvidia-smi` shows the newest CUDA the "
+        "driver supports), or a framework / NCCL build for the driver's CUDA version; on "
+        "data-centre GPUs, the cuda-compat package lets a newer runtime run on an older driver",
+        "CUDA runtime cudaErrorInsufficientDriver (35); src/misc/cudawrap.cc, src/init.cc "
+        "(CUDACHECK); NVIDIA/cuml#5961 (NCCL 2.21.5 on a 470 driver)",
+        exclusive=True,
+    ),
+    _sig(
+        "nvml-peer-gpu-not-found",
+        "error",
+        "NCCL took a GPU of another container or machine for one of this host's",
+        r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found",
+        "NCCL looks up in NVML the GPU of every rank it counts as on this host (the same "
+        "host hash: the hostname and /proc/sys/kernel/random/boot_id, or NCCL_HOSTID) and "
+        "NVML here has none at that bus id: ranks in two containers (or VMs) that share the "
+        "hostname and the kernel, each seeing only its own GPUs, look like one host to NCCL",
+        "make each container a host of its own for NCCL (a distinct hostname, or a distinct "
+        "NCCL_HOSTID per container), or run the node's ranks in one container that sees all "
+        "its GPUs; `hostname`, `cat /proc/sys/kernel/random/boot_id` and `nvidia-smi -L` in "
+        "each container show it",
+        "src/graph/topo.cc ncclTopoGetSystem (a GPU per rank of the same hostHash), "
+        "src/graph/xml.cc ncclTopoFillGpu, src/misc/nvmlwrap.cc; src/misc/utils.cc getHostHash "
+        "(2.21.5); NVIDIA/nccl#1529",
+        exclusive=True,
+    ),
+    _sig(
+        "comm-not-initialised",
+        "error",
+        "the program used a communicator that has no ranks (not initialised)",
+        r"invalid root -?\d+ \(root should be in the 0\.\.0 range\)",
+        "NCCL's argument check prints the communicator's number of ranks as the range's end "
+        "(argcheck.cc: 'root should be in the 0..%d range', comm->nRanks), so '0..0' means "
+        "nRanks 0: the communicator was used before its initialisation set it (a "
+        "non-blocking init still in progress, or an init that failed and whose error was "
+        "not checked)",
+        "check every ncclCommInitRank* return code; with a non-blocking config, poll "
+        "ncclCommGetAsyncError until it is no longer ncclInProgress before the first call; "
+        "give each communicator its own ncclUniqueId",
+        "src/misc/argcheck.cc ArgsCheck (every release: comm->nRanks printed); src/init.cc "
+        "(the communicator is returned before its init job fills nRanks); NVIDIA/nccl#963",
+        exclusive=True,
+    ),
+    _sig(
+        "root-out-of-range",
+        "error",
+        "the program named a root or peer rank outside the communicator",
+        r"invalid root -?\d+ \(root should be in the 0\.\.[1-9]\d* range\)",
+        "a collective's root or a send / recv peer is not a rank of this communicator (the "
+        "range's end is the communicator's number of ranks): most often a global rank passed "
+        "to a sub-group's communicator, whose ranks count from 0",
+        "pass the rank within the communicator (PyTorch: the group's rank, "
+        "dist.get_group_rank(group, global_rank))",
+        "src/misc/argcheck.cc ArgsCheck ('invalid root %d (root should be in the 0..%d "
+        "range)', comm->nRanks)",
+        exclusive=True,
+    ),
+    _sig(
+        "shm-cumem-host-disagree",
+        "error",
+        "two ranks disagree on how to share host memory (cuMem or /dev/shm)",
+        r"attaching to shared memory segment /dev/shm/nccl-\S* \(size 0\)",
+        "a process opened a /dev/shm segment of size 0, its name empty or garbage: the peer "
+        "had shared its buffer as cuMem host memory and this process, which fell back to "
+        "/dev/shm, read the cuMem handle as a file name. NCCL 2.26.3 and later probe "
+        "cuMem host allocation (cuMemCreate on the GPU's NUMA node) per process, so ranks "
+        "whose NUMA nodes differ (a memory-only node, a container's CPU view) can disagree",
+        "set NCCL_CUMEM_HOST_ENABLE=0 on every rank (all then use /dev/shm: give it room), "
+        "or make cuMem host memory work for every rank (the container's NUMA view: "
+        "`numactl -H`); `NCCL_DEBUG_SUBSYS=INIT,SHM` shows which ranks fell back",
+        "src/transport/shm.cc ncclShmImportShareableBuffer (the cuMem or the legacy branch "
+        "chosen by each side alone, 2.28.9), src/misc/cudawrap.cc (the host NUMA probe); "
+        "NVIDIA/nccl#2190, PR #2388",
+        exclusive=True,
+    ),
+    _sig(
+        "topology-no-pci-sysfs",
+        "error",
+        "a GPU or NIC has no PCI device in this machine's sysfs",
+        # a WARN up to 2.10.2; later releases print it at INFO and go on
+        r"WARN (?:\S+ )?Could not find real path of /sys/class/pci_bus/",
+        "NCCL places each GPU and NIC by its PCI path (realpath of /sys/class/pci_bus/<bus>/"
+        "../../<busId>) and this one has none: WSL2 (its GPU is paravirtualised, not on the "
+        "guest's PCI bus), a VM or a container whose /sys lacks the PCI tree; NCCL before "
+        "2.10.3 stops initialising there, later releases skip the device's path",
+        "use NCCL 2.10.3 or later (in PyTorch: a build that bundles one); in a container, "
+        "mount the host's /sys; `ls /sys/class/pci_bus` shows what the machine exposes",
+        "src/graph/xml.cc getPciPath (2.7.8: WARN and ncclSystemError; 2.10.3: "
+        "ncclDebugNoWarn, a NULL path skipped); NVIDIA/nccl#573 (WSL2)",
+        exclusive=True,
+    ),
+    _sig(
+        "topology-xml-attribute",
+        "error",
+        "the topology NCCL read lacks an attribute it needs (most likely a topology file "
+        "given to it)",
+        r"Attribute \w+ of node \w+ not found",
+        "NCCL built its view of the machine from an XML whose node lacks an attribute NCCL "
+        "requires (a <cpu> without arch / vendor): NCCL fills these itself where it detects "
+        "the machine, so the node most likely came from a topology file given to it "
+        "(NCCL_TOPO_FILE, set by hand or by a network plugin such as aws-ofi-nccl's static "
+        "per-instance files), with none of this job's GPUs or NICs under it",
+        "find which topology file was used (`NCCL_DEBUG_SUBSYS=INIT,ENV` prints "
+        "NCCL_TOPO_FILE) and fix or drop it so NCCL detects the machine; aws-ofi-nccl "
+        "1.11.0 and later write the file from the devices found",
+        "src/graph/xml.h xmlGetAttrStr (WARN, ncclInternalError), src/graph/topo.cc "
+        "ncclTopoAddCpu (2.21.5); NVIDIA/nccl#379, aws/aws-ofi-nccl#476 and #785",
+        exclusive=True,
+    ),
+    _sig(
         "cuda-failure",
         "error",
         "a CUDA call failed inside NCCL",
