@@ -59,6 +59,13 @@ KNOWN: dict[tuple[str, str], str] = {
     "hpnet leads with mnnvl-failed, its own finding for mnnvl.cc's 'MNNVL ... not working' "
     "(IMEX channel), a narrower name for the same cause",
     (
+        "nccl-logs/p2p-ipc-open-failed-peer-access-unsupported-cross-socket-k80-horovod-"
+        "nccl2.3.log",
+        "leads",
+    ): "the note names the P2P subsystem's id; hpnet leads with p2p-peer-access-unsupported, "
+    "its own finding for CUDA's 'peer access is not supported between these two devices', "
+    "a narrower name for the cause the note states (NCCL_P2P_DISABLE=1 its fix)",
+    (
         "nccl-logs/net-mismatch-socket-accept-wrong-type-4-ib-peer-same-hostname-"
         "nccl2.18.3-2.18.6.log",
         "hosts",

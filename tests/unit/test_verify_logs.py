@@ -37,6 +37,148 @@ class C:
 
 
 CASES: dict[str, C] = {
+    (
+        "azure-vm-ib-vf-recv-completion-error12-vendor129-no-gid-ib-not-connected-"
+        "torchrun-nccl2.18-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "eks-efa-ofi-cm-connect-unresponsive-receiver-4126-handshake-failed-peer-"
+        "host-na-lazy-ring-connect-deepspeed-nccl2.27.3.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/Libfabric/GDRDMA"},
+        intra=set(),
+        findings={
+            "efa-completion-error",
+            "error-trail",
+            "nccl-known-bug-ras-status-memory-corruption",
+            "remote-error",
+        },
+        versions={"2.27.3"},
+        hosts=1,
+        processes=1,
+        verdict_has=("EFA",),
+    ),
+    "intel-e810-irdma-roce-nonzero-lid-ib-path-accept-rtr-modify-qp-einval-nccl2.10.3.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "modify-qp-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "roce-gid-table-change-async-event-then-send-completion-error12-vendor129-"
+        "pdsh-prefix-nccl2.6.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded", "ib-async-event"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    (
+        "roce-ibext-plugin-2hca-vm-accept-rtr-modify-qp-etimedout-proxy-connect-"
+        "nccl2.14.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "error-trail",
+            "internal-error",
+            "modify-qp-etimedout",
+            "nccl-tests-failure",
+            "net-socket-error",
+            "proxy-connect-failed",
+            "proxy-failed",
+        },
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("timed out",),
+    ),
+    (
+        "bootstrap-root-listen-bind-cannot-assign-ib0-ipv6-linklocal-getuniqueid-r0-"
+        "nccl2.18-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "socket-bind-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("bind failed",),
+    ),
+    (
+        "docker-dev-shm-full-posix-fallocate-no-space-shm-transport-ring-setup-"
+        "nccl2.5-2.6-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra={"SHM/direct shared memory"},
+        findings={"error-trail", "shm-exhausted"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "horovod-duplicate-gpu-two-local-procs-same-busid-3b000-mpi-tagged-nccl2.18.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"duplicate-gpu"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "nccl-algo-collnet-no-algorithm-protocol-available-barrier-srun-labels-"
+        "nccl2.11.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"no-algorithm-available"},
+        versions=set(),
+        hosts=1,
+        processes=5,
+        not_findings=frozenset({"api-usage"}),
+    ),
+    (
+        "nccl-comm-id-host-ip-inside-docker-bridge-no-subnet-match-root-bind-cannot-"
+        "assign-nccl2.4.8-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-id-no-local-subnet", "env-ib-disabled", "socket-bind-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"other-warnings"}),
+    ),
+    "p2p-ipc-open-failed-217-peer-access-not-supported-ray-actor-prefix-nccl2.7.8-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings={"cuda-failure", "error-trail", "p2p-peer-access-unsupported"},
+        versions={"2.7.8"},
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"p2p-setup-failed"}),
+    ),
     # fresh posts read 2026-11-28 (conclusions first in their .source.txt): bootstrap, CUDA,
     # NVML, SHM, topology and API failures named by the line, the errno or the trail
     (
@@ -962,4 +1104,25 @@ def test_an_error_trail_names_the_stage_it_failed_in() -> None:
     )
     assert (
         "the shared-memory (SHM) transport (transport/shm.cc:634" in _finding(shm, "error-trail")[0]
+    )
+
+
+def test_an_efa_error_and_a_bind_error_are_read_out() -> None:
+    """libfabric's EFA error 4126 is a peer that never answered the handshake (its
+    process most likely gone), and 'Peer host id: N/A' says no handshake reached it; a
+    bind's EADDRNOTAVAIL is an address not on this host (NVIDIA/nccl#331: NCCL_COMM_ID
+    naming the host's address inside a Docker bridge network)."""
+    efa = _report(
+        "eks-efa-ofi-cm-connect-unresponsive-receiver-4126-handshake-failed-peer-host-na-"
+        "lazy-ring-connect-deepspeed-nccl2.27.3.log"
+    )
+    said = _finding(efa, "efa-completion-error")
+    assert said[0].startswith("error 4126 (FI_EFA_ERR_UNESTABLISHED_RECV_UNRESP)"), said
+    assert "the peer's host is not known (no handshake reached it)" in said
+    bind = _report(
+        "nccl-comm-id-host-ip-inside-docker-bridge-no-subnet-match-root-bind-cannot-assign-"
+        "nccl2.4.8-EXCERPT.log"
+    )
+    assert _finding(bind, "socket-bind-failed")[0].startswith(
+        "'Cannot assign requested address' (EADDRNOTAVAIL)"
     )

@@ -54,6 +54,8 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
         return _foreign_bytes(lines)
     if signature in _SOCKET_SIGNATURES:
         return _socket_errors(lines)
+    if signature == "efa-completion-error":
+        return _efa_errors(lines)
     if not signature.startswith("completion"):
         return ()
     codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
@@ -117,7 +119,9 @@ def _foreign_bytes(lines: Sequence[LogLine]) -> tuple[str, ...]:
 
 #: the findings of TCP connections (bootstrap, proxy, NET/Socket) whose lines may hold
 #: the system's error text
-_SOCKET_SIGNATURES = frozenset({"connection-refused", "net-socket-error", "socket-failed"})
+_SOCKET_SIGNATURES = frozenset(
+    {"connection-refused", "net-socket-error", "socket-bind-failed", "socket-failed"}
+)
 #: strerror texts of connect / send / recv errors (Linux errno), as NCCL prints them after
 #: 'failed : ' or in '<code>(<text>)', and what each says of the other end
 _SOCKET_ERRNO = (
@@ -151,6 +155,17 @@ _SOCKET_ERRNO = (
         "other than the NCCL peer owns that address and port",
     ),
     (
+        "Cannot assign requested address",
+        "'Cannot assign requested address' (EADDRNOTAVAIL): the address is on no interface "
+        "of this host or container: another host's (NCCL_COMM_ID), or an IPv6 link-local one "
+        "without its interface",
+    ),
+    (
+        "Address already in use",
+        "'Address already in use' (EADDRINUSE): another process holds the port (a fixed "
+        "NCCL_COMM_ID port shared by two jobs, or one that did not exit)",
+    ),
+    (
         "Software caused connection abort",
         "'Software caused connection abort' (ECONNABORTED): NCCL before 2.24 could retry a "
         "refused or timed-out connect on the same socket, which then fails so: the first "
@@ -173,4 +188,41 @@ def _socket_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
         for text, meaning in _SOCKET_ERRNO
         if any(text in (line.message or line.text) for line in lines)
     ]
+    return tuple(said)[:3]
+
+
+#: the EFA provider's completion errors aws-ofi-nccl prints as 'Error: N (...)' (libfabric
+#: prov/efa/src/efa_errno.h, and the help text efa_strerror's callers log for each)
+_EFA_ERRORS = {
+    10: "10 (EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR): the receiver had no buffer posted for the "
+    "message: a receiver outrun, a fault only where it persists",
+    13: "13 (EFA_IO_COMP_STATUS_LOCAL_ERROR_UNRESP_REMOTE): the peer stopped answering",
+    4124: "4124 (FI_EFA_ERR_ESTABLISHED_RECV_UNRESP): the peer had completed the handshake "
+    "and then stopped answering: its process is gone or its host failed (libfabric's own "
+    "reading): look at that peer, not at settings",
+    4126: "4126 (FI_EFA_ERR_UNESTABLISHED_RECV_UNRESP): the peer's EFA device is reachable "
+    "but the connection's handshake never completed: most likely the peer process was not "
+    "there (exited, never started, crashed while starting), libfabric's reading; a security "
+    "group without its self-rule is the other cause to rule out",
+}
+_EFA_ERROR = re.compile(r"completed with error\. RC: -?\d+\. Error: (\d+)")
+_PEER_HOST = re.compile(r"Peer host id: ([\w./-]+)")
+
+
+def _efa_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """What the EFA provider's error numbers in aws-ofi-nccl's lines mean, and whether a
+    peer's host is named ('Peer host id: N/A': the peer never identified itself)."""
+    said: dict[str, None] = {}
+    for line in lines:
+        text = line.message or line.text
+        found = _EFA_ERROR.search(text)
+        if found is not None and int(found.group(1)) in _EFA_ERRORS:
+            said.setdefault(f"error {_EFA_ERRORS[int(found.group(1))]}")
+        host = _PEER_HOST.search(text)
+        if host is not None:
+            said.setdefault(
+                "the peer's host is not known (no handshake reached it)"
+                if host.group(1) == "N/A"
+                else f"the peer's host: {host.group(1)}"
+            )
     return tuple(said)[:3]

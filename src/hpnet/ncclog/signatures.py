@@ -425,6 +425,69 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "socket-bind-failed",
+        "error",
+        "NCCL could not open a listening socket (bind failed)",
+        r"Call to bind failed",  # SYSCHECK(bind(...), "bind") in every release
+        "the address NCCL listens on is not this host's, or its port is taken: NCCL_COMM_ID "
+        "naming another host's address (or the host's, seen from inside a container on a "
+        "bridge network), an IPv6 link-local address, or a fixed port another job holds; the "
+        "system's error in the line says which",
+        "let the process that creates the unique id listen on its own address: unset "
+        "NCCL_COMM_ID or give it that host's reachable address and a free port; set "
+        "NCCL_SOCKET_IFNAME to an interface with a routable IPv4 address",
+        "src/misc/socket.cc ncclSocketListen (2.12+), include/socket.h createListenSocket "
+        "(2.4-2.11), SYSCHECK's 'Call to %s failed : %s'; NVIDIA/nccl#331, "
+        "rwth-i6/returnn#1466",
+        exclusive=True,
+    ),
+    _sig(
+        "comm-id-no-local-subnet",
+        "warning",
+        "NCCL_COMM_ID's address is on no network of this host",
+        r"No interface found in the same subnet as remote address",
+        "NCCL looked for an interface on the same subnet as the bootstrap root's address "
+        "(NCCL_COMM_ID) and found none: the address is not reachable the direct way from "
+        "here (a host's address from inside a container's bridge network, or another "
+        "network altogether); NCCL goes on with its default interface, and the root, whose "
+        "own address it must be, cannot listen on it",
+        "give NCCL_COMM_ID the address of the root's host as every rank reaches it (the "
+        "same value on every rank), or use the launcher's rendezvous instead of "
+        "NCCL_COMM_ID; containers: host networking",
+        "include/socket.h findInterfaceMatchSubnet (2.4-2.11), src/misc/socket.cc "
+        "ncclFindInterfaceMatchSubnet; NVIDIA/nccl#331",
+    ),
+    _sig(
+        "no-algorithm-available",
+        "error",
+        "no algorithm and protocol NCCL may use can run this collective",
+        r"no algorithm/protocol available",
+        "NCCL found no algorithm / protocol pair allowed for the collective: NCCL_ALGO or "
+        "NCCL_PROTO left only choices that cannot run it here (CollNet or NVLS alone without "
+        "the hardware or plugin, or for an operation or data type they lack)",
+        "unset NCCL_ALGO and NCCL_PROTO, or keep Ring in NCCL_ALGO and Simple in NCCL_PROTO; "
+        "`NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING` shows what was allowed",
+        "src/enqueue.cc topoGetAlgoInfo / getAlgoInfo ('Error : no algorithm/protocol "
+        "available', ncclInternalError); NVIDIA/nccl#653",
+        exclusive=True,
+    ),
+    _sig(
+        "p2p-peer-access-unsupported",
+        "error",
+        "CUDA cannot map one GPU's memory into another here (peer access unsupported)",
+        r"peer access is not supported between these two devices",
+        "NCCL chose P2P between two GPUs and CUDA refused the mapping "
+        "(cudaErrorPeerAccessUnsupported): the platform blocks peer-to-peer between them "
+        "(PCIe ACS or an IOMMU in translation mode, a VM without P2P, a board or driver that "
+        "does not allow it) while NCCL's view of the topology said it could",
+        "NCCL_P2P_DISABLE=1 (traffic goes through host memory), or enable P2P on the "
+        "platform (ACS off on the PCIe switches, iommu=pt); `nvidia-smi topo -p2p r` shows "
+        "which GPU pairs CUDA allows",
+        "CUDA runtime cudaErrorPeerAccessUnsupported (217); src/transport/p2p.cc "
+        "('failed to open CUDA IPC handle'); ray-project/ray_lightning#24",
+        exclusive=True,
+    ),
+    _sig(
         "connection-refused",
         "error",
         "a socket connection was refused",

@@ -25,6 +25,7 @@ _STAGES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("transport/net_socket",), "the Socket network transport"),
     (("transport/net.c", "transport/net."), "the network transport (NET)"),
     (("transport/shm",), "the shared-memory (SHM) transport"),
+    (("include/shm", "misc/shmutils"), "a shared-memory segment (/dev/shm)"),
     (("transport/p2p",), "the P2P (GPU to GPU) transport"),
     (("transport/nvls",), "NVLink SHARP (NVLS)"),
     (("transport/coll_net", "transport/collnet"), "CollNet"),
