@@ -549,6 +549,52 @@ NEW_POSTS = {
         "ranks 2, 3 timed out in allreduce #1085 of group 0; rank 2 had enqueued up to #1119: "
         "it entered it and waits for a peer",
     ),
+    # LlamaFactory #6000: TORCH_DISTRIBUTED_DEBUG=DETAIL, rank 0's monitored barrier
+    "llamafactory-ds-debug-detail-fingerprint-seq7133-r0-monitoredbarrier-ranks-6-failed-EXCERPT": (
+        "hang", ("barrier", (6,)),
+        "rank 6 failed to pass the monitored barrier rank 0 ran",
+    ),
+    # ms-swift #7992: the watchdogs got stuck at exit, no collective timed out
+    (
+        "ms-swift-megatron-moe-exit-watchdog-stuck-ep-etp-distopt-groups-no-"
+        "collective-timeout-EXCERPT"
+    ): (
+        "unknown", None,
+        "the watchdog of groups 99, 117 got stuck on ranks 0, 4: a CUDA or NCCL call (or the "
+        "GIL) blocked the thread that checks the collectives, so no collective timed out in "
+        "these lines; ranks 0, 2, 3, 5 were exiting without destroy_process_group()",
+    ),
+    (
+        "sglang-tp16-two-nodes-pgid2-guid3-allreduce-seq40231-r1-enqueued40267-"
+        "default-pg-idle-minus1-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 0, 1 timed out in collective #40231 of group 3; rank 1 had enqueued up to #40267",
+    ),
+    # sglang #1691: torch 2.4's 'Heartbeat monitor timed out!' lines
+    (
+        "sglang-tp8-pg3-heartbeat-monitor-timed-out-worklist121-all-ranks-no-"
+        "collective-timeout-EXCERPT"
+    ): (
+        "unknown", None,
+        "the watchdog of group 3 got stuck on ranks 0, 1, 2, 6, 7",
+    ),
+    # torchtune #2651: ranks 6 and 7's dump-signal status puts them in #9387 too
+    (
+        "torchtune-checkpoint-save-default-pg-allreduce-numel1-seq9387-r4-r6-"
+        "r7-timeout-wrapped-166col-EXCERPT"
+    ): (
+        "unknown", None,
+        "rank 4 timed out in allreduce #9387 of group 0; ranks 6, 7 were in it too when told "
+        "to dump (enqueued, #9386 the last completed)",
+    ),
+    (
+        "verl-fsdp-sft-epoch-transition-pgid2-guid9-alltoall-seq4486-"
+        "enqueued4489-then-watchdog-stuck-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 3, 7 timed out in alltoall #4486 of group 9; ranks 3, 7 had enqueued up to #4489",
+    ),
 }  # fmt: skip
 
 
@@ -760,3 +806,20 @@ def test_the_report_replaces_a_planted_symlink_and_never_writes_through_it(tmp_p
     assert target.read_text() == "keep\n"
     assert not (out / "report.json").is_symlink()
     assert json.loads((out / "report.json").read_text())["status"] == "no-hang"
+
+
+def test_a_process_exiting_without_destroy_process_group_is_no_evidence() -> None:
+    """torch's 'destroy_process_group() was not called before program exit' says when a
+    stuck watchdog was (ms-swift #7992), not that anything hung: a clean run's stderr
+    holding only it is still refused, and a judged job lists it under no error."""
+    clean = FR / "nccl-torch2.11-w3-clean" / "rank0.stderr"
+    assert "destroy_process_group() was not called" in clean.read_text()
+    done = _hpnet("hang", str(clean))
+    assert done.returncode == 2 and "hang-no-evidence" in done.stderr
+    path = DATA / "hang" / (
+        "ms-swift-megatron-moe-exit-watchdog-stuck-ep-etp-distopt-groups-no-collective-"
+        "timeout-EXCERPT.txt"
+    )
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.errors and not any(e.exiting for e in report.errors)
+    assert {e.rank for e in report.errors if e.stuck} == {0, 4}

@@ -74,7 +74,11 @@ _PREFIX = re.compile(
 _PG = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank \d+\]")
 #: the global rank torch's logging puts first (2.2 on): ``[rank3]:``
 _GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
-_STUCK = re.compile(r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds")
+_STUCK = re.compile(
+    r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds"
+    # 2.3-2.4's heartbeat monitor, on the rank that saw it first (no time in it)
+    r"|Heartbeat monitor timed out! Process will be terminated"
+)
 _STATUS = re.compile(
     r"(?:(?:detected by watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: "
     r"(\d+), last completed NCCL work: (-?\d+)|failure detected by watchdog at work sequence "
@@ -304,7 +308,10 @@ def _bare_event(message: Logical) -> tuple[TorchEvent | None, bool]:
         ), False
     if found := _STUCK.search(text):
         return TorchEvent(
-            what="stuck", rank=_rank(text), stuck_seconds=int(found.group(1)), quotes=message.parts
+            what="stuck",
+            rank=_rank(text),
+            stuck_seconds=int(found.group(1)) if found.group(1) else None,
+            quotes=message.parts,
         ), False
     if found := _STATUS.search(text):
         groups = [g for g in found.groups() if g is not None]

@@ -104,13 +104,19 @@ def torch_findings(item: ArtefactFacts) -> list[Finding]:
     stuck = [e for e in events if e.what == "stuck"]
     if stuck:
         first = stuck[0]
+        stuck_ranks = sorted({e.rank for e in stuck if e.rank is not None})
         findings.append(
             Finding(
                 id="watchdog-stuck",
                 severity=Severity.ERROR,
-                title=f"PyTorch's heartbeat monitor: the ProcessGroupNCCL watchdog got stuck "
-                f"for {first.stuck_seconds} s"
-                + (f" on rank {first.rank}" if first.rank is not None else "")
+                title="PyTorch's heartbeat monitor: the ProcessGroupNCCL watchdog got stuck"
+                + (f" for {first.stuck_seconds} s" if first.stuck_seconds is not None else "")
+                + (
+                    f" on rank{'s' if len(stuck_ranks) > 1 else ''} "
+                    + ", ".join(map(str, stuck_ranks))
+                    if stuck_ranks
+                    else ""
+                )
                 + "; the process is terminated",
                 cause="the watchdog thread was blocked inside a CUDA or NCCL call (an abort "
                 "or cudaEventDestroy that hangs, often after a collective timed out)",

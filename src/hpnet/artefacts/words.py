@@ -19,6 +19,7 @@ __all__ = ["FRAMEWORK_WORDS", "MARKS", "RAS_WORDS", "RCCL_BYTES", "RCCL_WORDS"]
 
 FRAMEWORK_WORDS = (
     "atchdog",
+    "Heartbeat monitor",  # 2.3-2.4: the watchdog stuck, no watchdog word in the line
     "NCCL error",
     "NcclError",
     "NCCL operation",

@@ -97,7 +97,9 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                         log_ranks.add(named)
         except OSError:
             continue  # vanished or unreadable: not evidence
-    if require and not dumps and not errors and not ras and not analyses:
+    # a process exiting without destroy_process_group() is when, not evidence of a hang
+    said = [e for e in errors if not e.exiting]
+    if require and not dumps and not said and not ras and not analyses:
         raise InputError(
             "no Flight Recorder dump (or its analyzer's report), rank error line or RAS "
             "report found there"

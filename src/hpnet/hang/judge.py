@@ -42,6 +42,8 @@ from hpnet.hang.model import (
 from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
 from hpnet.hang.watchdog import (
+    stuck_summary,
+    watchdog_barrier,
     watchdog_behind,
     watchdog_mismatch,
     watchdog_summary,
@@ -334,6 +336,9 @@ def judge(
     by_rank = {d.rank: d for d in dumps}
     listed = {r for d in dumps for r in d.listed}
     said = {e.rank for e in errors if e.rank is not None} | set(log_ranks)
+    # a process exiting without destroy_process_group() is no error: it says when
+    exits = [e for e in errors if e.exiting]
+    errors = [e for e in errors if not e.exiting]
     top = max({*by_rank, *listed, *said}, default=-1) + 1
     known = sorted(set(range(max(top, world or 0))))
     groups = sorted({e.pg for d in dumps for e in d.entries if not e.p2p}, key=_pg_order)
@@ -385,6 +390,7 @@ def judge(
         found := watchdog_mismatch(errors, known)
         or watchdog_behind(errors)
         or watchdog_unentered(errors)
+        or watchdog_barrier(errors)
     ) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
         # at one number, or some ranks timed out past a work the others wait in
@@ -392,10 +398,15 @@ def judge(
         status, headline = "hang", found.headline()
     elif errors:
         status = "unknown"
-        headline = watchdog_summary(errors, dumped=bool(dumps)) or (
-            f"{len({e.rank for e in errors})} rank(s) reported errors, but in every group "
-            "the ranks that dumped reached the same collective: the dumps do not show which "
-            "one failed" + ("" if dumps else "; no Flight Recorder dump says which rank is behind")
+        headline = (
+            watchdog_summary(errors, dumped=bool(dumps))
+            or stuck_summary(errors, exits, dumped=bool(dumps))
+            or (
+                f"{len({e.rank for e in errors})} rank(s) reported errors, but in every group "
+                "the ranks that dumped reached the same collective: the dumps do not show which "
+                "one failed"
+                + ("" if dumps else "; no Flight Recorder dump says which rank is behind")
+            )
         )
     elif not dumps and ras:
         # RAS said RUNNING OK while every rank of a 2-rank NCCL job sat in an all_reduce

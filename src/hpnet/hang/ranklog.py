@@ -50,10 +50,17 @@ _INIT = re.compile(
     r"Gloo connectFullMesh failed|DistStoreError: wait timeout"
     r"|Timed out initializing process group in store based barrier"
 )
+#: torch's monitored barrier (ProcessGroupGloo::monitoredBarrier; with
+#: TORCH_DISTRIBUTED_DEBUG=DETAIL, ProcessGroupWrapper runs one before every collective):
+#: rank 0 names the ranks that did not answer it, ``[Rank 0]: Rank 6 failed to pass
+#: monitoredBarrier in 1800000 ms`` (the first), ``Ranks 3, 6 failed ...`` (wait_all_ranks)
+_BARRIER = re.compile(r"Ranks? (\d+(?:, \d+)*) failed to pass monitoredBarrier")
+#: ProcessGroupNCCL's destructor at interpreter exit (torch 2.4 on)
+_NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before program exit")
 #: what makes a line evidence: the screen keeps this part of a long line
 KEY_PHRASE = re.compile(
-    "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT))
-    + r"|NCCL error|Watchdog caught"
+    "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT, _BARRIER))
+    + r"|NCCL error|Watchdog caught|watchdog got stuck|Heartbeat monitor timed out"
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
@@ -82,6 +89,12 @@ class RankError:
     #: the Python stack Flight Recorder kept of the rank's failed collective (torch 2.6
     #: on prints it after the watchdog's status line), innermost frame first
     stack: tuple[str, ...] = ()
+    #: the rank's watchdog thread got stuck (its heartbeat monitor said so)
+    stuck: bool = False
+    #: the ranks this rank's monitored barrier says did not pass it
+    barrier: tuple[int, ...] = ()
+    #: the process was exiting without destroy_process_group()
+    exiting: bool = False
 
 
 def line_time(line: str) -> float | None:
@@ -105,7 +118,9 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     closed = bool(_CLOSED.search(line))
     mismatch = bool(_MISMATCH.search(line))
     init = bool(_INIT.search(line))
-    if not (timeout or closed or mismatch or init):
+    barrier = _BARRIER.search(line)
+    exiting = bool(_NO_DESTROY.search(line))
+    if not (timeout or closed or mismatch or init or barrier or exiting):
         return None
     rank = _GLOBAL_RANK.search(line)
     return RankError(
@@ -117,6 +132,8 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         mismatch=mismatch,
         init=init,
         at=line_time(line),
+        barrier=tuple(int(r) for r in barrier.group(1).split(", ")) if barrier else (),
+        exiting=exiting,
     )
 
 
@@ -133,6 +150,7 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         text=escape_controls(first.text.strip())[:300],
         timeout=event.what == "timeout",
         peer_closed=event.error == REMOTE_GONE,
+        stuck=event.what == "stuck",
         pg=event.pg,
         seq=event.seq,
         op=event.op.lower() if event.op else None,
@@ -178,7 +196,7 @@ def read_errors(path: str, raw: bytes) -> list[RankError]:
     found: list[tuple[int, RankError]] = []
     taken: set[int] = set()
     for event in read_torch(logical_lines(path, numbered)):
-        if event.what in ("timeout", "status", "nccl-error") and event.quotes:
+        if event.what in ("timeout", "status", "nccl-error", "stuck") and event.quotes:
             found.append((event.quotes[0].line, _torch_error(event, path, named)))
             taken.update(q.line for q in event.quotes)
         elif event.what == "stack":  # the rank's line before it: its status, or timeout

@@ -25,7 +25,14 @@ from hpnet.artefacts.parted import (
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
-__all__ = ["watchdog_behind", "watchdog_mismatch", "watchdog_summary", "watchdog_unentered"]
+__all__ = [
+    "stuck_summary",
+    "watchdog_barrier",
+    "watchdog_behind",
+    "watchdog_mismatch",
+    "watchdog_summary",
+    "watchdog_unentered",
+]
 
 
 def _merged(known: RankError, new: RankError) -> RankError:
@@ -82,6 +89,12 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
             + ("it entered it and waits" if len(ahead) == 1 else "they entered it and wait")
             + " for a peer"
         )
+    inside = _inside(errors, first, at)
+    if inside:
+        text += (
+            f"; {ranks_text(inside)} {'was' if len(inside) == 1 else 'were'} in it too when "
+            f"told to dump (enqueued, #{(first.seq or 0) - 1} the last completed)"
+        )
     called = [said for r in at if (said := called_from(r, seen[r].stack))]
     if called:
         text += f"; {called[0]}"
@@ -107,6 +120,25 @@ def watchdog_summary(errors: Sequence[RankError], *, dumped: bool = True) -> str
     elif not dumped:
         text += "; no Flight Recorder dump says which rank is behind"
     return text
+
+
+def _inside(errors: Sequence[RankError], first: RankError, at: Sequence[int]) -> list[int]:
+    """Ranks whose group status, when told to dump, shows them inside ``first``'s work:
+    it enqueued, the one before it their last completed (the same group)."""
+    seq = first.seq or 0
+    return sorted(
+        {
+            e.rank
+            for e in errors
+            if e.rank is not None
+            and e.rank not in at
+            and e.seq is None
+            and e.pg is not None
+            and e.pg == first.pg
+            and e.last_completed == seq - 1
+            and (e.last_enqueued or 0) >= seq
+        }
+    )
 
 
 def _unranked(errors: Sequence[RankError], *, dumped: bool) -> str | None:
@@ -288,3 +320,59 @@ def _text(call: Call) -> str:
 def _work(error: RankError) -> str:
     where = f" of group {error.pg}" if error.pg else ""
     return f"{error.op or 'collective'} #{error.seq}{where}"
+
+
+def watchdog_barrier(errors: Sequence[RankError]) -> Cause | None:
+    """Ranks a monitored barrier says did not pass it: torch's own verdict, rank 0's
+    (ProcessGroupGloo::monitoredBarrier; TORCH_DISTRIBUTED_DEBUG=DETAIL runs one before
+    every collective). A rank that did not answer in time, or whose connection broke
+    first (a process gone fails it at once), is where the job stopped."""
+    lines = [e for e in errors if e.barrier]
+    if not lines:
+        return None
+    failed = tuple(sorted({r for e in lines for r in e.barrier}))
+    monitors = tuple(sorted({e.rank for e in lines if e.rank is not None}))
+    who = ranks_text(list(failed))
+    by = f" {ranks_text(list(monitors))} ran" if monitors else ""
+    they, their = ("it", "its") if len(failed) == 1 else ("they", "their")
+    return Cause(
+        kind="barrier", pg="", pg_desc="", seq=0, collective="monitored barrier",
+        ranks=failed, waiting=monitors,
+        evidence=tuple(f"{e.where}: {e.text}" for e in lines)[:8],
+        summary=f"{who} failed to pass the monitored barrier{by} (torch's check that every "
+        "rank arrived, TORCH_DISTRIBUTED_DEBUG=DETAIL runs one before each collective): "
+        f"{they} never arrived in time, or {their} process was gone (a broken connection "
+        "fails it at once)",
+        fix=f"read the log of {who} for what stopped it (an exception, an out-of-memory "
+        "kill, a branch that skips the collective); `py-spy dump` on a live process shows "
+        "where it waits",
+    )  # fmt: skip
+
+
+def stuck_summary(
+    errors: Sequence[RankError], exits: Sequence[RankError], *, dumped: bool
+) -> str | None:
+    """Watchdogs that got stuck, where no collective timed out in the lines: the thread
+    that checks the collectives was itself blocked (a CUDA or NCCL call that does not
+    return, or the GIL), so no collective can be named; where the ranks were exiting
+    without destroy_process_group(), that is when."""
+    stuck = [e for e in errors if e.stuck]
+    if not stuck:
+        return None
+    ranks = sorted({e.rank for e in stuck if e.rank is not None})
+    groups = sorted({e.pg for e in stuck if e.pg is not None}, key=lambda g: (len(g), g))
+    where = f" of group{'s' if len(groups) > 1 else ''} {', '.join(groups)}" if groups else ""
+    text = (
+        f"the watchdog{where} got stuck on {ranks_text(ranks) if ranks else 'a rank'}: a CUDA "
+        "or NCCL call (or the GIL) blocked the thread that checks the collectives, so no "
+        "collective timed out in these lines"
+    )
+    gone = sorted({e.rank for e in exits if e.rank is not None})
+    if exits:
+        text += (
+            f"; {ranks_text(gone) if gone else 'the processes'} were exiting without "
+            "destroy_process_group() (the groups torn down at interpreter exit)"
+        )
+    if not dumped:
+        text += "; py-spy dump of the stuck process (its watchdog thread) says which call"
+    return text
