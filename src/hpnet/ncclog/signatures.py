@@ -447,10 +447,11 @@ SIGNATURES: tuple[Signature, ...] = (
         "NCCL_COMM_ID's address is on no network of this host",
         r"No interface found in the same subnet as remote address",
         "NCCL looked for an interface on the same subnet as the bootstrap root's address "
-        "(NCCL_COMM_ID) and found none: the address is not reachable the direct way from "
-        "here (a host's address from inside a container's bridge network, or another "
-        "network altogether); NCCL goes on with its default interface, and the root, whose "
-        "own address it must be, cannot listen on it",
+        "(NCCL_COMM_ID) and found none, and goes on with its default interface: harmless "
+        "where the root's host is reached through a router, but on the root's own host it "
+        "means the address is not this host's (the host's address seen from inside a "
+        "container's bridge network), and the root cannot listen on it (a bind failure "
+        "follows)",
         "give NCCL_COMM_ID the address of the root's host as every rank reaches it (the "
         "same value on every rank), or use the launcher's rendezvous instead of "
         "NCCL_COMM_ID; containers: host networking",
