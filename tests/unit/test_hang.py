@@ -816,9 +816,13 @@ def test_a_process_exiting_without_destroy_process_group_is_no_evidence() -> Non
     assert "destroy_process_group() was not called" in clean.read_text()
     done = _hpnet("hang", str(clean))
     assert done.returncode == 2 and "hang-no-evidence" in done.stderr
-    path = DATA / "hang" / (
-        "ms-swift-megatron-moe-exit-watchdog-stuck-ep-etp-distopt-groups-no-collective-"
-        "timeout-EXCERPT.txt"
+    path = (
+        DATA
+        / "hang"
+        / (
+            "ms-swift-megatron-moe-exit-watchdog-stuck-ep-etp-distopt-groups-no-collective-"
+            "timeout-EXCERPT.txt"
+        )
     )
     report = judge([], read_errors(str(path), path.read_bytes()))
     assert report.errors and not any(e.exiting for e in report.errors)
