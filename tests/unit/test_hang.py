@@ -595,6 +595,43 @@ NEW_POSTS = {
         "unknown", None,
         "ranks 3, 7 timed out in alltoall #4486 of group 9; ranks 3, 7 had enqueued up to #4489",
     ),
+    # DeepEP #411: nothing ever completed in the 16-rank group
+    "deepep-internode-pg1-allgather-seq1-16-ranks-last-completed-minus1-r7-r3-EXCERPT": (
+        "unknown", None,
+        "ranks 3, 7 timed out in allgather #1 of group 1; nothing had completed on the group "
+        "yet (last completed -1)",
+    ),
+    (
+        "deepspeed-zero3-generate-r15-of-64-allgather-base-seq96383-7200s-own-"
+        "abort-service-thread-closed-EXCERPT"
+    ): (
+        "unknown", None,
+        "rank 15 timed out in _allgather_base #96383; no Flight Recorder dump says",
+    ),
+    # jax #6896: XLA's rendezvous, device ordinal 2 absent (refused before)
+    "jax-xla-rendezvous-op534-ordinals-1-0-3-waiting-ordinal-2-absent-EXCERPT": (
+        "hang", ("never-entered", (2,)),
+        "XLA's device ordinal 2 never arrived at the rendezvous of op 534 (cross_replica) of "
+        "run 85034, where device ordinals 0, 1, 3 wait",
+    ),
+    # NVIDIA/nccl#969: NCCL's own mismatch line, no dump: no text about dumps (it had some)
+    "nccl-net-ib-collective-mismatch-local-496640-remote-65536-peer-10.10.23.6-nccl2.14.3": (
+        "unknown", None,
+        "a rank the lines do not name: the ranks' collectives did not match (",
+    ),
+    (
+        "openrlhf-ray-dedup-reference-actor-default-pg-allgather-base-seq17284-"
+        "3-ranks-repeated-14x-EXCERPT"
+    ): (
+        "unknown", None,
+        "rank 0 timed out in _allgather_base #17284 of group 0; rank 0 had enqueued up to "
+        "#17290: it entered it and waits for a peer",
+    ),
+    "torch-elastic-r1-allreduce-seq335-remote-process-exited-peer-node-killed-EXCERPT": (
+        "unknown", None,
+        "rank 1 failed in allreduce #335 (NCCL: remote process exited or there was a network "
+        "error)",
+    ),
 }  # fmt: skip
 
 
@@ -827,3 +864,31 @@ def test_a_process_exiting_without_destroy_process_group_is_no_evidence() -> Non
     report = judge([], read_errors(str(path), path.read_bytes()))
     assert report.errors and not any(e.exiting for e in report.errors)
     assert {e.rank for e in report.errors if e.stuck} == {0, 4}
+
+
+def test_xla_waits_that_ended_and_fingerprints_name_no_culprit(tmp_path: Path) -> None:
+    """An XLA wait that XLA itself says ended ('Thread is unstuck!') names nobody; nor do
+    DETAIL-mode fingerprint lines, which are no error (DeepSpeed #4890: refused)."""
+    jax = (
+        DATA
+        / "hang"
+        / ("jax-xla-rendezvous-op534-ordinals-1-0-3-waiting-ordinal-2-absent-EXCERPT.txt")
+    )
+    ended = tmp_path / "jax-then-unstuck.txt"
+    ended.write_bytes(
+        jax.read_bytes()
+        + b"2021-06-01 12:09:21.000000: E rendezvous.cc:1] Thread is unstuck! Warning above "
+        b"was a false-positive. Perhaps the timeout is too short.\n"
+    )
+    report = judge([], read_errors(str(ended), ended.read_bytes()))
+    assert report.status == "unknown" and not report.causes
+    fingerprints = (
+        DATA
+        / "hang"
+        / (
+            "deepspeed-moe-pgwrapper-fingerprint-r0-seq1277-then-1275-r1-seq1275-two-groups-"
+            "EXCERPT.txt"
+        )
+    )
+    done = _hpnet("hang", str(fingerprints))
+    assert done.returncode == 2 and "hang-no-evidence" in done.stderr

@@ -42,6 +42,8 @@ from hpnet.hang.model import (
 from hpnet.hang.ranklog import RankError, never_met
 from hpnet.hang.ras import ras_causes
 from hpnet.hang.watchdog import (
+    lines_summary,
+    rendezvous_missing,
     stuck_summary,
     watchdog_barrier,
     watchdog_behind,
@@ -391,6 +393,7 @@ def judge(
         or watchdog_behind(errors)
         or watchdog_unentered(errors)
         or watchdog_barrier(errors)
+        or rendezvous_missing(errors)
     ) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
         # at one number, or some ranks timed out past a work the others wait in
@@ -405,7 +408,8 @@ def judge(
                 f"{len({e.rank for e in errors})} rank(s) reported errors, but in every group "
                 "the ranks that dumped reached the same collective: the dumps do not show which "
                 "one failed"
-                + ("" if dumps else "; no Flight Recorder dump says which rank is behind")
+                if dumps
+                else lines_summary(errors)
             )
         )
     elif not dumps and ras:

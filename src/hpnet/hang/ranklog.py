@@ -55,11 +55,28 @@ _INIT = re.compile(
 #: rank 0 names the ranks that did not answer it, ``[Rank 0]: Rank 6 failed to pass
 #: monitoredBarrier in 1800000 ms`` (the first), ``Ranks 3, 6 failed ...`` (wait_all_ranks)
 _BARRIER = re.compile(r"Ranks? (\d+(?:, \d+)*) failed to pass monitoredBarrier")
+#: XLA's rendezvous of the participants of one collective (JAX on GPU): a participant
+#: that waited past the warning time says so. 2021's collective_ops_utils.h: ``waiting
+#: for 5000ms for and may be stuck: participant for device ordinal 1, ... RendezvousKey{
+#: run_id=RunId: 85034, global_devices=[0,1,2,3], num_local_participants=4,
+#: collective_op_kind=cross_replica, op_id=534}``; xla/service/rendezvous.cc later:
+#: ``[id=0] This thread has been waiting for `<name>` for 20 seconds and may be stuck.
+#: Expected 2 threads to join the rendezvous``
+_XLA_OLD = re.compile(
+    r"waiting for \d+ ?ms for and may be stuck: participant for device ordinal (\d+),.*?"
+    r"RendezvousKey\{run_id=RunId: (-?\d+), global_devices=\[([\d, ]*)\], "
+    r"num_local_participants=(\d+), collective_op_kind=(\w+), op_id=(\d+)\}"
+)
+_XLA_NEW = re.compile(
+    r"(?:\[id=(\d+)\] )?This thread has been waiting for `([^`]+)` for \d+ seconds and may "
+    r"be stuck\. Expected (\d+) threads to join the rendezvous, but not all"
+)
 #: ProcessGroupNCCL's destructor at interpreter exit (torch 2.4 on)
 _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before program exit")
 #: what makes a line evidence: the screen keeps this part of a long line
 KEY_PHRASE = re.compile(
     "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT, _BARRIER))
+    + r"|may be stuck"
     + r"|NCCL error|Watchdog caught|watchdog got stuck|Heartbeat monitor timed out"
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
@@ -95,6 +112,11 @@ class RankError:
     barrier: tuple[int, ...] = ()
     #: the process was exiting without destroy_process_group()
     exiting: bool = False
+    #: XLA: the rendezvous a participant waits at, the participant (a device ordinal, or
+    #: its id in the rendezvous), and every participant it expects (where the line says)
+    rendezvous: str | None = None
+    participant: int | None = None
+    participants: tuple[int, ...] = ()
 
 
 def line_time(line: str) -> float | None:
@@ -120,7 +142,8 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     init = bool(_INIT.search(line))
     barrier = _BARRIER.search(line)
     exiting = bool(_NO_DESTROY.search(line))
-    if not (timeout or closed or mismatch or init or barrier or exiting):
+    xla = _xla_wait(line)
+    if not (timeout or closed or mismatch or init or barrier or exiting or xla):
         return None
     rank = _GLOBAL_RANK.search(line)
     return RankError(
@@ -134,7 +157,26 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         at=line_time(line),
         barrier=tuple(int(r) for r in barrier.group(1).split(", ")) if barrier else (),
         exiting=exiting,
+        rendezvous=xla[0] if xla else None,
+        participant=xla[1] if xla else None,
+        participants=xla[2] if xla else (),
     )
+
+
+def _xla_wait(line: str) -> tuple[str, int | None, tuple[int, ...]] | None:
+    """An XLA participant's wait at a rendezvous: the rendezvous, the participant and
+    those it expects (the key's devices where all are this process's; ids 0..N-1)."""
+    if found := _XLA_OLD.search(line):
+        devices = tuple(int(d) for d in found.group(3).split(",") if d.strip())
+        local = int(found.group(4)) == len(devices)
+        key = f"op {found.group(6)} ({found.group(5)}) of run {found.group(2)}"
+        return key, int(found.group(1)), devices if local else ()
+    if found := _XLA_NEW.search(line):
+        who = int(found.group(1)) if found.group(1) else None
+        return f"`{found.group(2)}`", who, tuple(range(int(found.group(3))))
+    if "Thread is unstuck! Warning above was a false-positive" in line:
+        return "", None, ()  # a wait that ended: which one, the line does not say
+    return None
 
 
 def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:

@@ -26,6 +26,8 @@ from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import RankError
 
 __all__ = [
+    "lines_summary",
+    "rendezvous_missing",
     "stuck_summary",
     "watchdog_barrier",
     "watchdog_behind",
@@ -376,3 +378,70 @@ def stuck_summary(
     if not dumped:
         text += "; py-spy dump of the stuck process (its watchdog thread) says which call"
     return text
+
+
+def lines_summary(errors: Sequence[RankError]) -> str:
+    """Error lines that name no collective, where no dump was given: what the first
+    says, and whose it is.
+
+    >>> e = RankError(rank=None, where="l:1", text="", timeout=False, peer_closed=False,
+    ...     mismatch=True)
+    >>> lines_summary([e])  # doctest: +ELLIPSIS
+    "a rank the lines do not name: the ranks' collectives did not match (l:1); ..."
+    """
+    first = errors[0]
+    said = (
+        "the ranks' collectives did not match"
+        if first.mismatch
+        else "a peer's connection closed"
+        if first.peer_closed
+        else "the process group could not be made"
+        if first.init
+        else "an operation timed out"
+        if first.timeout
+        else "an error"
+    )
+    ranks = sorted({e.rank for e in errors if e.rank is not None})
+    who = ranks_text(ranks) if ranks else "a rank the lines do not name"
+    more = f", and {len(errors) - 1} more line(s)" if len(errors) > 1 else ""
+    return (
+        f"{who}: {said} ({first.where}{more}); no Flight Recorder dump says which "
+        "collective, or which rank is behind"
+    )
+
+
+def rendezvous_missing(errors: Sequence[RankError]) -> Cause | None:
+    """XLA's participants that never arrived at a rendezvous the others wait at: those
+    it expects (every device of the key, where all are this process's; ids 0..N-1) less
+    those whose wait is in the lines. Only where the lines name each waiting
+    participant, and no line says a waiter went on ("Thread is unstuck!"); the first
+    such rendezvous."""
+    if any(e.rendezvous == "" for e in errors):  # XLA: a waiter went on after all
+        return None
+    waits: dict[str, list[RankError]] = {}
+    for e in errors:
+        if e.rendezvous is not None and e.participant is not None and e.participants:
+            waits.setdefault(e.rendezvous, []).append(e)
+    for key, lines in waits.items():
+        waiting = sorted({e.participant for e in lines if e.participant is not None})
+        expected = sorted({p for e in lines for p in e.participants})
+        missing = [p for p in expected if p not in waiting]
+        if not missing or len(missing) == len(expected):
+            continue
+        kind = "device ordinal" if "RendezvousKey" in lines[0].text else "participant"
+        names = ", ".join(map(str, missing))
+        them = ", ".join(map(str, waiting))
+        plural = "s" if len(missing) > 1 else ""
+        return Cause(
+            kind="never-entered", pg="", pg_desc="", seq=0, collective=f"rendezvous {key}",
+            ranks=tuple(missing), waiting=tuple(waiting),
+            evidence=tuple(f"{e.where}: {e.text}" for e in lines)[:8],
+            summary=f"XLA's {kind}{plural} {names} never arrived at the rendezvous of {key}, "
+            f"where {kind}s {them} wait (XLA warns once a participant has waited past its "
+            "limit): the missing one is busy elsewhere, stuck before it, or runs another "
+            "program",
+            fix=f"see what {kind}{plural} {names} did instead: a stack of its thread "
+            "(py-spy dump --native) and XLA's dump of the program (XLA_FLAGS=--xla_dump_to) "
+            "show where it is",
+        )  # fmt: skip
+    return None

@@ -489,6 +489,23 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "net-size-mismatch",
+        "error",
+        "two ranks disagree on the size of a transfer between them (a collective mismatch)",
+        r"collective mismatch error, local size \d+ remote size \d+",
+        "NCCL's network transport found that what this rank sends does not fit the receive "
+        "its peer posted (the local and remote sizes in the line): the two ranks called "
+        "different collectives, sizes or orders (a program bug), or run NCCL differently "
+        "(other releases, or settings that change how a collective is cut, such as "
+        "NCCL_PROTO, NCCL_ALGO or NCCL_BUFFSIZE set on some nodes only)",
+        "give every node the same NCCL and the same NCCL_* settings (`hpnet env` on each "
+        "shows them); if they match, compare what the ranks call "
+        "(TORCH_DISTRIBUTED_DEBUG=DETAIL checks each collective's op and sizes)",
+        "src/transport/net_ib.cc ncclIbIsend ('collective mismatch error, local size %d "
+        "remote size %d', ncclInvalidUsage); NVIDIA/nccl#969",
+        exclusive=True,
+    ),
+    _sig(
         "connection-refused",
         "error",
         "a socket connection was refused",
