@@ -38,6 +38,89 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "aws-p4d-docker-ofi-provider-tcp-not-efa-socket-ifname-exclude-docker0-"
+        "bootstrap-lo-nccl2.23.4-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"ofi-provider-tcp", "socket-local-interfaces"},
+        versions={"2.23.4"},
+        hosts=1,
+        processes=1,
+        verdict_has=("tcp",),
+    ),
+    (
+        "h20-3e-vm-rdma-plugin-v6-name-with-spaces-pxn-proxy-gdrdma-shared-p2p-"
+        "cumem-alltoall-nccl2.26.5-EXCERPT.log"
+    ): C(
+        status="PASS",
+        inter={"NET/NCCL RDMA Plugin v6/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings={
+            "nccl-known-bug-ras-report-during-init-crash",
+            "nccl-known-bug-ras-status-memory-corruption",
+        },
+        versions={"2.26.5"},
+        hosts=2,
+        processes=4,
+    ),
+    "k8s-mpijob-azure-a100-ib-8hca-no-gdrdma-vnic-index-offset-p2p-cumem-nccl2.25.1-EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra={"P2P/CUMEM"},
+        findings={"gdr-off"},
+        versions={"2.25.1"},
+        hosts=2,
+        processes=12,
+        gdr="no",
+    ),
+    "l20-8gpu-single-process-default-shm-direct-between-gpus-alltoall-nccl2.20.5-EXCERPT.log": C(
+        status="PASS",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "l20-8gpu-single-process-nccl-p2p-level-sys-forces-p2p-direct-pointer-"
+        "socket-no-libibverbs-nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter=set(),
+        intra={"P2P/direct pointer"},
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions={"2.20.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "rtx4090-8gpu-single-node-using-network-ib-roce-bond-but-all-shm-pcie-phb-"
+        "sys-nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="PASS",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings=set(),
+        versions={"2.21.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "rtx4090-two-hosts-ib-disabled-socket-ifname-prefix-en-enp3s0-vs-eno2-gdr1-"
+        "flag-with-socket-nccl2.25.1-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"env-ib-disabled", "init-incomplete", "socket-ifname-prefix", "sockets-chosen"},
+        versions={"2.25.1"},
+        hosts=2,
+        processes=2,
+    ),
+    (
         "azure-vm-ib-vf-recv-completion-error12-vendor129-no-gid-ib-not-connected-"
         "torchrun-nccl2.18-EXCERPT.log"
     ): C(

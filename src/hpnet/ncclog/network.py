@@ -43,6 +43,7 @@ def network_findings(
     findings += _hca_prefix(log)
     findings += _ifname_prefix(log)
     findings += _local_interfaces(log, choices)
+    findings += _ofi_over_tcp(log)
     return findings
 
 
@@ -337,5 +338,43 @@ def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> lis
             ),
             count=len(hits),
             processes=tuple(p.key for p, _, _ in hits),
+        )
+    ]
+
+
+#: libfabric providers that are TCP / UDP, not an RDMA device
+_TCP_PROVIDERS = ("tcp", "sockets", "udp")
+
+
+def _ofi_over_tcp(log: NcclLog) -> list[Finding]:
+    """aws-ofi-nccl running over a libfabric TCP provider ("NET/OFI Selected Provider is
+    tcp (found 1 nics)"): the plugin works, its traffic is TCP (aws/aws-ofi-nccl#803: a
+    p4d container without its EFA devices, a plugin built without AWS support)."""
+    hit = [
+        p
+        for p in log.processes
+        if any(name.split(";")[0] in _TCP_PROVIDERS for name, _fabric, _n in p.providers)
+    ]
+    if not hit:
+        return []
+    return [
+        Finding(
+            id="ofi-provider-tcp",
+            severity=Severity.WARNING,
+            title="the AWS OFI plugin runs over libfabric's TCP provider: no EFA, no RDMA",
+            cause="libfabric offered the plugin no EFA device, so it took a TCP provider: "
+            "traffic between hosts goes over TCP through libfabric, without GPUDirect. The "
+            "EFA devices are not in this container (/dev/infiniband), the instance has none "
+            "or its driver is missing, or the plugin was built without its AWS platform "
+            "support (which asks for the efa provider and logs 'Configuring AWS-specific "
+            "options')",
+            fix="pass the EFA devices into the container (docker --device "
+            "/dev/infiniband/uverbs0 ...; Kubernetes: the EFA device plugin's "
+            "vpc.amazonaws.com/efa resource), check `fi_info -p efa` there, and use an "
+            "aws-ofi-nccl built for AWS; FI_PROVIDER=efa makes a missing EFA fail instead "
+            "of falling back",
+            evidence=quotes(line for p in hit[:3] if (line := p.line("provider"))),
+            count=len(hit),
+            processes=tuple(p.key for p in hit),
         )
     ]
