@@ -38,6 +38,77 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "gin-ib-probe-lib-wrapper-not-initialized-benign-warn-no-libibverbs-socket-"
+        "devidx-prefix-nccl2.29.7-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device", "other-warnings"},
+        versions={"2.29.7"},
+        hosts=1,
+        processes=3,
+    ),
+    "k8s-node-vllm-tp2-dev-shm-enospc-proxy-ops-pool-33mb-after-p2p-ipc-nccl2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings={"shm-exhausted"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "k8s-rdma-shared-dev-plugin-container-roce-gid0-absent-modify-qp-enodev-ib-"
+        "accept-nccl2.4.2.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "modify-qp-enodev", "nccl-tests-failure", "system-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "k8s-two-privileged-pods-same-node-roce-ibext-loopback-not-p2p-hosthash-"
+        "differs-nccl2.16.2-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IBext"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions={"2.16.2"},
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "ray-actor-prefix-proxy-append-out-of-bounds-progress-thread-alltoall-"
+        "vendor-build-nccl2.27.7.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "proxy-append-out-of-bounds", "proxy-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"other-warnings"}),
+    ),
+    (
+        "symmetric-window-register-bigspace-va-exhausted-ncclspacealloc-func-form-"
+        "nccl2.30.7-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "symmetric-space-exhausted"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"cuda-call-failed"}),
+    ),
+    (
         "aws-p4d-docker-ofi-provider-tcp-not-efa-socket-ifname-exclude-docker0-"
         "bootstrap-lo-nccl2.23.4-EXCERPT.log"
     ): C(

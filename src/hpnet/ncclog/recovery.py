@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from hpnet.ncclog.model import LogLine, ProcessLog
 
 _TRAIL = re.compile(r"(\S+\.(?:cc|cu|c|h|cpp):\d+) (?:\([^)]*\) )?-> (\d+)")
+#: a WARN whose text, after its own file:line, is a trail
+_WARN_TRAIL = re.compile(r"WARN (?:\S+ )?\S+\.(?:cc|cu|c|h|cpp):\d+ (?:\([^)]*\) )?-> \d+")
 
 
 def _sites(
@@ -46,6 +48,9 @@ def recover(processes: Sequence[ProcessLog]) -> tuple[ProcessLog, ...]:
         for p in processes
         for line in p.warnings
         if p.warn_fatal.get(line.message) == "recoverable"
+        # a WARN that is itself a trail ("WARN proxy.cc:979 -> 3 [Progress Thread]", a
+        # vendor build's) names no call that fails on purpose: it passed an error up
+        and not _WARN_TRAIL.match(line.message)
     ]
     if not fallbacks:
         return tuple(processes)

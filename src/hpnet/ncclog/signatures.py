@@ -892,6 +892,38 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "symmetric-space-exhausted",
+        "error",
+        "NCCL's address space for symmetric windows is used up",
+        r"Allocation failed\. No suitable space found to accommodate size=",
+        "registering a symmetric window (ncclCommWindowRegister) asked NCCL for more of its "
+        "per-rank virtual address space than is left (the size and the limit in the line; "
+        "the limit follows the GPU's memory by default): windows registered again without "
+        "being deregistered each take a new range",
+        "register each buffer once and reuse its window, or deregister it "
+        "(ncclCommWindowDeregister) before registering again; NCCL_WIN_STRIDE raises the "
+        "space per rank",
+        "src/allocator.cc ncclSpaceAlloc ('Allocation failed. No suitable space found', "
+        "ncclInternalError), src/dev_runtime.cc symMemoryObtain (2.30.7); NVIDIA/nccl#2331",
+        exclusive=True,
+    ),
+    _sig(
+        "proxy-append-out-of-bounds",
+        "error",
+        "NCCL's proxy thread got more operations on one connection than it holds",
+        r"Proxy append out of bounds",
+        "the proxy groups the operations it drives on one connection into at most "
+        "NCCL_PROXY_MAX_SUBS (64, MAXCHANNELS) sub-operations, and this batch had more "
+        "(large grouped all-to-all or send / recv batches): an NCCL limit, not a network "
+        "or setup fault; the communicator fails with ncclInternalError",
+        "report it to NCCL with its version and the collective; meanwhile fewer operations "
+        "per ncclGroupStart / ncclGroupEnd, and without NCCL_PROFILER_PLUGIN where it is "
+        "set (the report saw it with the profiler plugin on)",
+        "src/proxy.cc ncclProxyOpToArgs ('Proxy append out of bounds', ncclInternalError), "
+        "src/include/proxy.h NCCL_PROXY_MAX_SUBS (2.27.7); NVIDIA/nccl#2039",
+        exclusive=True,
+    ),
+    _sig(
         "cuda-failure",
         "error",
         "a CUDA call failed inside NCCL",
