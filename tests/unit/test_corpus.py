@@ -66,6 +66,12 @@ KNOWN: dict[tuple[str, str], str] = {
     "its own finding for CUDA's 'peer access is not supported between these two devices', "
     "a narrower name for the cause the note states (NCCL_P2P_DISABLE=1 its fix)",
     (
+        "nccl-logs/topology-reverse-path-bare-message-vllm-driver-535-nccl2.19-2.20.log",
+        "leads",
+    ): "the note names the topology subsystem's id; hpnet leads with topology-reverse-path, "
+    "its own finding for 'Failed to find reverse path' (a link listed one way only), a "
+    "narrower name for the cause the note states",
+    (
         "nccl-logs/net-mismatch-socket-accept-wrong-type-4-ib-peer-same-hostname-"
         "nccl2.18.3-2.18.6.log",
         "hosts",

@@ -38,6 +38,108 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "azure-nc24ads-a100-v4-ncv4-graph-file-xml-import-dev1-not-found-single-gpu-"
+        "nccl2.18.6-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "graph-file-mismatch", "init-incomplete"},
+        versions={"2.18.6"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "hpcx-ibext-v8-plugin-still-chosen-when-nccl-ib-disable-set-roce-merged-"
+        "nics-r2-of-3-nccl2.20-2.21-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IBext_v8"},
+        intra=set(),
+        findings={"gdr-off", "init-incomplete"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "p2p-proxy-setup-cudamalloc-out-of-memory-failed-cuda-calloc-6mib-peer-sees-"
+        "proxy-socket-closed-nccl2.18.3-2.18.6-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "cuda-call-failed",
+            "cuda-out-of-memory",
+            "error-trail",
+            "net-socket-error",
+            "proxy-connect-failed",
+        },
+        versions=set(),
+        hosts=1,
+        processes=2,
+        verdict_has=("CUDA could not allocate",),
+    ),
+    (
+        "rccl-azure-mi300x-vf-4gpu-failed-to-find-reverse-path-xgmi-one-way-"
+        "internal-error-rccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "libibverbs-missing", "no-rdma-device", "topology-reverse-path"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"nccl-failure"}),
+    ),
+    (
+        "sharp-collnet-sat-streaming-tree-lock-failed-minus18-training-job-falls-"
+        "back-nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"CollNet/SHARP/GDRDMA"},
+        intra=set(),
+        findings={"collnet-failed", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    "torch-nan-check-illegal-memory-access-700-cumem-free-proxy-teardown-nccl2.20-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-illegal-address", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        not_findings=frozenset({"cuda-failure"}),
+    ),
+    (
+        "wsl2-cumemsetaccess-cuda-failure-999-unknown-error-channel-init-nccl-tests-"
+        "no-mpi-nccl2.22.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail", "init-incomplete", "nccl-tests-failure"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "wsl2-vllm-libcuda-so-not-found-shm-connect-transport-cc-154-invalid-"
+        "argument-async-devpeers-read-nccl2.18.1-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"cuda-failure", "libcuda-missing", "no-rdma-device"},
+        versions={"2.18.1"},
+        hosts=1,
+        processes=1,
+    ),
+    (
         "gin-ib-probe-lib-wrapper-not-initialized-benign-warn-no-libibverbs-socket-"
         "devidx-prefix-nccl2.29.7-EXCERPT.log"
     ): C(

@@ -50,6 +50,8 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "ofi-plugin-error": _EFFECTS_OF_FAILURE,
     "efa-completion-error": ("collective-timeout", "net-socket-error", "peer-exited",
                              "ofi-plugin-error", *_EFFECTS_OF_FAILURE),
+    "cuda-out-of-memory": ("net-socket-error", "proxy-connect-failed", "cuda-call-failed",
+                           *_EFFECTS_OF_FAILURE),
     **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
 }  # fmt: skip
 
@@ -58,12 +60,17 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
 #: first NCCL call, before any communicator picks NCCL_NET (plugin/net.cc
 #: ncclNetPluginLoad, then ncclNetInit's selection)
 #: ncclIbAsyncThreadMain prints the NIC's event from its own thread while the thread
-#: that hits the failed queue pair prints its error: their line order is a race
+#: that hits the failed queue pair prints its error: their line order is a race; a
+#: process whose proxy ran out of GPU memory fails and closes the proxy connections its
+#: peers wait on, which they report closed, each from its own process: a race too
+#: (NVIDIA/nccl#1235: the peer's "Connection closed by remote peer" printed first)
 BY_STAGE: frozenset[tuple[str, str]] = frozenset(
     {
         ("net-plugin-load-failed", "net-plugin-failed"),
         ("net-plugin-load-failed", "no-net-plugin"),
         ("ib-async-event", "ib-failed"),
+        ("cuda-out-of-memory", "net-socket-error"),
+        ("cuda-out-of-memory", "proxy-connect-failed"),
     }
 )
 

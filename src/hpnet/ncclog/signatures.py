@@ -874,6 +874,39 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "graph-file-mismatch",
+        "error",
+        "the graph file NCCL was given names a GPU this job does not have",
+        r"XML Import Channel : dev \d+ not found",
+        "NCCL_GRAPH_FILE imposes rings and trees read from an XML, and one names a device "
+        "outside this communicator's GPUs: the file was written for a larger machine (a "
+        "cloud image's file for every size of an instance family, set in /etc/nccl.conf, "
+        "which NCCL reads into its environment and reports as 'set by environment')",
+        "unset NCCL_GRAPH_FILE, or remove it from /etc/nccl.conf and ~/.nccl.conf; a graph "
+        "file is an override that must match the GPUs; NCCL_TOPO_FILE can stay",
+        "src/graph/search.cc ncclTopoImportGraph ('XML Import Channel : dev %d not found', "
+        "2.18.6), src/misc/param.cc (nccl.conf files into the environment); "
+        "Azure/azhpc-images#327",
+        exclusive=True,
+    ),
+    _sig(
+        "topology-reverse-path",
+        "error",
+        "a link in NCCL's view of this machine goes one way only",
+        r"Failed to find reverse path from",
+        "NCCL (or RCCL) found a link from one device to another (an NVLink or AMD XGMI link, "
+        "or a PCI path) that the other does not list back, so it cannot compute the paths "
+        "between them: the driver reports the links differently for each device (seen in "
+        "VMs, with GPUs passed through as virtual functions) or a topology file disagrees "
+        "with itself",
+        "dump what NCCL saw (NCCL_TOPO_DUMP_FILE=/tmp/topo.xml, NCCL_DEBUG_SUBSYS=INIT,GRAPH) "
+        "and compare each device's links (`nvidia-smi topo -m`, `rocm-smi --showtopo`); a "
+        "newer driver / ROCm / NCCL, or a consistent NCCL_TOPO_FILE",
+        "src/graph/paths.cc ncclTopoSetPaths ('Failed to find reverse path from remNode "
+        "%d/%lx nlinks %d to node %d/%lx', ncclInternalError); ROCm/rccl#1728",
+        exclusive=True,
+    ),
+    _sig(
         "topology-xml-attribute",
         "error",
         "the topology NCCL read lacks an attribute it needs (most likely a topology file "
@@ -921,6 +954,22 @@ SIGNATURES: tuple[Signature, ...] = (
         "set (the report saw it with the profiler plugin on)",
         "src/proxy.cc ncclProxyOpToArgs ('Proxy append out of bounds', ncclInternalError), "
         "src/include/proxy.h NCCL_PROXY_MAX_SUBS (2.27.7); NVIDIA/nccl#2039",
+        exclusive=True,
+    ),
+    _sig(
+        "cuda-illegal-address",
+        "error",
+        "a GPU kernel touched invalid memory; CUDA fails every call after it",
+        r"(?:Cuda|CUDA) failure (?:700 )?'an illegal memory access was encountered'",
+        "cudaErrorIllegalAddress is sticky: once any kernel of the process (the framework's, "
+        "a custom one, or NCCL's) accessed memory it must not, every later CUDA call in "
+        "that context fails with it, so NCCL's lines are where the error surfaced, not "
+        "where it happened",
+        "find the first kernel that failed: rerun with CUDA_LAUNCH_BLOCKING=1 (the "
+        "traceback then points at it) or under compute-sanitizer; check that each rank "
+        "set its own device (torch.cuda.set_device) before touching tensors",
+        "CUDA runtime cudaErrorIllegalAddress (700, sticky); src/include/checks.h "
+        "(CUDACHECK); pytorch/pytorch#131755",
         exclusive=True,
     ),
     _sig(
