@@ -155,7 +155,7 @@ def _unranked(errors: Sequence[RankError], *, dumped: bool) -> str | None:
         f"a rank whose job rank the line does not print ({first.where}) timed out in {_work(first)}"
     )
     if first.numel_in is not None:
-        text += f" ({first.numel_in} element{'' if first.numel_in == 1 else 's'})"
+        text += f" ({_elements(first.numel_in)})"
     if len(timed) > 1:
         text += f", and {len(timed) - 1} more such line(s)"
     return text if dumped else text + "; no Flight Recorder dump says which rank is behind"
@@ -316,7 +316,11 @@ def watchdog_mismatch(errors: Sequence[RankError], ranks: Sequence[int]) -> Caus
 def _text(call: Call) -> str:
     """A call as the verdict says it: the op, and its element count where known."""
     op, numel = call
-    return op if numel is None else f"{op} ({numel} element{'' if numel == 1 else 's'})"
+    return op if numel is None else f"{op} ({_elements(numel)})"
+
+
+def _elements(numel: int) -> str:
+    return f"{numel} element{'' if numel == 1 else 's'}"
 
 
 def _work(error: RankError) -> str:
