@@ -345,15 +345,14 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     names = ", ".join(f"{RESULT_NAMES.get(c, 'code')} ({c})" for c in codes)
     explained = set(named)
     stages = {p.key: trail_stage(line.message or line.text for line in p.trails) for p in failing}
-    said = {s[1] for s in stages.values() if s is not None}
+    named = {s.name for s in stages.values() if s is not None}
     # one stage for every failing process: the title names it
-    stage = f" in {said.pop()}" if len(said) == 1 and None not in stages.values() else ""
+    stage = f" in {named.pop()}" if len(named) == 1 and None not in stages.values() else ""
     return [
         Finding(
             id="error-trail",
             severity=Severity.ERROR,
-            title=f"a call inside NCCL failed{stage.split(',', maxsplit=1)[0]} and the error "
-            f"went up to the caller ({names})",
+            title=f"a call inside NCCL failed{stage} and the error went up to the caller ({names})",
             cause="NCCL prints 'file.cc:line -> N' at every function the error passes on "
             "its way up (include/checks.h); the first WARN of the same process says what "
             "failed, and without one the first trail line is where it started",
@@ -362,7 +361,11 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             evidence=quotes(line for p in failing for line in p.trails[:2]),
             conclusions=tuple(
                 f"process {p.key}: error code {', '.join(map(str, p.trail_codes))}"
-                + (f", failed in {at[1]} ({at[0]} in its trail)" if (at := stages[p.key]) else "")
+                + (
+                    f", failed in {at.text} ({at.where} in its trail)"
+                    if (at := stages[p.key])
+                    else ""
+                )
                 for p in failing[:MAX_EVIDENCE]
             ),
             count=len(failing),

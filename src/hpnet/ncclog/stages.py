@@ -7,55 +7,70 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
-__all__ = ["trail_stage"]
+__all__ = ["Stage", "trail_stage"]
 
 #: a trail line's source file (``misc/socket.cc:564 -> 2``, 2.2's ``bootstrap.cu:28 -> 2``)
-_FILE = re.compile(r"([\w./-]+\.(?:cc|cu|h|c|cpp)):\d+ -> \d+")
-#: source file (a path's start) -> the stage it is the code of; the first of a trail's
-#: files, innermost first, that names one is where it failed (socket, group and init code
-#: serve every stage, so they name none)
-_STAGES: tuple[tuple[tuple[str, ...], str], ...] = (
+_FILE = re.compile(r"(([\w./-]+\.(?:cc|cu|h|c|cpp)):\d+) -> \d+")
+
+
+class Stage(NamedTuple):
+    """Where a trail failed: the trail line's ``file:line``, the stage's name (what a
+    title says) and what it was doing there (the name, and for bootstrap what that is)."""
+
+    where: str
+    name: str
+    text: str
+
+
+#: source file (a path's start) -> the stage it is the code of, and what it does where
+#: the name alone does not say; the first of a trail's files, innermost first, that
+#: names one is where it failed (socket, group and init code serve every stage, so they
+#: name none)
+_STAGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("bootstrap.c",),
-        "bootstrap, as the ranks exchanged their addresses over TCP (on the network "
-        "NCCL_SOCKET_IFNAME picks) before any transport was set up",
+        "bootstrap",
+        "as the ranks exchanged their addresses over TCP (on the network NCCL_SOCKET_IFNAME "
+        "picks) before any transport was set up",
     ),
-    (("transport/net_ib", "transport/ib"), "the IB / RoCE network transport"),
-    (("transport/net_socket",), "the Socket network transport"),
-    (("transport/net.c", "transport/net."), "the network transport (NET)"),
-    (("transport/shm",), "the shared-memory (SHM) transport"),
-    (("include/shm", "misc/shmutils"), "a shared-memory segment (/dev/shm)"),
-    (("transport/p2p",), "the P2P (GPU to GPU) transport"),
-    (("transport/nvls",), "NVLink SHARP (NVLS)"),
-    (("transport/coll_net", "transport/collnet"), "CollNet"),
-    (("proxy.c",), "the proxy thread that drives the network"),
-    (("graph/",), "topology detection and the graph search"),
-    (("enqueue.c",), "a collective's launch"),
+    (("transport/net_ib", "transport/ib"), "the IB / RoCE network transport", ""),
+    (("transport/net_socket",), "the Socket network transport", ""),
+    (("transport/net.c", "transport/net."), "the network transport (NET)", ""),
+    (("transport/shm",), "the shared-memory (SHM) transport", ""),
+    (("include/shm", "misc/shmutils"), "a shared-memory segment (/dev/shm)", ""),
+    (("transport/p2p",), "the P2P (GPU to GPU) transport", ""),
+    (("transport/nvls",), "NVLink SHARP (NVLS)", ""),
+    (("transport/coll_net", "transport/collnet"), "CollNet", ""),
+    (("proxy.c",), "the proxy thread that drives the network", ""),
+    (("graph/",), "topology detection and the graph search", ""),
+    (("enqueue.c",), "a collective's launch", ""),
 )
 
 
-def trail_stage(trail: Iterable[str]) -> tuple[str, str] | None:
+def trail_stage(trail: Iterable[str]) -> Stage | None:
     """The first trail line (in the order printed: innermost first) whose file names a
-    stage, a bootstrap line before any other: that line's ``file:line`` and the stage.
+    stage, a bootstrap line before any other.
 
     >>> trail_stage(["x [0] NCCL INFO misc/socket.cc:564 -> 2",
     ...              "x [0] NCCL INFO bootstrap.cc:270 -> 2", "x [0] NCCL INFO init.cc:1350 -> 2"])
     ... # doctest: +ELLIPSIS
-    ('bootstrap.cc:270', 'bootstrap, as the ranks exchanged their addresses over TCP ...')
+    Stage(where='bootstrap.cc:270', name='bootstrap', text='bootstrap, as the ranks exchanged ...')
     """
     named = []
     for text in trail:
         found = _FILE.search(text)
         if found is None:
             continue
-        path = found.group(1)
-        stage = next((i for i, (starts, _) in enumerate(_STAGES) if path.startswith(starts)), None)
-        if stage is not None:
-            named.append((stage, found.group(0).split(" ->")[0]))
+        path = found.group(2)
+        index = next((i for i, (starts, *_) in enumerate(_STAGES) if path.startswith(starts)), None)
+        if index is not None:
+            named.append((index, found.group(1)))
     if not named:
         return None
     # bootstrap runs over the socket code (2.2-2.3: over the NET transport's), never the
     # other way round: a trail through it failed in it
-    stage, where = min(named, key=lambda n: n[0] != 0)
-    return where, _STAGES[stage][1]
+    index, where = min(named, key=lambda n: n[0] != 0)
+    _starts, name, detail = _STAGES[index]
+    return Stage(where, name, f"{name}, {detail}" if detail else name)
