@@ -21,7 +21,7 @@ include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])'
 suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 for tree in src ${BASE:-}; do  # BASE's own module too, where it has one
   [ -f "$tree/hpnet/ncclog/_fastscan.c" ] || continue
-  cc -O2 -fPIC -shared -I"$include" "$tree/hpnet/ncclog/_fastscan.c" \
+  cc -O2 -fPIC -shared -I"$include" "$tree"/hpnet/ncclog/_fast*.c \
     -o "$tree/hpnet/ncclog/_fastscan$suffix" >> "$OUT/machine.txt" 2>&1
 done
 PYTHONPATH=src python3 -c 'from hpnet.ncclog import passes; print("compiled", passes.COMPILED)' \

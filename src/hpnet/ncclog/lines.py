@@ -24,7 +24,7 @@ from hpnet.ncclog.diag import read_diag
 from hpnet.ncclog.event import Event, ProcessRef
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.messages import RAY_REPEATED, VERSION, read_message
-from hpnet.ncclog.passes import read_comm
+from hpnet.ncclog.passes import read_comm, read_connection
 from hpnet.ncclog.prefix import (
     HOSTNAME,
     LAUNCHER_ONLY,
@@ -370,9 +370,13 @@ class Classifier:
         reading = self._messages.get(raw)
         if reading is not None:
             return reading
-        comm = read_comm(raw)  # a communicator line, read in C; not cached: each is new
+        # a communicator or connection line, read in C; not cached: most are new
+        comm = read_comm(raw)
         if comm is not None:
             return ("comm", comm, raw.decode("ascii"), None)
+        connection = read_connection(raw)
+        if connection is not None:
+            return ("connection", connection, raw.decode("ascii"), None)
         message = _first_line(raw.decode("utf-8", "replace").rstrip("\r"))
         kind, data, text = read_message(message, None, source)
         if kind == "notable":

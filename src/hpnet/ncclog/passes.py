@@ -3,10 +3,12 @@
 Two passes, each in C when the compiled module (``_fastscan.c``, built by
 ``hatch_build.py`` where a C compiler is) is there, else in Python's own C
 (``re.sub``, ``bytes.split``, ``Counter``): erasing channel numbers and counting the
-distinct lines (with a program's own lines put apart, :func:`count_split`). Both forms
-give the same bytes and counts (tests/unit/test_fastscan.py);
-``HPNET_PURE_PYTHON=1`` runs the Python. What the compiled form buys:
-benchmarks/README.md, issue 28 step 5.
+distinct lines (noise blanked as they are counted, a program's own lines put apart:
+:func:`count_split`). Both forms give the same bytes and counts
+(tests/unit/test_fastscan.py); ``HPNET_PURE_PYTHON=1`` runs the Python. The module also
+reads the two commonest new lines of a large job, communicator and connection lines
+(:data:`read_comm`, :data:`read_connection`), as the Python readers do. What the
+compiled forms buy: benchmarks/README.md, issue 28 steps 5, 6 and 8.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import NamedTuple
 
 __all__ = [
     "COMPILED", "NOISE", "NOISE_ERASED", "Split", "count_lines", "count_split", "erased",
-    "read_comm",
+    "read_comm", "read_connection",
 ]  # fmt: skip
 
 #: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
@@ -80,6 +82,15 @@ def _python_readers(message: bytes) -> None:
 #: (tests/unit/test_fastscan.py holds the two readings to the same data)
 read_comm: Callable[[bytes], tuple[str, str, dict[str, str]] | None] = (
     _FAST.read_comm if _FAST is not None else _python_readers
+)
+#: ``read_connection(message)``: what :func:`hpnet.ncclog.messages.read_message` reads
+#: from a connection line (``Channel : 0[0] -> 1[1] via P2P/CUMEM``), as its data
+#: ``(source, its device, destination, its device, direction, transport)``, where the
+#: message is of exactly that form with single spaces and the module is there; None
+#: where the Python readers read it. A large job's ranks make most connection lines new
+#: (tests/unit/test_fastscan.py holds the two readings to the same data)
+read_connection: Callable[[bytes], tuple[int, str, int, str, str | None, str] | None] = (
+    _FAST.read_connection if _FAST is not None else _python_readers
 )
 
 
@@ -147,6 +158,14 @@ class Split(NamedTuple):
     shapes: bytes | None
     #: the program lines put apart that occur more than once in the block
     repeats: list[bytes]
+    #: for each line counted, in the counts' order, the index of its first occurrence
+    #: among the block's lines (its line number less the block's first)
+    firsts: list[int]
+    #: the markers (``NCCL INFO ``, ``NCCL WARN ``) that blanking noise took away (in a
+    #: line whose noise message had NCCL lines glued behind it); 0 without ``blank``
+    removed: int
+    #: what blanking took away held one of the ``words`` asked for
+    worded: bool
 
 
 def count_split(
@@ -155,23 +174,32 @@ def count_split(
     dead: Set[bytes],
     min_programs: int,
     max_line: int,
+    *,
+    blank: bool = False,
+    words: tuple[bytes, ...] = (),
 ) -> Split:
     """:func:`count_lines`, but a program's own lines (without ``NCCL``, ``nccl``,
     ``<warn>`` or `` Pid ``, at most ``max_line`` bytes) are put apart when at least
     ``min_programs`` distinct ones are not dead: most of a training log's lines besides
     NCCL's are a program's, each new (a step, a loss), and none is read when none of
     their shapes can be an NCCL line (:func:`hpnet.ncclog.programs.program_output`).
+    With ``blank``, each line is counted as ``NOISE_ERASED.sub(b"NCCL INFO -", text)``
+    has it, without that copy of the text being made (``dead`` then holds lines as
+    counted: blanking leaves them as they are); whether what that takes away holds one
+    of ``words`` is said too.
 
     >>> counts = collections.Counter()
-    >>> count_split(b"step 1\\nNCCL INFO x\\nstep 2\\nstep 1\\n", counts, set(), 2, 99)
-    Split(lines=4, program_total=3, shapes=b'step 0', repeats=[b'step 1'])
+    >>> split = count_split(b"step 1\\nNCCL INFO x\\nstep 2\\nstep 1\\n", counts, set(), 2, 99)
+    >>> split.lines, split.program_total, split.shapes, split.repeats, split.firsts
+    (4, 3, b'step 0', [b'step 1'], [1])
     >>> counts
     Counter({b'NCCL INFO x': 1})
     """
     if _FAST is not None:
-        found = _FAST.count_split(text, counts, dead if dead else None, min_programs, max_line)
+        dead_or_none = dead if dead else None
+        found = _FAST.count_split(text, counts, dead_or_none, min_programs, max_line, blank, words)
         return Split(*found)
-    return count_split_py(text, counts, dead, min_programs, max_line)
+    return count_split_py(text, counts, dead, min_programs, max_line, blank=blank, words=words)
 
 
 def count_split_py(
@@ -180,9 +208,47 @@ def count_split_py(
     dead: Set[bytes],
     min_programs: int,
     max_line: int,
+    *,
+    blank: bool = False,
+    words: tuple[bytes, ...] = (),
 ) -> Split:
-    """What the compiled ``count_split`` does, in Python's C."""
-    number = count_lines_py(text, counts, dead)
+    """What the compiled ``count_split`` does, in Python's C. Noise is blanked in the
+    distinct lines once they are counted, not in the whole text: most of a block's lines
+    are repeats (a dead line is never a noise line blanked: the dead are blanked)."""
+    lines = text.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    found = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
+    # each line's first occurrence: from the end, the last entry of a line is its first
+    first = dict(zip(reversed(lines), range(len(lines) - 1, -1, -1), strict=True))
+    removed = 0
+    worded = False
+    firsts: dict[bytes, int] = {}
+    if not blank:
+        counts.update(found)
+        firsts = {line: first[line] for line in found}
+    else:
+        distinct = list(found)
+        joined = b"\n".join(distinct)
+        blanked = NOISE_ERASED.sub(b"NCCL INFO -", joined)
+        keys = blanked.split(b"\n") if distinct else []
+        if _markers(blanked) != _markers(joined):  # NCCL lines glued behind noise
+            removed = sum(found[line] * (_markers(line) - _markers(key))
+                          for line, key in zip(distinct, keys, strict=True))  # fmt: skip
+        if words:  # in what blanking took away ("NCCL INFO " holds none of them)
+            noise = b"\n".join(
+                line[len(key) - 11 :]
+                for line, key in zip(distinct, keys, strict=True)
+                if line != key
+            )
+            worded = any(word in noise for word in words)
+        for line, key in zip(distinct, keys, strict=True):
+            if key in firsts:
+                counts[key] += found[line]
+            elif line == key or key not in dead:
+                counts[key] = found[line]
+                firsts[key] = first[line]
+    number = len(lines)
     programs = [
         line
         for line in counts
@@ -193,7 +259,7 @@ def count_split_py(
         and b" Pid " not in line
     ]
     if not programs or len(programs) < min_programs:
-        return Split(number, 0, None, [])
+        return Split(number, 0, None, [], [firsts[line] for line in counts], removed, worded)
     total = 0
     repeats = []
     for line in programs:
@@ -202,4 +268,9 @@ def count_split_py(
         if count > 1:
             repeats.append(line)
     zeroed = b"\n".join(programs).translate(DIGITS_ZERO).split(b"\n")
-    return Split(number, total, b"\n".join(dict.fromkeys(zeroed)), repeats)
+    shapes = b"\n".join(dict.fromkeys(zeroed))
+    return Split(number, total, shapes, repeats, [firsts[line] for line in counts], removed, worded)
+
+
+def _markers(text: bytes) -> int:
+    return text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ")

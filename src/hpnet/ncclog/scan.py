@@ -8,8 +8,10 @@ Why it is shaped this way: an NCCL log is mostly connection lines
 (``Channel 03/0 : 2[2] -> 3[3] via P2P/CUMEM``), one per channel, and the channel
 number is the only thing that differs between them; and a long job's processes say the
 same lines again for every communicator they create. The scanner erases channel numbers
-in one pass over the block and counts its distinct lines in another (compiled where
-hpnet was built with a C compiler: :mod:`hpnet.ncclog.passes`), keeping only the lines
+in one pass over the block and counts its distinct lines in another, each noise message
+(proxy connections, topology dumps, plugin probes: :data:`hpnet.ncclog.passes.NOISE`)
+blanked as it is counted (both compiled where hpnet was built with a C compiler:
+:mod:`hpnet.ncclog.passes`), keeping only the lines
 its classifier has not marked dead (:attr:`ScanState.dead`: a line that, read again,
 would say nothing: an idempotent message already said, a known process's irrelevant
 line, program output said again). Python then looks once at each distinct new line;
@@ -24,12 +26,12 @@ from __future__ import annotations
 
 import collections
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 from hpnet.artefacts.words import MARKS, RCCL_BYTES
 from hpnet.ncclog.lines import IDEMPOTENT, LOCATED_KINDS, Classifier, Event
-from hpnet.ncclog.passes import NOISE_ERASED, count_lines, count_split, erased
+from hpnet.ncclog.passes import NOISE_ERASED, count_split, erased
 from hpnet.ncclog.programs import BARE_HINT, MIN_PROGRAM_LINES, bare_warn_start, program_output
 
 __all__ = ["MAX_LINE_BYTES", "BlockResult", "scan_block"]
@@ -52,8 +54,6 @@ MAX_QUOTED = 100_000
 #: input lines a classifier remembers as dead (:attr:`ScanState.dead`) before it
 #: starts anew: memory flat in the log's size, speed where lines repeat
 MAX_DEAD = 200_000
-#: above this share of new lines in a block, the next is blanked whole (:func:`scan_block`)
-FRESH_SHARE_WHOLE = 0.45
 
 
 def normalise(data: bytes) -> bytes:
@@ -122,79 +122,38 @@ def scan_block(
     state.start(source)
     text = erased(data)
     dead = state.dead
-    # a block after one where most lines were new (every process of a large job says its
-    # own lines once) is blanked whole, in C, as every line is read: each line is then
-    # its own key; else only the new lines are blanked, after they are picked out
-    whole = state.fresh_share > FRESH_SHARE_WHOLE
-    if whole:
-        text = NOISE_ERASED.sub(b"NCCL INFO -", text)
-    # the lines not known to be dead, counted; a program's own lines apart
+    # the lines not known to be dead, noise blanked, counted; a program's own lines apart
     counts: collections.Counter[bytes] = collections.Counter()
-    split = count_split(text, counts, dead, MIN_PROGRAM_LINES, MAX_LINE_BYTES)
+    words = () if state.framework_seen else RCCL_BYTES
+    split = count_split(
+        text, counts, dead, MIN_PROGRAM_LINES, MAX_LINE_BYTES, blank=True, words=words
+    )
     result.num_lines = split.lines
     programs = program_output(split, classify)
     if programs.recount:  # one may be an NCCL line: all are counted, and read
         counts.clear()
-        count_lines(text, counts, dead)
-    state.fresh_share = (counts.total() + programs.total) / max(1, result.num_lines)
-    reader = _Reader(classify, result, _Locator(text, start_line), _InputLines(data, start_line))
-    if whole:
-        reader.read_all(counts)
-        extra = reader.extra
-    else:
-        keys, extra = _keys(counts)
-        reader.read_all(keys)
-    # each marker is one NCCL line, but those counted as more
-    result.num_nccl_lines = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ") - extra
+        split = count_split(
+            text, counts, dead, sys.maxsize, MAX_LINE_BYTES, blank=True, words=words
+        )
+    reader = _Reader(classify, result, split.firsts, _InputLines(data, start_line))
+    reader.read_all(counts)
+    # each marker is one NCCL line, but those counted as more, and those blanked away
+    markers = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ")
+    result.num_nccl_lines = markers - split.removed - reader.extra
     if len(dead) > MAX_DEAD:
         dead.clear()
     if b"Last error:" in text:
         _last_errors(NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
     framework = reader.framework or programs.framework
-    if not framework and not state.framework_seen and (counts or programs.apart):
-        # a word of a dead line was seen when it was new; blanked noise is in data alone
-        # (the words hold no digits: a program line's shape holds them as it does)
-        fresh_text = data if whole else b"\n".join((*counts, programs.shapes))
-        framework = any(word in fresh_text for word in RCCL_BYTES)
+    if not framework and not state.framework_seen:
+        # a word of a dead line was seen when it was new, one of a blanked line's noise
+        # message by count_split (the words hold no digits: a program line's shape
+        # holds them as it does)
+        fresh_text = b"\n".join((*counts, programs.shapes))
+        framework = split.worded or any(word in fresh_text for word in RCCL_BYTES)
     state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result
-
-
-def _keys(counts: collections.Counter[bytes]) -> tuple[dict[bytes, list[Any]], int]:
-    """Each counted line as the reader sees it (noise blanked, in C over all of them at
-    once): lines that read alike are one, at the place of the first, with their count,
-    whether they may become dead (short, one NCCL line), and the lines.
-
-    Also: of the markers (``NCCL INFO``/``NCCL WARN``) in these lines, those that are
-    not one NCCL line each (two lines glued together, a line cut at
-    :data:`MAX_LINE_BYTES`): a line with one ``NCCL `` that is not cut holds a marker
-    exactly when it is an NCCL line, blanked or not.
-    """
-    lines = list(counts)
-    if not lines:
-        return {}, 0
-    blanked = NOISE_ERASED.sub(b"NCCL INFO -", b"\n".join(lines)).split(b"\n")
-    keys: dict[bytes, list[Any]] = {}
-    extra = 0
-    for line, key in zip(lines, blanked, strict=True):
-        count = counts[line]
-        may_die = len(line) <= MAX_LINE_BYTES and line.count(b"NCCL ") <= 1
-        if not may_die:
-            cut = key[:MAX_LINE_BYTES]
-            extra += count * (
-                line.count(b"NCCL INFO ")
-                + line.count(b"NCCL WARN ")
-                - (b"NCCL INFO " in cut or b"NCCL WARN " in cut)
-            )
-        slot = keys.get(key)
-        if slot is None:
-            keys[key] = [count, may_die, line]
-        else:
-            slot[0] += count
-            slot[1] = slot[1] and may_die
-            slot.append(line)
-    return keys, extra
 
 
 class _Reader:
@@ -202,53 +161,52 @@ class _Reader:
     line; a line that would say nothing if read again is remembered as dead."""
 
     __slots__ = (
-        "classify", "events", "extra", "framework", "locate", "marks", "originals", "result",
+        "classify", "events", "extra", "firsts", "framework", "marks", "originals", "result",
     )  # fmt: skip
 
     def __init__(
-        self, classify: Classifier, result: BlockResult, locate: _Locator, originals: _InputLines
+        self,
+        classify: Classifier,
+        result: BlockResult,
+        firsts: Sequence[int],
+        originals: _InputLines,
     ) -> None:
         self.classify = classify
         self.result = result
         self.events = result.events
-        self.locate = locate
+        self.firsts = firsts
         self.originals = originals
         #: framework words are looked for until a block of this source had one
         self.marks = not classify.scan.framework_seen
         self.framework = False
-        #: markers in the lines read whole (``raws`` not given) that are not one NCCL
-        #: line each: as :func:`_keys` counts them
+        #: markers that are not one NCCL line each (two lines glued together, a line cut
+        #: at MAX_LINE_BYTES): a line with one ``NCCL `` that is not cut holds a marker
+        #: exactly when it is an NCCL line
         self.extra = 0
 
-    def read_all(self, keys: Mapping[bytes, Any]) -> None:
-        """Read each distinct line in order: ``keys`` maps a line either to its slot
-        (:func:`_keys`: count, whether it may die, the input lines it stands for) or,
-        for a block blanked whole, to its count (the line is the input's, and whether it
-        may die is found here). One loop, its names
-        bound once: a block of a large job has hundreds of thousands of new lines."""
+    def read_all(self, counts: Mapping[bytes, int]) -> None:
+        """Read each distinct line (noise blanked: the input's line, or the key of the
+        input's lines that read alike) in the order of its first occurrence. One loop,
+        its names bound once: a block of a large job has hundreds of thousands of new
+        lines."""
         classify = self.classify
         source = self.result.source
         dead = classify.scan.dead
         events = self.events
         quoted = classify.quoted
-        locate = self.locate
+        start_line = self.result.start_line
         marks = self.marks
-        for whole, slot in keys.items():
+        for (whole, count), first in zip(counts.items(), self.firsts, strict=True):
             lines = whole.count(b"NCCL ")  # more than 1: NCCL lines glued together
             long = len(whole) > MAX_LINE_BYTES
-            if isinstance(slot, int):
-                count = slot
-                raws: Sequence[bytes] | None = None  # the line itself
-                may_die = lines <= 1 and not long
-                if not may_die:
-                    cut = whole[:MAX_LINE_BYTES]
-                    self.extra += count * (
-                        whole.count(b"NCCL INFO ")
-                        + whole.count(b"NCCL WARN ")
-                        - (b"NCCL INFO " in cut or b"NCCL WARN " in cut)
-                    )
-            else:
-                count, may_die, raws = slot[0], slot[1], slot[2:]
+            may_die = lines <= 1 and not long
+            if not may_die:
+                cut = whole[:MAX_LINE_BYTES]
+                self.extra += count * (
+                    whole.count(b"NCCL INFO ")
+                    + whole.count(b"NCCL WARN ")
+                    - (b"NCCL INFO " in cut or b"NCCL WARN " in cut)
+                )
             line = whole
             if long:
                 line = line[:MAX_LINE_BYTES]
@@ -266,7 +224,7 @@ class _Reader:
                 and not bare_warn_start(line)  # a WARN pasted without its prefix
             ):
                 if count > 1 and may_die:  # program output that repeats: dead
-                    dead.update(raws or (whole,))
+                    dead.add(whole)
                 continue
             # two NCCL lines glued together (no newline between): each is read
             glued = lines > 1
@@ -284,15 +242,14 @@ class _Reader:
                     silent = False
                 event.count = count
                 if _located(event, quoted):
-                    number = locate(raws[0] if raws else whole)
+                    number = start_line + first
                     event.line_number = number
-                    if number:
-                        event.raw = self.originals.quote(whole, number, part)
+                    event.raw = self.originals.quote(whole, number, part)
                 events.append(event)
             if silent and not classify.pending:
                 # read again, the line would say nothing (a repeat of an idempotent
                 # message, a known process's irrelevant line): not read again while so
-                dead.update(raws or (whole,))
+                dead.add(whole)
 
 
 def _located(event: Event, quoted: set[tuple[str, object]]) -> bool:
@@ -363,37 +320,6 @@ def _quote(raw: bytes, part: bytes) -> str:
     at = text.find(piece[:200])
     at = max(at, 0)
     return text[at : at + MAX_QUOTE_CHARS].rstrip()
-
-
-class _Locator:
-    """Line numbers of first occurrences, asked for in increasing order.
-
-    ``Counter`` keeps lines in the order of their first occurrence, so each line asked
-    for lies after the previous one: newlines are counted once over the block.
-    """
-
-    __slots__ = ("_at", "_line", "_text")
-
-    def __init__(self, text: bytes, start_line: int) -> None:
-        self._text = text
-        self._at = 0
-        self._line = start_line
-
-    def __call__(self, line: bytes) -> int:
-        text = self._text
-        at = self._at
-        while True:
-            found = text.find(line, at)
-            if found < 0:
-                return 0
-            if (found == 0 or text[found - 1] == 0x0A) and (
-                found + len(line) == len(text) or text[found + len(line)] == 0x0A
-            ):
-                break
-            at = found + 1
-        self._line += text.count(b"\n", self._at, found)
-        self._at = found
-        return self._line
 
 
 def iter_blocks(data: bytes, block_bytes: int) -> Iterator[tuple[bytes, int]]:

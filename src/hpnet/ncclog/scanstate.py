@@ -11,7 +11,7 @@ class ScanState:
     from block to block, because its dead lines hold only while the classifier's caches
     do (the classifier empties them with its caches)."""
 
-    __slots__ = ("dead", "framework_seen", "fresh_share", "source")
+    __slots__ = ("dead", "framework_seen", "source")
 
     def __init__(self) -> None:
         #: input lines of :attr:`source` that the classifier, as it stands, answers with
@@ -21,8 +21,6 @@ class ScanState:
         self.source: str | None = None
         #: a block of :attr:`source` held a word an artefact reader needs
         self.framework_seen = False
-        #: the share of the last block's lines that were not dead (the scanner's choice)
-        self.fresh_share = 1.0
 
     def start(self, source: str) -> None:
         """A block of ``source`` comes: another source's lines and words are forgotten."""
