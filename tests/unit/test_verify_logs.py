@@ -38,6 +38,163 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "torch-symm-mem-comm-destroy-ipc-symmetric-finalize-cumemaddressfree-invalid-"
+        "argument-commreclaim-nccl2.27.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "other-warnings", "p2p-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    "ras-thread-segfault-ucx-backtrace-libnccl-offsets-only-unsolicited-h100-nccl2.27.7.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    (
+        "h100-ci-nvls-multicast-bind-cuda-error-401-fabric-manager-torch-"
+        "distbackenderror-nccl2.29.3.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "nvls-failed"},
+        versions={"2.29.3"},
+        hosts=0,
+        processes=0,
+        not_findings=frozenset({"collnet-failed", "nccl-failure"}),
+        verdict_has=("NVLink SHARP (NVLS)",),
+    ),
+    (
+        "gb200-torch-allreduce-nvls-cuda-failure-802-system-not-yet-initialized-"
+        "nccl2.26.2-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "cuda-failure",
+            "cuda-system-not-ready",
+            "nccl-known-bug-ras-report-during-init-crash",
+            "nccl-known-bug-ras-status-memory-corruption",
+        },
+        versions={"2.26.2"},
+        hosts=0,
+        processes=0,
+        verdict_has=("802",),
+    ),
+    "efa-ofi-fi-hmem-requires-rdma-no-gdr-host-staged-aws-ofi-nccl1.3.0-nccl2.10.3-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"efa-no-rdma-read"},
+        versions={"2.10.3"},
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"nccl-failure"}),
+    ),
+    (
+        "efa-ofi-couldnt-open-av-einval-both-ranks-hang-old-plugin-format-aws-ofi-"
+        "nccl0.9-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "azure-no-libibverbs-in-image-silent-fallback-net-socket-ray-launcher-nccl2.21-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    (
+        "socket-transport-uses-docker-veth-ipv6-linklocal-nic-connect-timed-out-oneflow-"
+        "nccl2.7-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"retried-calls", "socket-fallback", "socket-local-interfaces"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("exists on one host only",),
+    ),
+    (
+        "roce-ib-connect-oob-tcp-connect-poll-no-pollout-proxy-closes-conn-closed-by-"
+        "remote-peer-tree-setup-nccl2.13.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error", "proxy-connect-failed", "proxy-failed"},
+        versions=set(),
+        hosts=2,
+        processes=3,
+    ),
+    (
+        "k8s-pod-8xh100-nvls-cumulticastbindmem-invalid-argument-all-ranks-vllm-"
+        "nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail", "nvls-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=8,
+        verdict_has=("NVLS",),
+    ),
+    (
+        "ib-hpcx-ucx-plugin-accept-oob-socket-closed-by-remote-peer-service-thread-"
+        "closes-conn-reset-128-ranks-nccl2.17.1.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error", "other-warnings"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "docker-bridge-dev-shm-full-posix-fallocate-enospc-shm-recv-segment-paddle-"
+        "nccl2.8.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device", "shm-exhausted"},
+        versions={"2.8.4"},
+        hosts=1,
+        processes=1,
+        verdict_has=("shared-memory",),
+    ),
+    "ci-runner-cudamempoolcreate-operation-not-supported-commalloc-init-nccl2.26.2.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-not-supported", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        verdict_has=("not supported",),
+    ),
+    (
         "azure-nc24ads-a100-v4-ncv4-graph-file-xml-import-dev1-not-found-single-gpu-"
         "nccl2.18.6-EXCERPT.log"
     ): C(
@@ -1382,3 +1539,25 @@ def test_an_efa_error_and_a_bind_error_are_read_out() -> None:
     assert _finding(bind, "socket-bind-failed")[0].startswith(
         "'Cannot assign requested address' (EADDRNOTAVAIL)"
     )
+
+
+def test_connections_through_a_host_only_interface_are_an_error() -> None:
+    """Oneflow #3586: NCCL 2.7's default filter (^docker,lo) let a container's veth, with
+    only an IPv6 link-local address, into the socket list as interface 1, and the channel
+    lines go via NET/Socket/1: connections there cannot reach the other node (its connects
+    time out). A host-only interface that no connection line shows in use stays a warning
+    (an mpirun job whose socket list is lo alone, its excerpt without connection lines)."""
+    report = _report(
+        "socket-transport-uses-docker-veth-ipv6-linklocal-nic-connect-timed-out-oneflow-"
+        "nccl2.7-EXCERPT.log"
+    )
+    first = report.findings[0]
+    assert (first.id, first.severity) == ("socket-local-interfaces", "error")
+    assert (
+        "process worker:101542: its connections go via NET/Socket/1, which is veth25f2e72: "
+        "they cannot reach another node through it"
+    ) in first.conclusions
+    assert any(":10: " in quote for quote in first.evidence)  # the connection line
+    listed = _report("mpirun-tags-no-ib-socket-lo-nccl2.5.6.log")
+    local = next(f for f in listed.findings if f.id == "socket-local-interfaces")
+    assert local.severity == "warning" and not any("go via" in c for c in local.conclusions)

@@ -21,6 +21,7 @@ from hpnet.artefacts.model import (
     RasComm,
 )
 from hpnet.artefacts.watchdog import ERROR_CAUSE, quotes, torch_findings
+from hpnet.ncclog.signatures import SIGNATURES
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ _KIND_WORDS = {
     Kind.RCCL: "an RCCL log",
     Kind.NCCL_LOG: "NCCL debug lines",
 }
+
+
+#: the log's findings that name a failure (a signature with its own cause and fix, not a
+#: generic consequence): kept beside an artefact's finding that quotes their lines
+_NAMING = frozenset(s.id for s in SIGNATURES if not s.consequence)
 
 
 def _lagging(comm: RasComm) -> list[str]:
@@ -240,7 +246,14 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
     if not mine and not artefacts:
         return report
     quoted = {e for f in mine for e in f.evidence}
-    kept = [f for f in report.findings if not (f.evidence and set(f.evidence) <= quoted)]
+    # a log finding whose lines an artefact's finding quotes says nothing more, unless it
+    # names the failure (:data:`_NAMING`: "Last error: Cuda failure 802" is the fabric,
+    # NVIDIA/nccl#1769)
+    kept = [
+        f
+        for f in report.findings
+        if not (f.evidence and set(f.evidence) <= quoted and f.id not in _NAMING)
+    ]
     # the log's own order (causes first) is kept; an artefact's finding goes after the
     # log's findings of its severity, fatal ones first
     findings = [

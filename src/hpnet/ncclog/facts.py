@@ -101,6 +101,8 @@ def _statement(kind: str, data: tuple[object, ...]) -> str | None:
         return f"env:{data[0]}"
     if kind == "connection":
         return f"transport:{data[5]}"
+    if kind == "ib-qp":  # each GID a process's queue pairs use, first line of each
+        return f"gid:{data[0]}:{data[1]}/{data[2]}"
     if kind == "plugin" and data:
         return f"plugin:{data[0]}"
     if kind in ("ib-no-device", "ib-failed"):

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from hpnet.ncclog.causes import SUBSYSTEMS, Subsystem, location_of, subsystem_of, warn_files
 from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
+from hpnet.ncclog.gids import gid_details
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.signatures import SIGNATURES, Signature
 from hpnet.ncclog.stages import trail_stage
@@ -119,7 +120,9 @@ def _judged(
     if not signature.survivable:
         return severity, True
     if process is None:
-        return severity, False
+        # pasted alone it proves no failure, but the framework's "Last error:" is the
+        # error NCCL returned to it (ProcessGroupNCCL prints ncclGetLastError's text)
+        return severity, message.startswith("Last error:")
     # NCCL falls back after it: a failure where the process shows one
     fatal = _failing(process, log)
     return ("error" if fatal else "warning"), fatal
@@ -207,7 +210,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             cause=m.signature.cause,
             fix=m.signature.fix,
             evidence=quotes(m.lines),
-            conclusions=line_details(m.signature.id, m.lines),
+            conclusions=line_details(m.signature.id, m.lines) + _queue_pair_gids(m, log),
             count=m.count,
             processes=tuple(sorted(m.processes)),
             consequence=m.signature.consequence,
@@ -238,10 +241,14 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             Finding(
                 id="other-warnings",
                 severity=Severity.WARNING,
-                title="NCCL warned, and nothing in the log shows a failure after it",
+                title="NCCL warned of something its code goes on after; the failure is "
+                "elsewhere in the log"
+                if any(_failing(p, log) for p, _ in survived)
+                else "NCCL warned, and nothing in the log shows a failure after it",
                 cause="NCCL printed a WARN hpnet has no signature for, with no error passed "
-                "up after it ('file.cc:N -> code') and no framework error: something was "
-                "off, and NCCL (or its plugin) went on",
+                "up after it ('file.cc:N -> code') and no framework error, or one after which "
+                "NCCL's source goes on (a proxy that closes one connection and serves the "
+                "others): something was off, and NCCL (or its plugin) went on",
                 fix="read the lines; if one explains a problem, report it to hpnet",
                 evidence=quotes(line for _, line in survived),
                 count=len(survived),
@@ -285,6 +292,16 @@ def match_signatures(log: NcclLog) -> list[Finding]:
 
 
 _SUBSYSTEM = {s.id: s for s in SUBSYSTEMS}
+
+
+def _queue_pair_gids(matched: _Matched, log: NcclLog) -> tuple[str, ...]:
+    """For a queue pair that could not connect or whose traffic failed, the GIDs the
+    failing processes' queue pairs used, where their NET/IB lines say (hpnet.ncclog.gids)."""
+    if not matched.signature.id.startswith(("modify-qp", "completion")):
+        return ()
+    return gid_details(
+        [said for p in log.processes if p.key in matched.processes for said in p.lines_of("gid:")]
+    )
 
 
 def _broken(

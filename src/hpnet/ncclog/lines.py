@@ -66,7 +66,7 @@ LOCATED_KINDS = frozenset(
         "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
         "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
         "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support",
-        "net-nic", "net-module", "gin", "collnet-device", "diag", "topo-nvlink",
+        "net-nic", "net-module", "gin", "collnet-device", "diag", "topo-nvlink", "ib-qp",
     }
 )  # fmt: skip
 #: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are

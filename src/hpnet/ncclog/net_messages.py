@@ -78,6 +78,13 @@ _PLUGIN_STARTED = re.compile(r"^NET/(\w+) plugin initialized")
 
 #: "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d" (2.19+, NCCL_IB_MERGE_NICS
 #: and the IBext plugins): the devices NCCL uses, made of one port or several
+#: a queue pair NET/IB created, with the GID it uses (transport/net_ib.cc, every release:
+#: "NET/IB: Dev %d Port %d qpn %d mtu %d GID %ld (%lX/%lX)", 2.20+ "NET/IB: %s %d IbDev
+#: ..." with ECE and FIFO keys between): the GID's index and its two 64-bit halves as
+#: the host's integers print them (hpnet.ncclog.gids reads the address out)
+_QP_GID = re.compile(
+    r"^NET/IB: .*?\bqpn \d+ mtu \d+\b.*? GID (\d+) \(([0-9A-Fa-f]+)/([0-9A-Fa-f]+)\)"
+)
 _VIRTUAL_NIC = re.compile(r"^NET/(\w+) ?: Made virtual device \[(\d+)\] name=(\S+)")
 
 
@@ -94,6 +101,10 @@ def net_event(message: str, process: None) -> Message:
         return reading("ib-no-device", process, (), message)
     if "GPU Direct RDMA" in message:
         return gdr_event(message, process)
+    qp = _QP_GID.match(message)
+    if qp:
+        index, prefix, interface = qp.groups()
+        return reading("ib-qp", process, (int(index), prefix, interface), message)
     found = _net_nic_event(message)
     if found is None:
         found = _net_list_event(message)

@@ -296,10 +296,13 @@ def _ifname_prefix(log: NcclLog) -> list[Finding]:
 
 def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list[Finding]:
     """A socket list or bootstrap interface that holds host-local bridges or loopback
-    (docker0, virbr0, docker's br-<id>, lo): connections to other nodes through them fail
-    or hang. An error of consequence when the socket transport carries the traffic
-    (NCCL chose it, or NCCL_IB found no device); for the bootstrap interface, always."""
+    (docker0, virbr0, docker's br-<id>, a container's veth, lo): connections to other
+    nodes through them fail or hang. Said when the socket transport may carry the traffic
+    (NCCL chose it, or NCCL_IB found no device), and for the bootstrap interface always;
+    an error where a connection line shows traffic going through one (``NET/Socket/1``:
+    the socket list's interface 1)."""
     hits: list[tuple[ProcessLog, list[str], bool]] = []
+    carrying: list[tuple[ProcessLog, str, str]] = []  # (process, interface, its transport)
     for process in log.processes:
         local = [n.name for n in process.socket_interfaces if n.name.startswith(LOCAL_INTERFACES)]
         boot = [
@@ -313,29 +316,48 @@ def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> lis
         )
         if boot or (local and sockets):
             hits.append((process, sorted(set(local + boot)), bool(boot)))
+        by_index: dict[int | None, str] = {n.index: n.name for n in process.socket_interfaces}
+        used = {
+            (by_index[c.transport.nic], c.transport.raw)
+            for c in process.connections
+            if c.transport.name == "Socket"
+            and by_index.get(c.transport.nic, "").startswith(LOCAL_INTERFACES)
+        }
+        carrying += [(process, name, raw) for name, raw in sorted(used)]
     if not hits:
         return []
+    said = [
+        f"process {p.key}: {', '.join(names)} in "
+        + ("its bootstrap interface" if boot else "NCCL's socket interfaces")
+        for p, names, boot in hits[:MAX_EVIDENCE]
+    ]
+    said += [
+        f"process {p.key}: its connections go via {raw}, which is {name}: they cannot reach "
+        "another node through it"
+        for p, name, raw in carrying[:MAX_EVIDENCE]
+    ]
     return [
         Finding(
             id="socket-local-interfaces",
-            severity=Severity.WARNING,
-            title="NCCL uses network interfaces that exist on one host only",
+            severity=Severity.ERROR if carrying else Severity.WARNING,
+            title="NCCL's connections go through a network interface that exists on one host only"
+            if carrying
+            else "NCCL uses network interfaces that exist on one host only",
             cause="NCCL_SOCKET_IFNAME is unset or too broad, so bridges (docker0, virbr0, "
-            "docker's br-*) or loopback are in NCCL's socket list or carry its bootstrap: "
-            "connections to other nodes through them fail or hang (NCCL skips docker* and lo "
-            "by default, virbr* only since 2.28)",
+            "docker's br-*), a container's veth or loopback are in NCCL's socket list or carry "
+            "its bootstrap: connections to other nodes through them fail or hang (NCCL skips "
+            "docker* and lo by default, virbr* only since 2.28, veth never)",
             fix="set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes "
             "(`hpnet env` picks one), e.g. NCCL_SOCKET_IFNAME==eth0",
             evidence=quotes(
-                line
-                for p, _, boot in hits[:3]
-                for line in ((p.line("bootstrap"),) if boot else ()) + (p.line("nics:Socket"),)
+                [
+                    line
+                    for p, _, boot in hits[:3]
+                    for line in ((p.line("bootstrap"),) if boot else ()) + (p.line("nics:Socket"),)
+                ]
+                + [p.line(f"transport:{raw}") for p, _, raw in carrying[:3]]
             ),
-            conclusions=tuple(
-                f"process {p.key}: {', '.join(names)} in "
-                + ("its bootstrap interface" if boot else "NCCL's socket interfaces")
-                for p, names, boot in hits[:MAX_EVIDENCE]
-            ),
+            conclusions=tuple(said),
             count=len(hits),
             processes=tuple(p.key for p, _, _ in hits),
         )

@@ -258,8 +258,11 @@ SIGNATURES: tuple[Signature, ...] = (
         "collnet-failed",
         "error",
         "in-network reduction (CollNet / SHARP) could not be set up",
+        # "NVLink SHARP" is NVLS, not CollNet (pytorch#177472: 2.29's "Failed to bind NVLink
+        # SHARP (NVLS) Multicast memory" had read as CollNet)
         r"Cannot initialize CollNet|CollNet is not supported or fails to initialize"
-        r"|sharp_coll\w* failed|SHARP\b.*(?:[Ff]ailed|[Ee]rror)|[Ff]ailed to .*SHARP",
+        r"|sharp_coll\w* failed|(?<!NVLink )SHARP\b.*(?:[Ff]ailed|[Ee]rror)"
+        r"|[Ff]ailed to .*(?<!NVLink )SHARP\b",
         "the SHARP collnet plugin could not create its group (no aggregation manager or "
         "SHARP daemon reachable, a switch without SHARP, too many GPUs per node for CollNet, "
         "or a plugin / HPC-X mismatch): NCCL uses the point-to-point network instead, or "
@@ -338,14 +341,32 @@ SIGNATURES: tuple[Signature, ...] = (
         "memlock",
         "error",
         "RDMA memory could not be registered or pinned (memlock limit)",
+        # ibv_create_qp without an errno (NCCL up to 2.18, the HPC-X plugins): its queues
+        # are pinned memory too (pyxis#60: every GPU thread of a Slurm step at init)
         r"ibv_reg_mr\w* failed|ibv_create_cq failed|ibv_reg_dmabuf_mr failed"
-        r"|(?:ibv_\w+|register).*Cannot allocate memory",
+        r"|ibv_create_qp failed\s*$|(?:ibv_\w+|register).*Cannot allocate memory",
         "the locked-memory limit (ulimit -l) is too low for RDMA registration: "
         "containers default to 64 KiB / 8 MiB",
         "docker run --ulimit memlock=-1; Kubernetes: the IPC_LOCK capability and a "
         "memlock limit; hosts: `* - memlock unlimited` in /etc/security/limits.conf",
         'src/misc/ibvwrap.cc ("Call to ibv_reg_mr failed")',
         exclusive=True,
+    ),
+    _sig(
+        "efa-no-rdma-read",
+        "warning",
+        "the EFA device has no RDMA read: aws-ofi-nccl cannot use GPUDirect RDMA, and every "
+        "transfer between nodes is staged through host memory",
+        r"FI_HMEM capability requires RDMA, which this device does not support",
+        "libfabric's EFA provider answered the plugin's request for GPU memory (FI_HMEM) with "
+        "no: that needs RDMA read, which EFA has on p4d and later instances only; the plugin "
+        "then asks again without it and reports host buffers only to NCCL (aws-ofi-nccl "
+        "nccl_ofi_net.c, support_gdr): no error, a slower path",
+        "on an instance type with EFA RDMA (p4d, p5 and later) the line goes away; elsewhere "
+        "this is the expected path; the connection lines say 'via NET/AWS Libfabric/N' without "
+        "/GDRDMA",
+        "libfabric prov/efa (rxr_info_to_rxr); aws-ofi-nccl src/nccl_ofi_net.c @v1.3.0-aws; "
+        "aws/aws-ofi-nccl#161",
     ),
     _sig(
         "gdr-disabled-hca",
@@ -774,6 +795,22 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "cuda-system-not-ready",
+        "error",
+        "the GPUs' NVLink fabric was not ready: CUDA said 'system not yet initialized' (802)",
+        r"(?:Cuda|CUDA) (?:failure|error) 802\b|'system not yet initialized'",
+        "CUDA answered cudaErrorSystemNotReady (802): on NVSwitch systems (HGX, GB200) the "
+        "GPUs' fabric is not set up until the Fabric Manager (and on GB200 the NVLink subnet "
+        "manager and IMEX) has registered them, so the calls that use it fail: NCCL's NVLS "
+        "multicast first (a job with NCCL_NVLS_ENABLE=0 often runs)",
+        "check `nvidia-smi -q | grep -A3 Fabric` (State Completed, Status Success) and "
+        "`systemctl status nvidia-fabricmanager` (nvidia-imex on GB200), restart it or wait "
+        "for it after boot; NCCL_NVLS_ENABLE=0 runs without multicast meanwhile",
+        "CUDA runtime cudaErrorSystemNotReady (802); src/transport/nvls.cc; NVIDIA/nccl#1769 "
+        "(GB200, NCCL 2.26.2: passes with NVLS off)",
+        exclusive=True,
+    ),
+    _sig(
         "cuda-driver-too-old",
         "error",
         "the GPU driver is older than the CUDA runtime NCCL runs with",
@@ -976,7 +1013,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "cuda-failure",
         "error",
         "a CUDA call failed inside NCCL",
-        r"Cuda failure|CUDA failure|cudaError|unhandled cuda error",
+        # ncclUnhandledCudaError: torch's "ncclUnhandledCudaError: Call to CUDA function
+        # failed." (2.19+ ncclGetErrorString with the code's name), the same error
+        r"Cuda failure|CUDA failure|cudaError|unhandled cuda error|ncclUnhandledCudaError",
         "a GPU fault, an out-of-memory, a driver / runtime mismatch or an earlier "
         "kernel error surfaced inside NCCL",
         "check `nvidia-smi`, dmesg (Xid errors) and the CUDA error text in the line",

@@ -1,0 +1,84 @@
+"""The GID a NET/IB queue pair uses, read out of NCCL's line for a finding's conclusions.
+
+NCCL prints each queue pair it creates with its GID (transport/net_ib.cc, every release:
+``NET/IB: Dev 0 Port 1 qpn 1040 mtu 5 GID 3 (0/A01A8C0FFFF0000)``; 2.20+ ``NET/IB: NCCL
+Dev 0 IbDev 0 Port 1 qpn ... GID 0 (80FE/1A8A41FEFF21A75E)``): the index, then the two
+64-bit halves of ``union ibv_gid`` (rdma-core verbs.h: ``subnet_prefix`` and
+``interface_id``, each ``__be64``) printed with ``%lX`` as the host's integers, so on a
+little-endian host each half's bytes are reversed. ``80FE`` is therefore ``fe80:0:0:0``.
+What the address is tells why a queue pair cannot route: a link-local GID (``fe80::/64``,
+InfiniBand's port GIDs, and RoCE's MAC-derived entry that reaches only its L2 segment) or
+an IPv4-mapped one (``::ffff:a.b.c.d``, RoCE v2 over IPv4, which NCCL prefers).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+
+from hpnet.ncclog.model import LogLine
+
+__all__ = ["gid_address", "gid_details"]
+
+#: the statement key of a GID line (hpnet.ncclog.facts: ``gid:<index>:<prefix>/<id>``)
+_KEY = re.compile(r"^gid:(\d+):([0-9A-Fa-f]+)/([0-9A-Fa-f]+)$")
+#: GIDs named in a finding's conclusions at most
+MAX_GIDS = 4
+
+
+def gid_address(prefix: str, interface: str) -> str | None:
+    """The GID whose halves NCCL printed as ``prefix`` and ``interface`` (hex, as a
+    little-endian host prints a big-endian 64-bit field), as an IPv6 address (an IPv4
+    one mapped as ``::ffff:a.b.c.d``), or None when a half does not fit in 64 bits.
+
+    >>> gid_address("80FE", "1A8A41FEFF21A75E")
+    'fe80::5ea7:21ff:fe41:8a1a'
+    >>> gid_address("0", "A01A8C0FFFF0000")
+    '::ffff:192.168.1.10'
+    """
+    try:
+        halves = [int(half, 16).to_bytes(8, "little") for half in (prefix, interface)]
+    except (ValueError, OverflowError):
+        return None
+    address = ipaddress.IPv6Address(halves[0] + halves[1])
+    mapped = address.ipv4_mapped
+    return f"::ffff:{mapped}" if mapped is not None else str(address)
+
+
+def _what(address: str) -> str:
+    """What kind of GID ``address`` is, as far as its bytes tell."""
+    if address.startswith("::ffff:") and "." in address:
+        return (
+            "IPv4-mapped: RoCE over IPv4 (whether the entry is RoCE v1 or v2 the line does "
+            "not say: `show_gids` or /sys/class/infiniband/*/ports/*/gid_attrs/types does)"
+        )
+    packed = ipaddress.IPv6Address(address).packed
+    if packed[:8] == b"\xfe\x80" + bytes(6):
+        said = "link-local (fe80::/64): InfiniBand's port GID, or on RoCE the default entry"
+        if packed[11:13] == b"\xff\xfe":
+            said = (
+                "link-local (fe80::/64) with a MAC address in it (the ff:fe of a MAC-made EUI-64: "
+                "Ethernet, so most likely RoCE): the port's default entry"
+            )
+        return said + ", which on RoCE is not routed past its L2 network"
+    return "a global IPv6 address"
+
+
+def gid_details(lines: Sequence[tuple[str, LogLine]]) -> tuple[str, ...]:
+    """What the GID lines of a failing process say: each GID its queue pairs used, with
+    its index and what kind of address it is, quoted by its line."""
+    said = []
+    for key, line in lines[:MAX_GIDS]:
+        found = _KEY.match(key)
+        if not found:
+            continue
+        index, prefix, interface = found.groups()
+        address = gid_address(prefix, interface)
+        if address is None:
+            continue
+        said.append(
+            f"the queue pair used GID index {index}, {address}, {_what(address)} "
+            f"({line.source}:{line.line_number})"
+        )
+    return tuple(said)
