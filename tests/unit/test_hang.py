@@ -456,6 +456,82 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    (
+        "deepspeed-zero3-moe-leaf-trace-cache-invalidated-allgather-base-seq211067-five-"
+        "of-eight-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 1, 2, 3, 5, 7 timed out in _allgather_base #211067; no Flight Recorder dump says"
+        " which rank is behind",
+    ),
+    (
+        "funasr-ddp-default-pg-allreduce-seq3437-numel-4311252-vs-1-validation-desync-"
+        "torch2.3-EXCERPT"
+    ): (
+        "hang", ('mismatch', (0, 1)),
+        "the ranks called different collectives at #3437 of group 0: rank 0 allreduce (4311252 "
+        "elements); rank 1 allreduce (1 element) (2 of at least 2 ranks s",
+    ),
+    (
+        "picotron-3d-parallel-runpod-rtx-a4000-seq1-allreduce-numel1-first-collective-"
+        "never-completes-120s-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 1, 4, 5, 7 timed out in allreduce #1; no Flight Recorder dump says which rank is"
+        " behind",
+    ),
+    (
+        "torchtune-gemma-lora-end-of-epoch-allgather-base-seq15037-three-of-four-timeout-"
+        "first-rank-silent-torch2.3-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 1, 2, 3 timed out in _allgather_base #15037 of group 0; rank 2 had enqueued up "
+        "to #15042: it entered it and waits for a peer; no Flight Recorder",
+    ),
+    (
+        "torchtune-midepoch-ckpt-default-pg-allgather-base-seq313-behind-allreduce-"
+        "seq315-ahead-torch2.3-EXCERPT"
+    ): (
+        "unknown", None,
+        "rank 1 timed out in _allgather_base #313; rank 0 in allreduce #315 of group 0; where "
+        "the #315 of rank 0 is of group 0 too (not every line names its gr",
+    ),
+    # this stop's hunt: torch's DETAIL fingerprint check read out (sgl-project/sglang#16237:
+    # both fingerprints without tensors, the numbers are the ranks' own)
+    "sglang-rocm-mi325x-cuda-graph-capture-detail-barrier-seq17-vs-seq45-tp-peer-behind-EXCERPT": (
+        "hang", ("mismatch", (13, 0)),
+        "ranks 13 and 0 are in different collectives (torch's fingerprint check on rank 13): "
+        "rank 13 at barrier #17, rank 0 at barrier #45 (28 collectives apart); which side",
+    ),
+    # bghira/SimpleTuner#2712: the lengths differed, so "SequenceNumber=0OpType=REDUCE" is
+    # rank 7's fingerprint length (3: no tensors), not its collective
+    "simpletuner-detail-fingerprint-allgather-seq101-vs-length-3-tensorless-collective-EXCERPT": (
+        "hang", ("mismatch", (1, 7)),
+        "ranks 1 and 7 are in different collectives (torch's fingerprint check on rank 1): rank "
+        "1 at allgather #101 (1 element), rank 7's fingerprint holds 3 values, a collective "
+        "without tensors: its op and number are not in the line (torch printed that length as "
+        "REDUCE #0); ranks 0, 2, 3, 4, 5, 6 are in collectives of rank 1's fingerprint length",
+    ),
+    "deim-heartbeat-monitor-watchdog-stuck-600s-pg0-workmetalist-103-vs-84-EXCERPT": (
+        "unknown", None,
+        "the watchdog of group 0 got stuck on ranks 0, 1, 2: a CUDA or NCCL call (or the GIL)",
+    ),
+    "diffusers-blocking-wait-allreduce-seq2521-numel160672064-three-ranks-EXCERPT": (
+        "unknown", None,
+        "ranks 1, 5, 7 timed out in allreduce #2521; no Flight Recorder dump says which rank",
+    ),
+    (
+        "llamafactory-pg1-reduce-scatter-base-seq7753-three-ranks-timeout-enqueued7755-"
+        "culprit-not-shown-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 0, 3, 4 timed out in _reduce_scatter_base #7753 of group 1; ranks 0, 4 had "
+        "enqueued up to #7755: they entered it and wait for a peer",
+    ),
+    "vllm-tp4-first-allreduce-seqnum1-timeout-completed0-one-process-view-EXCERPT": (
+        "unknown", None,
+        "rank 3 timed out in allreduce #1 of group 0; no Flight Recorder dump says which rank",
+    ),
     "torch-pg1-failure-detected-r7-at-137429-r5-allreduce-137430-wrapped-EXCERPT": (
         "hang", ("never-entered", (7,)),
         "rank 7 never entered allreduce #137430 of group 1, in which rank 5 waits: rank 5 "

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hpnet.hang.analyzer import Analysis, analysis_causes, analysis_summary
+from hpnet.hang.fingerprint import fingerprint_mismatch
 from hpnet.hang.flight import Entry, RankDump
 from hpnet.hang.model import (
     MISMATCH_FIX,
@@ -389,7 +390,8 @@ def judge(
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
     elif (
-        found := watchdog_mismatch(errors, known)
+        found := fingerprint_mismatch(errors)
+        or watchdog_mismatch(errors, known)
         or watchdog_behind(errors)
         or watchdog_unentered(errors)
         or watchdog_barrier(errors)

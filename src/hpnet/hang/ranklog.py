@@ -20,9 +20,11 @@ name (``rank3.log``). Read here besides:
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hpnet.artefacts.framework import job_rank, read_torch
 from hpnet.artefacts.lines import logical_lines
@@ -73,6 +75,22 @@ _XLA_NEW = re.compile(
 )
 #: ProcessGroupNCCL's destructor at interpreter exit (torch 2.4 on)
 _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before program exit")
+#: torch's fingerprint check (TORCH_DISTRIBUTED_DEBUG=DETAIL; hpnet.hang.fingerprint says
+#: what it proves): the rank that checked, its collective, and the first rank unlike it
+_FINGERPRINTS = re.compile(
+    r"Detected mismatch between collectives on ranks\. Rank (\d+) is running collective: "
+    r"CollectiveFingerPrint\(SequenceNumber=(\d+),? ?OpType=(\w+)(.*?)\), but Rank (\d+) is "
+    r"running collective: CollectiveFingerPrint\(SequenceNumber=(\d+),? ?OpType=(\w+)(\)|, )"
+)
+_TENSOR_SHAPE = re.compile(r"^, TensorShape=\[([\d, ]*)\]")
+#: c10d's ``enum class OpType`` (torch/csrc/distributed/c10d/Work.hpp; the same values in
+#: every release that has the check), as opTypeToString names them
+OP_TYPES = (
+    "BROADCAST", "ALLREDUCE", "ALLREDUCE_COALESCED", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE",
+    "ALLGATHER_COALESCED", "GATHER", "SCATTER", "REDUCE_SCATTER", "ALLTOALL_BASE", "ALLTOALL",
+    "SEND", "RECV", "RECVANYSOURCE", "BARRIER", "_REDUCE_SCATTER_BASE", "COALESCED",
+    "_ALLREDUCE_SPARSE", "REDUCE_SCATTER_TENSOR_COALESCED",
+)  # fmt: skip
 #: what makes a line evidence: the screen keeps this part of a long line
 KEY_PHRASE = re.compile(
     "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT, _BARRIER))
@@ -117,6 +135,13 @@ class RankError:
     rendezvous: str | None = None
     participant: int | None = None
     participants: tuple[int, ...] = ()
+    #: torch's fingerprint check: the first rank unlike this one, and that rank's
+    #: collective where the line shows it; else the length of its fingerprint (torch's
+    #: first comparison, of lengths, failed: hpnet.hang.fingerprint)
+    versus: int | None = None
+    versus_seq: int | None = None
+    versus_op: str | None = None
+    versus_values: int | None = None
 
 
 def line_time(line: str) -> float | None:
@@ -146,8 +171,9 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     if not (timeout or closed or mismatch or init or barrier or exiting or xla):
         return None
     rank = _GLOBAL_RANK.search(line)
+    compared = _compared(line)
     return RankError(
-        rank=int(rank.group(1)) if rank else named,
+        rank=int(rank.group(1)) if rank else compared.pop("rank", named),
         where=where,
         text=escape_controls(line.strip())[:300],
         timeout=timeout,
@@ -160,7 +186,31 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         rendezvous=xla[0] if xla else None,
         participant=xla[1] if xla else None,
         participants=xla[2] if xla else (),
+        **compared,
     )
+
+
+def _compared(line: str) -> dict[str, Any]:
+    """A fingerprint check's line: the checking rank's collective and the other rank's
+    (or, where torch compared lengths, the number of values in its fingerprint, which
+    torch printed as the op, with number 0: a length as an OpType)."""
+    found = _FINGERPRINTS.search(line)
+    if found is None:
+        return {}
+    rank, seq, op, rest, versus, their_seq, their_op, tail = found.groups()
+    shape = _TENSOR_SHAPE.match(rest)
+    lengths = shape is not None and their_seq == "0" and tail == ")" and their_op in OP_TYPES
+    dims = [int(d) for d in shape.group(1).split(",") if d.strip()] if shape else None
+    return {
+        "rank": int(rank),
+        "seq": int(seq),
+        "op": op.lower(),
+        "numel_in": math.prod(dims) if dims is not None else None,
+        "versus": int(versus),
+        "versus_seq": None if lengths else int(their_seq),
+        "versus_op": None if lengths else their_op.lower(),
+        "versus_values": OP_TYPES.index(their_op) if lengths else None,
+    }
 
 
 def _xla_wait(line: str) -> tuple[str, int | None, tuple[int, ...]] | None:
