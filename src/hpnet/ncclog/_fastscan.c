@@ -99,54 +99,39 @@ typedef struct {
     int dash;
 } Line;
 
-static uint64_t hash_line(const char *s, Py_ssize_t n)
+static uint64_t mix(uint64_t h, uint64_t w)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    return h ^ (h >> 32);
+}
+
+/* The hash of s[:n], followed by "-" when dash: a blanked line's key is hashed as the
+ * bytes it stands for, so that it is one key with the same bytes read from the input. */
+static uint64_t hash_key(const char *s, Py_ssize_t n, int dash)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)(n + dash);
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
+        h = mix(h, w);
     }
+    char tail[8] = {0}; /* the last bytes, at most 7, and the dash */
+    Py_ssize_t rest = n - i;
+    memcpy(tail, s + i, (size_t)rest);
+    if (dash)
+        tail[rest++] = '-';
     uint64_t w = 0;
-    memcpy(&w, s + i, (size_t)(n - i));
+    memcpy(&w, tail, 8);
+    if (rest == 8) { /* the dash filled a word */
+        h = mix(h, w);
+        w = 0;
+    }
     h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
     return h ^ (h >> 29);
 }
 
-/* hash_line of s[:n] followed by "-" when dash: a blanked line's key, hashed as the
- * bytes it stands for, so that it is one key with the same bytes read from the input. */
-static uint64_t hash_key(const char *s, Py_ssize_t n, int dash)
-{
-    if (!dash)
-        return hash_line(s, n);
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)(n + 1);
-    Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    char tail[8] = {0};
-    Py_ssize_t rest = n - i;
-    memcpy(tail, s + i, (size_t)rest);
-    uint64_t w = 0;
-    if (rest == 7) { /* the dash fills a word */
-        tail[7] = '-';
-        memcpy(&w, tail, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-        w = 0;
-    }
-    else {
-        tail[rest] = '-';
-        memcpy(&w, tail, 8);
-    }
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 29);
-}
+static uint64_t hash_line(const char *s, Py_ssize_t n) { return hash_key(s, n, 0); }
 
 /* The words that follow "NCCL INFO " in a noise message: passes.NOISE's plain
  * alternatives (tests/unit/test_fastscan.py reads them from the pattern), with their
