@@ -19,9 +19,13 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-#: the module's C files: the passes over every byte, and the readers of a large job's
-#: commonest new lines (with the header they share, _fastscan.h)
-SOURCES = (Path("src/hpnet/ncclog/_fastscan.c"), Path("src/hpnet/ncclog/_fastread.c"))
+#: the module's C files: the passes over every byte, the readers of a large job's
+#: commonest new lines and the set of dead lines (with the header they share, _fastscan.h)
+SOURCES = (
+    Path("src/hpnet/ncclog/_fastscan.c"),
+    Path("src/hpnet/ncclog/_fastread.c"),
+    Path("src/hpnet/ncclog/_fastset.c"),
+)
 MODULE = "_fastscan"
 
 

@@ -37,14 +37,16 @@ needs_module = pytest.mark.skipif(
 )
 
 
-#: words looked for in what blanking takes away (the scanner asks for RCCL's)
-RCCL_WORDS = (*RCCL_BYTES, b"xy")
+#: words looked for in what blanking takes away and in the lines not dead (the scanner
+#: asks for RCCL's; a word of two bytes and one of one byte: count_split's pairs)
+RCCL_WORDS = (*RCCL_BYTES, b"xy", b"Q")
 
 
 def _both(text: bytes, dead: set[bytes]) -> None:
     """The compiled passes and the Python ones agree on ``text``."""
     assert FAST is not None
     assert FAST.erase_channels(text) == passes.erased_py(text)
+    assert FAST.erase_rings(text) == passes.erased_rings_py(text)
     fast: collections.Counter[bytes] = collections.Counter()
     slow: collections.Counter[bytes] = collections.Counter()
     assert passes.count_lines(text, fast, dead) == passes.count_lines_py(text, slow, dead)
@@ -64,6 +66,13 @@ def _both(text: bytes, dead: set[bytes]) -> None:
                     text, slow, gone, min_programs, max_line, blank=blank, words=words
                 )
                 assert passes.Split(*split) == py
+                assert list(fast.items()) == list(slow.items())
+                # the scanner's own set of dead lines, asked from where each line lies
+                lines = FAST.LineSet()
+                lines.update(gone)
+                fast.clear()
+                again = FAST.count_split(text, fast, lines, min_programs, max_line, blank, words)
+                assert again == split
                 assert list(fast.items()) == list(slow.items())
 
 
@@ -100,6 +109,8 @@ CORNERS = [
     b"ChannelChannel 1/2 :Channel 3/4 :",
     b"Channel Channel 1/2 :",
     b"Channel 1/2 :Channel 3 :",
+    b"INFO Ring 00 : 0 -> 1\nINFO Ring 3 :INFO Ring 12 :\nINFO Ring  :\nINFO Ring 4",
+    b"INFO Ring INFO Ring 1 :x INFO Ring 2: INFO Ring 3 ",
     b"x Channel 12345678901234567890/0 : 1[1] -> 2[2]\nChannel 1/2 : \x00\xff\n",
     b"a" * 7 + b"\n" + b"a" * 8 + b"\n" + b"a" * 9 + b"\n" + b"a" * 8,
     b"\nstep 1\n\nstep 12\nstep 1\nx NCCL INFO y\nnccl\n<warn>\n# Rank 0 Pid 1\n",
@@ -118,7 +129,9 @@ def test_the_corners_read_as_in_python(text: bytes) -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.sampled_from([b"Channel ", b"0", b"17", b"/", b" :", b" ", b":", b"\n", b"x", b"\xff"]),
+        st.sampled_from(
+            [b"Channel ", b"INFO Ring ", b"0", b"17", b"/", b" :", b" ", b":", b"\n", b"x", b"\xff"]
+        ),
         max_size=60,
     ).map(b"".join),
     st.sets(st.sampled_from([b"", b"x", b"Channel :", b" :", b"0"])),
@@ -143,7 +156,7 @@ def test_program_lines_are_put_apart_with_their_shapes() -> None:
     text = b"step 1 loss 0.5\nh:1:1 [0] NCCL INFO x\nstep 2 loss 0.4\nstep 1 loss 0.5\n\n"
     counts: collections.Counter[bytes] = collections.Counter()
     split = passes.count_split(text, counts, {b""}, 2, 1 << 20)
-    assert split == (5, 3, b"step 0 loss 0.0", [b"step 1 loss 0.5"], [1], 0, False)
+    assert split == (5, 3, b"step 0 loss 0.0", [b"step 1 loss 0.5"], [1], 1, False, False)
     assert counts == {b"h:1:1 [0] NCCL INFO x": 1}
     counts.clear()  # fewer program lines than asked for: counted with the rest, in order
     assert passes.count_split(text, counts, set(), 4, 1 << 20) == (
@@ -152,7 +165,8 @@ def test_program_lines_are_put_apart_with_their_shapes() -> None:
         None,
         [],
         [0, 1, 2, 4],
-        0,
+        1,
+        False,
         False,
     )
     assert list(counts) == [b"step 1 loss 0.5", b"h:1:1 [0] NCCL INFO x", b"step 2 loss 0.4", b""]
@@ -176,12 +190,41 @@ def test_noise_is_blanked_as_it_is_counted() -> None:
         (b"h:1:1 [0] NCCL INFO -", 4),
         (b"h:1:1 [0] NCCL INFO Channel : 0[0] -> 1[1] via P2P/CUMEM", 1),
     ]
-    assert (split.firsts, split.removed, split.worded) == ([0, 1], 1, False)
+    # five lines as counted, one marker each: the WARN glued behind a noise message is
+    # blanked away with it
+    assert (split.firsts, split.markers, split.worded) == ([0, 1], 5, False)
     counts.clear()  # a word in what is blanked is said, though its line is dead
     text += b"h:1:1 [0] NCCL INFO PROFILER/Plugin: Could not find: librccl-profiler.so\n"
     split = passes.count_split(text, counts, {b"h:1:1 [0] NCCL INFO -"}, 64, 1 << 20,
                                blank=True, words=(b"librccl",))  # fmt: skip
     assert (len(counts), split.worded) == (1, True)
+
+
+def test_the_block_is_searched_once_as_its_lines_are_counted() -> None:
+    """``count_split`` says what the scanner had searched the whole block for: the NCCL
+    markers of the lines as counted (dead ones too), a word in a line not dead (a
+    program's line put apart too), and ``Last error:`` where blanking leaves it."""
+    text = (
+        b"h:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+        b"RCCL version 2.18.3\n"
+        b"step 1\n"
+        b"step 2\n"
+        b"h:1:1 [0] NCCL INFO Connected to proxy Last error:\n"
+        b"h:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    )
+    dead = {b"h:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"}
+    for words, worded in (((b"RCCL version",), True), ((b"2.21.5",), False), ((), False)):
+        counts: collections.Counter[bytes] = collections.Counter()
+        split = passes.count_split(text, counts, dead, 2, 1 << 20, blank=True, words=words)
+        assert (split.markers, split.worded, split.last_error) == (3, worded, False)
+        assert b"RCCL version 2.18.3" not in counts  # put apart, and looked in
+    # "Last error:" where blanking leaves it, in a line dead or not
+    text += b"Last error:\n"
+    for gone in (set(), {b"Last error:"}):
+        split = passes.count_split(text, collections.Counter(), gone, 2, 1 << 20, blank=True)
+        assert split.last_error
+    with pytest.raises(TypeError, match="non-empty"):
+        passes.count_split(text, collections.Counter(), set(), 2, 1, words=(b"",))
 
 
 def _noise_alternatives() -> list[bytes]:
@@ -231,6 +274,8 @@ def test_wrong_arguments_are_errors_not_crashes() -> None:
     assert FAST is not None
     with pytest.raises(TypeError):
         FAST.erase_channels("text")
+    with pytest.raises(TypeError):
+        FAST.erase_rings("text")
     with pytest.raises(TypeError):
         FAST.count_split(b"a", [], None, 1, 1)
     with pytest.raises(TypeError):
@@ -417,3 +462,24 @@ def test_a_communicator_line_the_classifier_reads_in_c() -> None:
         "Init", "COMPLETE", {"comm": "0x7f", "rank": "3", "nranks": "8", "cudaDev": "3",
                              "busId": "1b000"},
     )  # fmt: skip
+
+
+@needs_module
+def test_the_dead_lines_are_a_set_of_bytes() -> None:
+    """The compiled set of dead lines answers as a set of bytes does, grown past its
+    first table; it holds bytes only; and the scanner makes it where the module is."""
+    assert FAST is not None
+    lines = FAST.LineSet()
+    made = [b"h:%d:%d [0] NCCL INFO -" % (i, i) for i in range(5000)]
+    lines.update(made[::2])
+    lines.add(made[0])  # again: one line
+    assert len(lines) == 2500 and bool(lines)
+    assert [line in lines for line in made[:6]] == [True, False] * 3
+    assert "h:0:0 [0] NCCL INFO -" not in lines  # a str is no line
+    with pytest.raises(TypeError, match="bytes"):
+        lines.add("x")
+    with pytest.raises(TypeError, match="no arguments"):
+        FAST.LineSet(made)
+    lines.clear()
+    assert len(lines) == 0 and made[0] not in lines and not lines
+    assert type(passes.dead_lines()) is FAST.LineSet

@@ -87,6 +87,58 @@ static PyObject *erase_channels(PyObject *module, PyObject *arg)
     return out;
 }
 
+static const char RING[] = "INFO Ring ";
+#define RING_LEN 10
+
+/* erase_rings(data) -> bytes
+ *
+ * ``data`` with every "INFO Ring <digits> :" made "INFO Ring :" (the regex
+ * rb"INFO Ring \d+ :" substituted left to right: the ring lines of NCCL's graph
+ * search, and NCCL 2.4-2.6's channels), ``data`` itself when it holds none. */
+static PyObject *erase_rings(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "erase_rings() takes bytes");
+        return NULL;
+    }
+    const char *src = PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    PyObject *out = NULL;
+    char *dst = NULL;
+    Py_ssize_t copied = 0, written = 0, search = 0;
+    while (search < n) {
+        const char *hit = memmem(src + search, (size_t)(n - search), RING, RING_LEN);
+        if (hit == NULL)
+            break;
+        Py_ssize_t at = hit - src;
+        Py_ssize_t first = at + RING_LEN;
+        Py_ssize_t end = digits_end(src, first, n);
+        search = at + 1;
+        if (end == first || end + 1 >= n || src[end] != ' ' || src[end + 1] != ':')
+            continue;
+        if (out == NULL) {
+            out = PyBytes_FromStringAndSize(NULL, n);
+            if (out == NULL)
+                return NULL;
+            dst = PyBytes_AS_STRING(out);
+        }
+        memcpy(dst + written, src + copied, (size_t)(first - copied));
+        written += first - copied;
+        dst[written++] = ':';
+        copied = search = end + 2;
+    }
+    if (out == NULL) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    memcpy(dst + written, src + copied, (size_t)(n - copied));
+    written += n - copied;
+    if (_PyBytes_Resize(&out, written) < 0)
+        return NULL;
+    return out;
+}
+
 /* One distinct line (a key): where it first lies in the text (its start and its line
  * index), how often it occurs; a blanked noise line is the text's s[start:start+length]
  * followed by "-" (dash). */
@@ -95,43 +147,11 @@ typedef struct {
     Py_ssize_t length;
     Py_ssize_t count;
     Py_ssize_t first;
+    Py_ssize_t markers; /* the NCCL markers its key holds ("NCCL INFO ", "NCCL WARN ") */
     uint64_t hash;
     int dash;
 } Line;
 
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-    return h ^ (h >> 32);
-}
-
-/* The hash of s[:n], followed by "-" when dash: a blanked line's key is hashed as the
- * bytes it stands for, so that it is one key with the same bytes read from the input. */
-static uint64_t hash_key(const char *s, Py_ssize_t n, int dash)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)(n + dash);
-    Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = mix(h, w);
-    }
-    char tail[8] = {0}; /* the last bytes, at most 7, and the dash */
-    Py_ssize_t rest = n - i;
-    memcpy(tail, s + i, (size_t)rest);
-    if (dash)
-        tail[rest++] = '-';
-    uint64_t w = 0;
-    memcpy(&w, tail, 8);
-    if (rest == 8) { /* the dash filled a word */
-        h = mix(h, w);
-        w = 0;
-    }
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 29);
-}
-
-static uint64_t hash_line(const char *s, Py_ssize_t n) { return hash_key(s, n, 0); }
 
 /* The words that follow "NCCL INFO " in a noise message: passes.NOISE's plain
  * alternatives (tests/unit/test_fastscan.py reads them from the pattern), with their
@@ -207,10 +227,31 @@ static const char *find_info(const char *s, Py_ssize_t from, Py_ssize_t n)
     return NULL;
 }
 
+/* The NCCL markers ("NCCL INFO ", "NCCL WARN ") in s[:n], as bytes.count counts each
+ * (the two never overlap); *last is set when s[:n] holds "Last error:" (PyTorch's line
+ * before the error NCCL returned). One pass over the bytes, for the letters that start
+ * either. */
+static Py_ssize_t count_markers(const char *s, Py_ssize_t n, int *last)
+{
+    Py_ssize_t markers = 0;
+    for (Py_ssize_t i = 0; i + 10 <= n; i++) {
+        if (s[i] == 'N') {
+            if (s[i + 1] == 'C' && (memcmp(s + i, "NCCL INFO ", 10) == 0 ||
+                                    memcmp(s + i, "NCCL WARN ", 10) == 0)) {
+                markers++;
+                i += 9;
+            }
+        }
+        else if (s[i] == 'L' && s[i + 1] == 'a' && i + 11 <= n &&
+                 memcmp(s + i, "Last error:", 11) == 0)
+            *last = 1;
+    }
+    return markers;
+}
+
 /* Where NOISE_ERASED cuts the line s[:n]: after the first "NCCL INFO " that a noise
- * message follows (the line is then s[:cut] + "-"), or -1. *removed: the markers
- * ("NCCL INFO ", "NCCL WARN ") the cut takes away. */
-static Py_ssize_t noise_cut(const char *s, Py_ssize_t n, Py_ssize_t *removed)
+ * message follows (the line is then s[:cut] + "-"), or -1. */
+static Py_ssize_t noise_cut(const char *s, Py_ssize_t n)
 {
     Py_ssize_t from = 0;
     for (;;) {
@@ -218,22 +259,8 @@ static Py_ssize_t noise_cut(const char *s, Py_ssize_t n, Py_ssize_t *removed)
         if (hit == NULL)
             return -1;
         Py_ssize_t cut = hit - s + 10;
-        if (is_noise(s + cut, n - cut)) {
-            for (Py_ssize_t at = cut; at < n;) {
-                const char *next = memmem(s + at, (size_t)(n - at), "NCCL ", 5);
-                if (next == NULL)
-                    break;
-                at = next - s;
-                if (starts_with(s + at, n - at, "NCCL INFO ") ||
-                    starts_with(s + at, n - at, "NCCL WARN ")) {
-                    ++*removed;
-                    at += 10;
-                }
-                else
-                    at += 1;
-            }
+        if (is_noise(s + cut, n - cut))
             return cut;
-        }
         from = hit - s + 1;
     }
 }
@@ -252,16 +279,55 @@ static int same_key(const char *s, const Line *line, Py_ssize_t start, Py_ssize_
            s[line->start + line->length - 1] == '-';
 }
 
-/* Does s[:n] hold one of words (a tuple of bytes)? */
-static int holds_word(const char *s, Py_ssize_t n, PyObject *words)
+/* Words looked for (a tuple of non-empty bytes), with the pairs of bytes that start
+ * one (a word of one byte: every pair it starts) and the bytes that are a word. */
+typedef struct {
+    PyObject *words;
+    uint8_t pairs[65536 / 8];
+    uint8_t single[256];
+} Words;
+
+static inline unsigned pair_at(const char *s) { return (uint8_t)s[0] | (unsigned)(uint8_t)s[1] << 8; }
+
+static void words_init(Words *words, PyObject *tuple)
 {
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
-        PyObject *word = PyTuple_GET_ITEM(words, k);
-        Py_ssize_t length = PyBytes_GET_SIZE(word);
-        if (length <= n && memmem(s, (size_t)n, PyBytes_AS_STRING(word), (size_t)length) != NULL)
-            return 1;
+    memset(words->pairs, 0, sizeof words->pairs);
+    memset(words->single, 0, sizeof words->single);
+    words->words = tuple;
+    for (Py_ssize_t k = 0; tuple != NULL && k < PyTuple_GET_SIZE(tuple); k++) {
+        const char *w = PyBytes_AS_STRING(PyTuple_GET_ITEM(tuple, k));
+        if (PyBytes_GET_SIZE(PyTuple_GET_ITEM(tuple, k)) == 1) {
+            words->single[(uint8_t)w[0]] = 1;
+            for (unsigned next = 0; next < 256; next++) {
+                unsigned pair = (uint8_t)w[0] | next << 8;
+                words->pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+            }
+        }
+        else {
+            unsigned pair = pair_at(w);
+            words->pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        }
     }
-    return 0;
+}
+
+/* Does s[:n] hold one of the words? One pass over its pairs of bytes: the words are
+ * compared only where a pair starts one. */
+static int holds_word(const char *s, Py_ssize_t n, const Words *words)
+{
+    if (words->words == NULL || n == 0)
+        return 0;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        unsigned pair = pair_at(s + i);
+        if (!(words->pairs[pair >> 3] & (1u << (pair & 7))))
+            continue;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words->words); k++) {
+            PyObject *word = PyTuple_GET_ITEM(words->words, k);
+            Py_ssize_t length = PyBytes_GET_SIZE(word);
+            if (length <= n - i && memcmp(s + i, PyBytes_AS_STRING(word), (size_t)length) == 0)
+                return 1;
+        }
+    }
+    return words->single[(uint8_t)s[n - 1]]; /* the last byte: a pair of its own no more */
 }
 
 /* The distinct lines of a text, in the order of their first occurrence. */
@@ -269,15 +335,17 @@ typedef struct {
     Line *lines;
     Py_ssize_t used;
     Py_ssize_t number; /* lines in all */
+    int last;          /* a key holds "Last error:" */
 } Lines;
 
 /* Hash every line of s[:n] into out (its lines freed by the caller), each noise line
- * blanked first when blank (as NOISE_ERASED.sub(b"NCCL INFO -", text) would: *removed
- * counts the markers that takes away, *worded is set when what it takes away holds one
- * of words, a tuple of bytes, or NULL); -1 and an error set when memory runs out. */
-static int collect(const char *s, Py_ssize_t n, Lines *out, int blank, Py_ssize_t *removed,
-                   PyObject *words, int *worded)
+ * blanked first when blank (as NOISE_ERASED.sub(b"NCCL INFO -", text) would: *worded is
+ * set when what that takes away holds one of words); the markers of each distinct key
+ * are counted once, where it first occurs. -1 and an error set when memory runs out. */
+static int collect(const char *s, Py_ssize_t n, Lines *out, int blank, const Words *words,
+                   int *worded)
 {
+    int last = 0;
     Py_ssize_t capacity = 1024, used = 0, mask = 4095;
     Line *lines = PyMem_Malloc((size_t)capacity * sizeof(Line));
     Py_ssize_t *table = PyMem_Calloc((size_t)mask + 1, sizeof(Py_ssize_t)); /* index + 1 */
@@ -290,9 +358,9 @@ static int collect(const char *s, Py_ssize_t n, Lines *out, int blank, Py_ssize_
         Py_ssize_t length = end - pos;
         int dash = 0;
         if (blank) {
-            Py_ssize_t cut = noise_cut(s + pos, length, removed);
+            Py_ssize_t cut = noise_cut(s + pos, length);
             if (cut >= 0) {
-                if (words != NULL && !*worded)
+                if (!*worded)
                     *worded = holds_word(s + pos + cut, length - cut, words);
                 length = cut;
                 dash = 1;
@@ -310,7 +378,8 @@ static int collect(const char *s, Py_ssize_t n, Lines *out, int blank, Py_ssize_
                     lines = grown;
                     capacity *= 2;
                 }
-                lines[used] = (Line){pos, length, 1, number, h, dash};
+                Py_ssize_t markers = count_markers(s + pos, length, &last);
+                lines[used] = (Line){pos, length, 1, number, markers, h, dash};
                 table[slot] = ++used;
                 break;
             }
@@ -342,7 +411,7 @@ static int collect(const char *s, Py_ssize_t n, Lines *out, int blank, Py_ssize_
         pos = end + 1;
     }
     PyMem_Free(table);
-    *out = (Lines){lines, used, number};
+    *out = (Lines){lines, used, number, last};
     return 0;
 nomemory:
     PyMem_Free(lines);
@@ -352,9 +421,14 @@ nomemory:
 }
 
 /* *obj: the bytes of one distinct line (a new reference), or NULL when it is in dead (a
- * set, or None). -1 on an error. */
+ * LineSet, asked from where the line lies; a set; or None). -1 on an error. */
 static int line_object(const char *s, const Line *line, PyObject *dead, PyObject **obj)
 {
+    if (dead != Py_None && Py_IS_TYPE(dead, &LineSetType) &&
+        line_set_has(dead, line->hash, s + line->start, line->length, line->dash)) {
+        *obj = NULL;
+        return 0;
+    }
     *obj = PyBytes_FromStringAndSize(line->dash ? NULL : s + line->start,
                                      line->length + line->dash);
     if (*obj == NULL)
@@ -364,7 +438,7 @@ static int line_object(const char *s, const Line *line, PyObject *dead, PyObject
         memcpy(key, s + line->start, (size_t)line->length);
         key[line->length] = '-';
     }
-    int skip = dead == Py_None ? 0 : PySet_Contains(dead, *obj);
+    int skip = dead == Py_None || !PyAnySet_Check(dead) ? 0 : PySet_Contains(dead, *obj);
     if (skip != 0) {
         Py_CLEAR(*obj);
         return skip < 0 ? -1 : 0;
@@ -384,9 +458,20 @@ static int set_count(PyObject *counter, PyObject *line, Py_ssize_t number)
  * table holds (programs.py says why these). */
 static int is_program(const char *s, Py_ssize_t n, Py_ssize_t max_line)
 {
-    return n <= max_line && memmem(s, (size_t)n, "NCCL", 4) == NULL &&
-           memmem(s, (size_t)n, "nccl", 4) == NULL && memmem(s, (size_t)n, "<warn>", 6) == NULL &&
-           memmem(s, (size_t)n, " Pid ", 5) == NULL;
+    if (n > max_line)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) { /* one pass, for the letters that start a word */
+        const char *at = s + i;
+        Py_ssize_t left = n - i;
+        if (left < 4)
+            break; /* every word is longer */
+        if ((*at == 'N' && at[1] == 'C' && memcmp(at, "NCCL", 4) == 0) ||
+            (*at == 'n' && at[1] == 'c' && memcmp(at, "nccl", 4) == 0) ||
+            (*at == '<' && at[1] == 'w' && starts_with(at, left, "<warn>")) ||
+            (*at == ' ' && at[1] == 'P' && starts_with(at, left, " Pid ")))
+            return 0;
+    }
+    return 1;
 }
 
 /* The distinct shapes of program lines (digits 1-9 made 0), joined by newlines in the
@@ -473,7 +558,7 @@ static void shapes_free(Shapes *shapes)
 }
 
 /* count_split(text, counter, dead, min_programs, max_line, blank=False, words=())
- *     -> (int, int, bytes | None, list, list, int, bool)
+ *     -> (int, int, bytes | None, list, list, int, bool, bool)
  *
  * What ``Counter(line for line in lines if line not in dead)`` puts in ``counter`` (an
  * empty dict or Counter), where ``lines`` is ``text.split(b"\n")`` less a last empty
@@ -484,32 +569,38 @@ static void shapes_free(Shapes *shapes)
  * the order of their first occurrence, and those that occur more than once listed. With
  * fewer, every line is counted and the shapes are None. With blank, each line is
  * counted as NOISE_ERASED.sub(b"NCCL INFO -", text) has it (dead then holds lines as
- * counted, which blanking leaves as they are: passes.count_split_py relies on it). Returns (len(lines), program
- * occurrences, shapes, repeated program lines, the index of each counted line's first
- * occurrence in counter's order, the markers the blanking took away, whether what it
- * took away held one of words). */
+ * counted, which blanking leaves as they are: passes.count_split_py relies on it).
+ * Returns (len(lines), program occurrences, shapes, repeated program lines, the index of
+ * each counted line's first occurrence in counter's order, the NCCL markers of the lines
+ * as counted, whether a line not in dead or what blanking took away held one of words
+ * (non-empty bytes without digits, so that a program line's shape holds them as the line
+ * does), whether a line as counted holds "Last error:"). */
 static PyObject *count_split(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *text, *counter, *dead;
     PyObject *words = NULL;
-    Py_ssize_t min_programs, max_line, removed = 0;
+    Py_ssize_t min_programs, max_line, markers = 0;
     int blank = 0, worded = 0;
     if (!PyArg_ParseTuple(args, "SO!Onn|pO!:count_split", &text, &PyDict_Type, &counter, &dead,
                           &min_programs, &max_line, &blank, &PyTuple_Type, &words))
         return NULL;
     for (Py_ssize_t k = 0; words != NULL && k < PyTuple_GET_SIZE(words); k++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(words, k))) {
-            PyErr_SetString(PyExc_TypeError, "count_split() takes a tuple of bytes as words");
+        if (!PyBytes_Check(PyTuple_GET_ITEM(words, k)) ||
+            PyBytes_GET_SIZE(PyTuple_GET_ITEM(words, k)) == 0) {
+            PyErr_SetString(PyExc_TypeError,
+                            "count_split() takes a tuple of non-empty bytes as words");
             return NULL;
         }
-    if (dead != Py_None && !PyAnySet_Check(dead)) {
-        PyErr_SetString(PyExc_TypeError, "count_split() takes a set or None as dead");
+    if (dead != Py_None && !PyAnySet_Check(dead) && !Py_IS_TYPE(dead, &LineSetType)) {
+        PyErr_SetString(PyExc_TypeError, "count_split() takes a LineSet, a set or None as dead");
         return NULL;
     }
     const char *s = PyBytes_AS_STRING(text);
+    Words wanted;
+    words_init(&wanted, words);
     Lines found;
-    if (collect(s, PyBytes_GET_SIZE(text), &found, blank, &removed, words, &worded) < 0)
+    if (collect(s, PyBytes_GET_SIZE(text), &found, blank, &wanted, &worded) < 0)
         return NULL;
     PyObject **objects = PyMem_Calloc((size_t)found.used + 1, sizeof(PyObject *));
     char *program = PyMem_Calloc((size_t)found.used + 1, 1);
@@ -525,8 +616,12 @@ static PyObject *count_split(PyObject *module, PyObject *args)
     }
     for (Py_ssize_t i = 0; i < found.used; i++) {
         const Line *line = &found.lines[i];
+        markers += line->markers * line->count;
         if (line_object(s, line, dead, &objects[i]) < 0)
             goto fail;
+        if (objects[i] != NULL && !worded)
+            worded = holds_word(PyBytes_AS_STRING(objects[i]), PyBytes_GET_SIZE(objects[i]),
+                                &wanted);
         if (objects[i] != NULL && min_programs <= found.used &&
             is_program(s + line->start, line->length, max_line)) {
             program[i] = 1;
@@ -580,8 +675,8 @@ static PyObject *count_split(PyObject *module, PyObject *args)
     PyMem_Free(program);
     PyMem_Free(found.lines);
     shapes_free(&shapes);
-    return Py_BuildValue("nnNNNnO", found.number, total, joined, repeats, firsts, removed,
-                         worded ? Py_True : Py_False);
+    return Py_BuildValue("nnNNNnOO", found.number, total, joined, repeats, firsts, markers,
+                         worded ? Py_True : Py_False, found.last ? Py_True : Py_False);
 fail:
     if (objects != NULL)
         for (Py_ssize_t i = 0; i < found.used; i++)
@@ -599,10 +694,14 @@ static PyMethodDef methods[] = {
     {"erase_channels", erase_channels, METH_O,
      "data with every 'Channel <n>/<m> :' made 'Channel :', or None when it holds a "
      "'Channel <n> :'."},
+    {"erase_rings", erase_rings, METH_O,
+     "data with every 'INFO Ring <n> :' made 'INFO Ring :' (data itself when none is)."},
     {"count_split", count_split, METH_VARARGS,
      "Count text's lines not in dead into counter (noise blanked with blank), a program's "
      "own lines apart: (lines, their occurrences, their distinct shapes joined or None, "
-     "those repeated, each counted line's first index, the markers blanking took away)."},
+     "those repeated, each counted line's first index, the markers of the lines as counted, "
+     "whether a line not dead or what blanking took away held a word, whether a line "
+     "holds 'Last error:')."},
     {"read_comm", read_comm, METH_O,
      "The data of a communicator line's reading (what, state, fields), or None."},
     {"read_connection", read_connection, METH_O,
@@ -616,4 +715,18 @@ static struct PyModuleDef module = {
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__fastscan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastscan(void)
+{
+    if (PyType_Ready(&LineSetType) < 0)
+        return NULL;
+    PyObject *made = PyModule_Create(&module);
+    if (made == NULL)
+        return NULL;
+    Py_INCREF(&LineSetType);
+    if (PyModule_AddObject(made, "LineSet", (PyObject *)&LineSetType) < 0) {
+        Py_DECREF(&LineSetType);
+        Py_DECREF(made);
+        return NULL;
+    }
+    return made;
+}

@@ -7,8 +7,10 @@ distinct lines (noise blanked as they are counted, a program's own lines put apa
 :func:`count_split`). Both forms give the same bytes and counts
 (tests/unit/test_fastscan.py); ``HPNET_PURE_PYTHON=1`` runs the Python. The module also
 reads the two commonest new lines of a large job, communicator and connection lines
-(:data:`read_comm`, :data:`read_connection`), as the Python readers do. What the
-compiled forms buy: benchmarks/README.md, issue 28 steps 5, 6 and 8.
+(:data:`read_comm`, :data:`read_connection`), as the Python readers do, and holds the
+scanner's dead lines where the counting asks them without making bytes objects
+(:func:`dead_lines`). What the compiled forms buy: benchmarks/README.md, issue 28 steps
+5, 6, 8 and 9.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterable
 from types import ModuleType
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 __all__ = [
-    "COMPILED", "NOISE", "NOISE_ERASED", "Split", "count_lines", "count_split", "erased",
-    "read_comm", "read_connection",
+    "COMPILED", "NOISE", "NOISE_ERASED", "DeadLines", "Split", "count_lines", "count_split",
+    "dead_lines", "erased", "read_comm", "read_connection",
 ]  # fmt: skip
 
 #: ``Channel 03/0 :`` and ``Channel 03 :``. The number is dropped so that the lines
@@ -69,6 +71,27 @@ _FAST = _compiled()
 COMPILED = _FAST is not None
 
 
+class DeadLines(Protocol):
+    """What the scanner asks of its dead lines (a set of bytes, or the compiled
+    ``LineSet``)."""
+
+    def __contains__(self, line: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def add(self, line: bytes, /) -> None: ...
+    def update(self, lines: Iterable[bytes], /) -> None: ...
+    def clear(self) -> None: ...
+
+
+def dead_lines() -> DeadLines:
+    """An empty set of the scanner's dead lines: the compiled ``LineSet``, which
+    ``count_split`` asks from where each line lies (hashed as it counts, no bytes object
+    made for a dead line), where the module is there; else a set."""
+    if _FAST is not None:
+        made: DeadLines = _FAST.LineSet()
+        return made
+    return set()
+
+
 def _python_readers(message: bytes) -> None:
     """Without the compiled module, every message is read by the Python readers."""
     return None
@@ -106,9 +129,16 @@ def erased(data: bytes) -> bytes:
     text = _FAST.erase_channels(data) if _FAST is not None else erased_py(data)
     if text is None:  # a ring-order line without "/"
         text = _CHANNEL_NUMBER.sub(b"Channel :", NOISE.sub(b"NCCL INFO -", data))
-    if b"INFO Ring " in text:  # NCCL 2.4-2.6 name channels "Ring"
-        text = _RING_NUMBER.sub(b"INFO Ring :", text)
-    return text
+    # NCCL's graph search prints its rings, and NCCL 2.4-2.6 name channels "Ring"
+    return _FAST.erase_rings(text) if _FAST is not None else erased_rings_py(text)
+
+
+def erased_rings_py(data: bytes) -> bytes:
+    """What the compiled ``erase_rings`` does: every ``INFO Ring <n> :`` made
+    ``INFO Ring :``."""
+    if b"INFO Ring " not in data:
+        return data
+    return _RING_NUMBER.sub(b"INFO Ring :", data)
 
 
 def erased_py(data: bytes) -> bytes | None:
@@ -119,7 +149,7 @@ def erased_py(data: bytes) -> bytes | None:
     return _CHANNEL_SLASH.sub(b"Channel :", data)
 
 
-def count_lines(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes]) -> int:
+def count_lines(text: bytes, counts: collections.Counter[bytes], dead: DeadLines) -> int:
     """Put each line of ``text`` not in ``dead`` in ``counts`` (empty) with how often it
     occurs, in the order of its first occurrence; the number of lines (a last empty piece
     after the final newline is not a line).
@@ -134,7 +164,7 @@ def count_lines(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes
     return count_lines_py(text, counts, dead)
 
 
-def count_lines_py(text: bytes, counts: collections.Counter[bytes], dead: Set[bytes]) -> int:
+def count_lines_py(text: bytes, counts: collections.Counter[bytes], dead: DeadLines) -> int:
     """What the compiled ``count_lines`` does, in Python's C: a split, counted."""
     lines = text.split(b"\n")
     if lines and not lines[-1]:
@@ -161,17 +191,20 @@ class Split(NamedTuple):
     #: for each line counted, in the counts' order, the index of its first occurrence
     #: among the block's lines (its line number less the block's first)
     firsts: list[int]
-    #: the markers (``NCCL INFO ``, ``NCCL WARN ``) that blanking noise took away (in a
-    #: line whose noise message had NCCL lines glued behind it); 0 without ``blank``
-    removed: int
-    #: what blanking took away held one of the ``words`` asked for
+    #: the NCCL markers (``NCCL INFO ``, ``NCCL WARN ``) of the block's lines as
+    #: counted: those of the text, less those that blanking noise took away (NCCL lines
+    #: glued behind a noise message)
+    markers: int
+    #: a line not dead, or what blanking took away, held one of the ``words`` asked for
     worded: bool
+    #: a line as counted holds ``Last error:`` (PyTorch's line before NCCL's error)
+    last_error: bool
 
 
 def count_split(
     text: bytes,
     counts: collections.Counter[bytes],
-    dead: Set[bytes],
+    dead: DeadLines,
     min_programs: int,
     max_line: int,
     *,
@@ -185,13 +218,17 @@ def count_split(
     their shapes can be an NCCL line (:func:`hpnet.ncclog.programs.program_output`).
     With ``blank``, each line is counted as ``NOISE_ERASED.sub(b"NCCL INFO -", text)``
     has it, without that copy of the text being made (``dead`` then holds lines as
-    counted: blanking leaves them as they are); whether what that takes away holds one
-    of ``words`` is said too.
+    counted: blanking leaves them as they are). Whether a line not dead, or what
+    blanking takes away, holds one of ``words`` (non-empty, without digits: a program
+    line's shape holds them as the line does) is said too, and the NCCL markers and
+    ``Last error:`` of the lines as counted: the block's text is searched once, here.
 
     >>> counts = collections.Counter()
     >>> split = count_split(b"step 1\\nNCCL INFO x\\nstep 2\\nstep 1\\n", counts, set(), 2, 99)
     >>> split.lines, split.program_total, split.shapes, split.repeats, split.firsts
     (4, 3, b'step 0', [b'step 1'], [1])
+    >>> split.markers, split.worded, split.last_error
+    (1, False, False)
     >>> counts
     Counter({b'NCCL INFO x': 1})
     """
@@ -205,7 +242,7 @@ def count_split(
 def count_split_py(
     text: bytes,
     counts: collections.Counter[bytes],
-    dead: Set[bytes],
+    dead: DeadLines,
     min_programs: int,
     max_line: int,
     *,
@@ -219,6 +256,8 @@ def count_split_py(
     if lines and not lines[-1]:
         lines.pop()
     found = collections.Counter(itertools.filterfalse(dead.__contains__, lines) if dead else lines)
+    if any(not word for word in words):
+        raise TypeError("count_split() takes a tuple of non-empty bytes as words")
     # each line's first occurrence: from the end, the last entry of a line is its first
     first = dict(zip(reversed(lines), range(len(lines) - 1, -1, -1), strict=True))
     removed = 0
@@ -248,6 +287,13 @@ def count_split_py(
             elif line == key or key not in dead:
                 counts[key] = found[line]
                 firsts[key] = first[line]
+    if words and not worded:  # in a line not dead (words hold no newline)
+        fresh = b"\n".join(counts)
+        worded = any(word in fresh for word in words)
+    markers = _markers(text) - removed
+    last_error = b"Last error:" in text and (
+        not blank or b"Last error:" in NOISE_ERASED.sub(b"NCCL INFO -", text)
+    )
     number = len(lines)
     programs = [
         line
@@ -259,7 +305,8 @@ def count_split_py(
         and b" Pid " not in line
     ]
     if not programs or len(programs) < min_programs:
-        return Split(number, 0, None, [], [firsts[line] for line in counts], removed, worded)
+        firsts_counted = [firsts[line] for line in counts]
+        return Split(number, 0, None, [], firsts_counted, markers, worded, last_error)
     total = 0
     repeats = []
     for line in programs:
@@ -269,7 +316,8 @@ def count_split_py(
             repeats.append(line)
     zeroed = b"\n".join(programs).translate(DIGITS_ZERO).split(b"\n")
     shapes = b"\n".join(dict.fromkeys(zeroed))
-    return Split(number, total, shapes, repeats, [firsts[line] for line in counts], removed, worded)
+    firsts_counted = [firsts[line] for line in counts]
+    return Split(number, total, shapes, repeats, firsts_counted, markers, worded, last_error)
 
 
 def _markers(text: bytes) -> int:

@@ -137,20 +137,15 @@ def scan_block(
         )
     reader = _Reader(classify, result, split.firsts, _InputLines(data, start_line))
     reader.read_all(counts)
-    # each marker is one NCCL line, but those counted as more, and those blanked away
-    markers = text.count(b"NCCL INFO ") + text.count(b"NCCL WARN ")
-    result.num_nccl_lines = markers - split.removed - reader.extra
+    # each marker of the lines as counted is one NCCL line, but those counted as more
+    result.num_nccl_lines = split.markers - reader.extra
     if len(dead) > MAX_DEAD:
         dead.clear()
-    if b"Last error:" in text:
+    if split.last_error:
         _last_errors(NOISE_ERASED.sub(b"NCCL INFO -", text), source, start_line, result.events)
-    framework = reader.framework or programs.framework
-    if not framework and not state.framework_seen:
-        # a word of a dead line was seen when it was new, one of a blanked line's noise
-        # message by count_split (the words hold no digits: a program line's shape
-        # holds them as it does)
-        fresh_text = b"\n".join((*counts, programs.shapes))
-        framework = split.worded or any(word in fresh_text for word in RCCL_BYTES)
+    # a word of a dead line was seen when it was new; count_split looked in the others
+    # and in what blanking took away
+    framework = reader.framework or programs.framework or split.worded
     state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hpnet.ncclog.passes import DeadLines, dead_lines
+
 __all__ = ["ScanState"]
 
 
@@ -17,7 +19,7 @@ class ScanState:
         #: input lines of :attr:`source` that the classifier, as it stands, answers with
         #: no event (a repeat of an idempotent line, a known process's irrelevant line,
         #: program output): the scanner skips them without reading them again
-        self.dead: set[bytes] = set()
+        self.dead: DeadLines = dead_lines()
         self.source: str | None = None
         #: a block of :attr:`source` held a word an artefact reader needs
         self.framework_seen = False
