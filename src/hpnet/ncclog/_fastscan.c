@@ -24,6 +24,60 @@ static const char CHANNEL[] = "Channel ";
 #define CHANNEL_LEN 8
 
 
+/* Where an eraser cuts a text: each number it erases, src[first:resume] made ":". */
+typedef struct {
+    Py_ssize_t *cuts; /* first, resume, first, resume, ... */
+    Py_ssize_t used, capacity;
+} Cuts;
+
+static int cuts_add(Cuts *cuts, Py_ssize_t first, Py_ssize_t resume)
+{
+    if (cuts->used + 2 > cuts->capacity) {
+        Py_ssize_t want = cuts->capacity ? cuts->capacity * 2 : 1024;
+        Py_ssize_t *grown = PyMem_Realloc(cuts->cuts, (size_t)want * sizeof(Py_ssize_t));
+        if (grown == NULL) {
+            PyMem_Free(cuts->cuts);
+            PyErr_NoMemory();
+            return -1;
+        }
+        cuts->cuts = grown;
+        cuts->capacity = want;
+    }
+    cuts->cuts[cuts->used++] = first;
+    cuts->cuts[cuts->used++] = resume;
+    return 0;
+}
+
+/* The text with its cuts made (arg itself when there are none), made at its final size
+ * at once: a block made at the input's size and shrunk afterwards fragmented the heap,
+ * and a worker's peak memory grew with its range. Frees the cuts. */
+static PyObject *cut_text(PyObject *arg, Cuts *cuts)
+{
+    if (cuts->used == 0) {
+        PyMem_Free(cuts->cuts);
+        Py_INCREF(arg);
+        return arg;
+    }
+    const char *src = PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg), size = n;
+    for (Py_ssize_t k = 0; k < cuts->used; k += 2)
+        size -= cuts->cuts[k + 1] - cuts->cuts[k] - 1;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size);
+    if (out != NULL) {
+        char *dst = PyBytes_AS_STRING(out);
+        Py_ssize_t copied = 0; /* src[copied:] is not in out yet */
+        for (Py_ssize_t k = 0; k < cuts->used; k += 2) {
+            memcpy(dst, src + copied, (size_t)(cuts->cuts[k] - copied));
+            dst += cuts->cuts[k] - copied;
+            *dst++ = ':';
+            copied = cuts->cuts[k + 1];
+        }
+        memcpy(dst, src + copied, (size_t)(n - copied));
+    }
+    PyMem_Free(cuts->cuts);
+    return out;
+}
+
 /* erase_channels(data) -> bytes | None
  *
  * ``data`` with every "Channel <digits>/<digits> :" made "Channel :" (the regex
@@ -39,10 +93,7 @@ static PyObject *erase_channels(PyObject *module, PyObject *arg)
     }
     const char *src = PyBytes_AS_STRING(arg);
     Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    PyObject *out = NULL;
-    char *dst = NULL;
-    Py_ssize_t copied = 0; /* src[copied:] is not in out yet */
-    Py_ssize_t written = 0;
+    Cuts cuts = {0};
     Py_ssize_t search = 0;
     while (search < n) {
         const char *hit = memmem(src + search, (size_t)(n - search), CHANNEL, CHANNEL_LEN);
@@ -59,32 +110,16 @@ static PyObject *erase_channels(PyObject *module, PyObject *arg)
             Py_ssize_t stop = digits_end(src, second, n);
             if (stop == second || stop + 1 >= n || src[stop] != ' ' || src[stop + 1] != ':')
                 continue;
-            if (out == NULL) {
-                out = PyBytes_FromStringAndSize(NULL, n);
-                if (out == NULL)
-                    return NULL;
-                dst = PyBytes_AS_STRING(out);
-            }
-            memcpy(dst + written, src + copied, (size_t)(at - copied));
-            written += at - copied;
-            memcpy(dst + written, "Channel :", 9);
-            written += 9;
-            copied = search = stop + 2;
+            if (cuts_add(&cuts, first, stop + 2) < 0)
+                return NULL;
+            search = stop + 2;
         }
         else if (end + 1 < n && src[end] == ' ' && src[end + 1] == ':') {
-            Py_XDECREF(out);
+            PyMem_Free(cuts.cuts);
             Py_RETURN_NONE;
         }
     }
-    if (out == NULL) {
-        Py_INCREF(arg);
-        return arg;
-    }
-    memcpy(dst + written, src + copied, (size_t)(n - copied));
-    written += n - copied;
-    if (_PyBytes_Resize(&out, written) < 0)
-        return NULL;
-    return out;
+    return cut_text(arg, &cuts);
 }
 
 static const char RING[] = "INFO Ring ";
@@ -104,9 +139,8 @@ static PyObject *erase_rings(PyObject *module, PyObject *arg)
     }
     const char *src = PyBytes_AS_STRING(arg);
     Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    PyObject *out = NULL;
-    char *dst = NULL;
-    Py_ssize_t copied = 0, written = 0, search = 0;
+    Cuts cuts = {0};
+    Py_ssize_t search = 0;
     while (search < n) {
         const char *hit = memmem(src + search, (size_t)(n - search), RING, RING_LEN);
         if (hit == NULL)
@@ -117,26 +151,11 @@ static PyObject *erase_rings(PyObject *module, PyObject *arg)
         search = at + 1;
         if (end == first || end + 1 >= n || src[end] != ' ' || src[end + 1] != ':')
             continue;
-        if (out == NULL) {
-            out = PyBytes_FromStringAndSize(NULL, n);
-            if (out == NULL)
-                return NULL;
-            dst = PyBytes_AS_STRING(out);
-        }
-        memcpy(dst + written, src + copied, (size_t)(first - copied));
-        written += first - copied;
-        dst[written++] = ':';
-        copied = search = end + 2;
+        if (cuts_add(&cuts, first, end + 2) < 0)
+            return NULL;
+        search = end + 2;
     }
-    if (out == NULL) {
-        Py_INCREF(arg);
-        return arg;
-    }
-    memcpy(dst + written, src + copied, (size_t)(n - copied));
-    written += n - copied;
-    if (_PyBytes_Resize(&out, written) < 0)
-        return NULL;
-    return out;
+    return cut_text(arg, &cuts);
 }
 
 /* One distinct line (a key): where it first lies in the text (its start and its line

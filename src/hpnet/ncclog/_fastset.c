@@ -10,23 +10,23 @@
  */
 #include "_fastscan.h"
 
+/* A slot: a line (bytes) and its hash, or NULL in an empty slot. */
+typedef struct {
+    PyObject *key;
+    uint64_t hash;
+} Slot;
+
 typedef struct {
     PyObject_HEAD
-    PyObject **keys; /* bytes, or NULL in an empty slot */
-    uint64_t *hashes;
+    Slot *slots;
     Py_ssize_t mask; /* slots - 1 (slots: a power of two) */
     Py_ssize_t used;
 } LineSet;
 
 static int line_set_alloc(LineSet *set, Py_ssize_t slots)
 {
-    set->keys = PyMem_Calloc((size_t)slots, sizeof(PyObject *));
-    set->hashes = PyMem_Malloc((size_t)slots * sizeof(uint64_t));
-    if (set->keys == NULL || set->hashes == NULL) {
-        PyMem_Free(set->keys);
-        PyMem_Free(set->hashes);
-        set->keys = NULL;
-        set->hashes = NULL;
+    set->slots = PyMem_Calloc((size_t)slots, sizeof(Slot));
+    if (set->slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -37,12 +37,10 @@ static int line_set_alloc(LineSet *set, Py_ssize_t slots)
 
 static void line_set_release(LineSet *set)
 {
-    for (Py_ssize_t i = 0; set->keys != NULL && i <= set->mask; i++)
-        Py_XDECREF(set->keys[i]);
-    PyMem_Free(set->keys);
-    PyMem_Free(set->hashes);
-    set->keys = NULL;
-    set->hashes = NULL;
+    for (Py_ssize_t i = 0; set->slots != NULL && i <= set->mask; i++)
+        Py_XDECREF(set->slots[i].key);
+    PyMem_Free(set->slots);
+    set->slots = NULL;
 }
 
 /* The slot of the key s[:n] (+ "-" when dash) under hash: where it is, or the empty
@@ -52,10 +50,10 @@ static Py_ssize_t line_set_slot(const LineSet *set, uint64_t hash, const char *s
 {
     Py_ssize_t slot = (Py_ssize_t)(hash & (uint64_t)set->mask);
     for (;;) {
-        PyObject *key = set->keys[slot];
+        PyObject *key = set->slots[slot].key;
         if (key == NULL)
             return slot;
-        if (set->hashes[slot] == hash && PyBytes_GET_SIZE(key) == n + dash) {
+        if (set->slots[slot].hash == hash && PyBytes_GET_SIZE(key) == n + dash) {
             const char *bytes = PyBytes_AS_STRING(key);
             if (memcmp(bytes, s, (size_t)n) == 0 && (!dash || bytes[n] == '-'))
                 return slot;
@@ -67,7 +65,7 @@ static Py_ssize_t line_set_slot(const LineSet *set, uint64_t hash, const char *s
 int line_set_has(PyObject *object, uint64_t hash, const char *s, Py_ssize_t n, int dash)
 {
     const LineSet *set = (const LineSet *)object;
-    return set->keys[line_set_slot(set, hash, s, n, dash)] != NULL;
+    return set->slots[line_set_slot(set, hash, s, n, dash)].key != NULL;
 }
 
 static int line_set_grow(LineSet *set)
@@ -76,19 +74,16 @@ static int line_set_grow(LineSet *set)
     if (line_set_alloc(&bigger, (set->mask + 1) * 2) < 0)
         return -1;
     for (Py_ssize_t i = 0; i <= set->mask; i++) {
-        PyObject *key = set->keys[i];
-        if (key == NULL)
+        Slot old = set->slots[i];
+        if (old.key == NULL)
             continue;
-        Py_ssize_t slot = (Py_ssize_t)(set->hashes[i] & (uint64_t)bigger.mask);
-        while (bigger.keys[slot] != NULL)
+        Py_ssize_t slot = (Py_ssize_t)(old.hash & (uint64_t)bigger.mask);
+        while (bigger.slots[slot].key != NULL)
             slot = (slot + 1) & bigger.mask;
-        bigger.keys[slot] = key; /* the reference moves */
-        bigger.hashes[slot] = set->hashes[i];
+        bigger.slots[slot] = old; /* the reference moves */
     }
-    PyMem_Free(set->keys);
-    PyMem_Free(set->hashes);
-    set->keys = bigger.keys;
-    set->hashes = bigger.hashes;
+    PyMem_Free(set->slots);
+    set->slots = bigger.slots;
     set->mask = bigger.mask;
     return 0;
 }
@@ -103,13 +98,13 @@ static int line_set_add_one(LineSet *set, PyObject *key)
     Py_ssize_t n = PyBytes_GET_SIZE(key);
     uint64_t hash = hash_line(s, n);
     Py_ssize_t slot = line_set_slot(set, hash, s, n, 0);
-    if (set->keys[slot] != NULL)
+    if (set->slots[slot].key != NULL)
         return 0;
     Py_INCREF(key);
-    set->keys[slot] = key;
-    set->hashes[slot] = hash;
+    set->slots[slot] = (Slot){key, hash};
     set->used++;
-    return set->used * 2 > set->mask ? line_set_grow(set) : 0;
+    /* at most two thirds full, as a Python set */
+    return set->used * 3 > set->mask * 2 ? line_set_grow(set) : 0;
 }
 
 static PyObject *line_set_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from hpnet.ncclog.model import Connection, ProcessLog
 from hpnet.ncclog.placement import Placement
 from hpnet.ncclog.transports import gdr_state, natural_sorted, nic_names, transport_label, uniq
 
@@ -39,25 +40,34 @@ def comm_summaries(place: Placement, machines: Mapping[str, str]) -> list[CommSu
     names_of: dict[tuple[str, str], list[str]] = {}
     label_of: dict[tuple[str, bool], str] = {}
     for comm in place.comms.values():
-        inter_c = [(p, c) for p, c, is_inter in comm.connections if is_inter]
-        intra_c = [(p, c) for p, c, is_inter in comm.connections if not is_inter]
-        # a connection's raw text is its transport: its NICs and label are found once
-        # per process and text, in the order they first appear
+        # one pass over the connections, keeping what the summary depends on: each
+        # process's transports between hosts (their NICs), each transport inside and
+        # between hosts (their labels), in the order they first appear, and each
+        # transport and direction between hosts (GPUDirect RDMA: all, none or which way)
+        inter: dict[tuple[str, str], tuple[ProcessLog, Connection]] = {}
+        raws: tuple[dict[str, Connection], dict[str, Connection]] = ({}, {})
+        ways: dict[tuple[str, str | None], Connection] = {}
+        for p, c, is_inter in comm.connections:
+            raw = c.transport.raw
+            raws[is_inter].setdefault(raw, c)
+            if is_inter:
+                inter.setdefault((p.key, raw), (p, c))
+                ways.setdefault((raw, c.direction), c)
         nics: dict[str, None] = {}
-        for key, (p, c) in {(p.key, c.transport.raw): (p, c) for p, c in inter_c}.items():
+        for key, (p, c) in inter.items():
             names = names_of.get(key)
             if names is None:
                 names = names_of[key] = nic_names(p, [c])
             nics.update(dict.fromkeys(names))
         labels = {}
-        for inter, chosen in ((False, intra_c), (True, inter_c)):
+        for between, seen in ((False, raws[False]), (True, raws[True])):
             found: dict[str, None] = {}
-            for raw, c in {c.transport.raw: c for _, c in chosen}.items():
-                label = label_of.get((raw, inter))
+            for raw, c in seen.items():
+                label = label_of.get((raw, between))
                 if label is None:
-                    label = label_of[raw, inter] = transport_label(c, inter)
+                    label = label_of[raw, between] = transport_label(c, between)
                 found[label] = None
-            labels[inter] = uniq(found)
+            labels[between] = uniq(found)
         summaries.append(
             CommSummary(
                 id=comm.key,
@@ -67,7 +77,9 @@ def comm_summaries(place: Placement, machines: Mapping[str, str]) -> list[CommSu
                 intra_node=labels[False],
                 inter_node=labels[True],
                 nics=natural_sorted(nics),
-                gdr=gdr_state([c for _, c in inter_c]),
+                # a label, NICs and GPUDirect RDMA follow from a connection's transport
+                # (and direction): one connection of each says what all of them do
+                gdr=gdr_state(list(ways.values())),
                 init_complete=all(m.completed for m in comm.memberships),
                 aborted=any(m.aborted for m in comm.memberships),
                 num_connections=len(comm.connections),

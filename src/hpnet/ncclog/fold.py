@@ -7,7 +7,7 @@ whole input (signals, warnings and their caps) stays in the folder.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hpnet.ncclog.lines import Event
 from hpnet.ncclog.model import GdrDecision, LogLine, Nic
@@ -166,21 +166,28 @@ def _ring_gdr(process: ProcessFacts, event: Event) -> None:
     process.ring_gdr[int(str(event.data[0]))] = None
 
 
+#: the fields of a communicator line a membership keeps (the first value said)
+_MEMBERSHIP_FIELDS = (
+    "rank", "nranks", "cudaDev", "nvmlDev", "busId", "commId", "nNodes", "localRanks",
+    "parent", "color", "MNNVL",
+)  # fmt: skip
+
+
 def _comm(process: ProcessFacts, event: Event) -> None:
     what, state, raw = event.data
-    fields: dict[str, str] = dict(raw) if isinstance(raw, dict) else {}
+    # read, never changed here (a reading may be cached and shared by its repeats)
+    fields: Mapping[str, str] = raw if isinstance(raw, dict) else {}
     comm = str(fields.get("comm", "?"))
     record = process.membership(comm, fields)
     if "nRanks" in fields:
         fields = dict(fields, nranks=fields["nRanks"])
     if "commHash" in fields and "commId" not in fields:
         fields = dict(fields, commId=fields["commHash"])
-    for name in (
-        "rank", "nranks", "cudaDev", "nvmlDev", "busId", "commId", "nNodes", "localRanks",
-        "parent", "color", "MNNVL",
-    ):  # fmt: skip
-        if name in fields and record.get(name) is None:
-            record[name] = fields[name]
+    get = record.get
+    for name in _MEMBERSHIP_FIELDS:
+        value = fields.get(name)
+        if value is not None and get(name) is None:
+            record[name] = value
     if what == "Init" and state == "COMPLETE":
         record["completed"] = True
     elif what in ("Abort", "Destroy"):

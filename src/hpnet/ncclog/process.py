@@ -330,8 +330,9 @@ def _order(item: tuple[tuple[object, ...], int]) -> tuple[object, ...]:
 def _number(value: object) -> int | None:
     if value is None:  # most of a record's fields: not said
         return None
-    text = str(value)
-    return int(text) if text.lstrip("-").isdigit() else None
+    text = value if type(value) is str else str(value)
+    # most are a rank or a device: digits, read without stripping a sign first
+    return int(text) if text.isdigit() or text.lstrip("-").isdigit() else None
 
 
 def _text(value: object) -> str | None:
