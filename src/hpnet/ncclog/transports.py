@@ -8,6 +8,7 @@ per direction, and how lists of such names are ordered and shortened for a sente
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -24,6 +25,9 @@ __all__ = [
     "uniq",
 ]
 
+#: a name's runs of digits (natural_sorted's numbers)
+_DIGITS = re.compile(r"(\d+)")
+
 
 def transport_label(connection: Connection, inter: bool) -> str:
     label = connection.transport.label
@@ -39,10 +43,14 @@ def rdma(label: str) -> bool:
 
 def nic_names(process: ProcessLog, connections: Iterable[Connection]) -> list[str]:
     names: list[str] = []
+    asked: set[tuple[str, int]] = set()  # a NIC is named by its network and index
     for connection in connections:
         nic = connection.transport.nic
         if connection.transport.kind is not TransportKind.NET or nic is None:
             continue
+        if (connection.transport.name, nic) in asked:
+            continue
+        asked.add((connection.transport.name, nic))
         listed = (
             process.socket_interfaces if connection.transport.name == "Socket" else process.nics
         )
@@ -86,12 +94,14 @@ def uniq(values: Iterable[str]) -> tuple[str, ...]:
 
 def natural_sorted(names: Iterable[str]) -> tuple[str, ...]:
     """``mlx5_2:1`` before ``mlx5_10:1``; ``NIC 3`` before ``NIC 12``."""
-    return tuple(
-        sorted(
-            dict.fromkeys(n for n in names if n),
-            key=lambda n: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)],
-        )
-    )
+    return tuple(sorted(dict.fromkeys(n for n in names if n), key=_natural_key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _natural_key(name: str) -> tuple[int | str, ...]:
+    """A name's digits as numbers (a job's processes name the same NICs again and
+    again: each name is split once)."""
+    return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(name))
 
 
 def range_text(names: Sequence[str]) -> str:
