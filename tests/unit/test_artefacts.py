@@ -236,3 +236,16 @@ def test_the_framework_that_raised_is_named(
     capsys: pytest.CaptureFixture[str], name: str, via: str
 ) -> None:
     assert str(_findings(capsys, name)["framework-nccl-error"]["title"]).startswith(via)
+
+
+def test_a_launchers_rank_tag_outside_torchs_is_not_the_ranks_own() -> None:
+    """``[rank0]:[rank4]:``: a launcher that wraps a node's output put its local tag
+    outside torch's own global one; the line is rank 4's (torchtitan#1492's prefixes)."""
+    line = (
+        "[rank0]:[rank4]:[E731 01:01:29.544034999 ProcessGroupNCCL.cpp:632] [Rank 4] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=RECV, NumelIn=64, "
+        "NumelOut=64, Timeout(ms)=300000) ran for 300042 milliseconds before timing out."
+    )
+    facts = read_artefacts("job.log", line + "\n")
+    (event,) = [e for e in facts.torch if e.what == "timeout"]
+    assert (event.global_rank, event.seq, event.op) == (4, 7, "RECV")

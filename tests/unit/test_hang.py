@@ -456,6 +456,58 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # a [rankN]: prefix beside the fingerprint's own "Rank N" had crashed the reading
+    (
+        "deepspeed-fp16-scheduler-detail-allreduce-seq32-scalar-vs-peer-len7-fingerprint-"
+        "artifact-gather-EXCERPT"
+    ): (
+        "hang", ("mismatch", (2, 3)),
+        "ranks 2 and 3 are in different collectives (torch's fingerprint check on rank 2): rank "
+        "2 at allreduce #32 (1 element), rank 3's fingerprint holds 7 values",
+    ),
+    # torch 2.0's fingerprints hold no sequence number: the lengths are compared the same way
+    (
+        "lightning-epoch-end-detail-old-format-allgather-double6-vs-peer-len5-scalar-"
+        "interleaved-torch2.0.1-EXCERPT"
+    ): (
+        "hang", ("mismatch", (1, 0)),
+        "ranks 1 and 0 are in different collectives (torch's fingerprint check on rank 1): rank "
+        "1 at allgather (6 elements), rank 0's fingerprint holds 5 values",
+    ),
+    (
+        "ms-swift-ddp-broadcast-coalesced-detail-seq8372-shape-24084544-vs-64-rank-model-"
+        "state-differs-EXCERPT"
+    ): (
+        "hang", ("mismatch", (2, 0)),
+        "ranks 2 and 0 called the same collective with different tensors (torch's fingerprint "
+        "check on rank 2): rank 2 at broadcast #8372 (24084544 elements), rank 0 at broadcast "
+        "#8372 (64 elements)",
+    ),
+    (
+        "sglang-tp16-pgid2-allreduce-seq91885-one-rank-view-nothing-enqueued-after-"
+        "interleaved-commsplit-info-EXCERPT"
+    ): (
+        "unknown", None,
+        "rank 4 timed out in allreduce #91885 of group 3; no Flight Recorder dump says which rank",
+    ),
+    (
+        "ray-train-128-ranks-coll-opcount-13a1-vs-torch-seq5020-allreduce-timeout-three-hosts-"
+        "EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 21, 27, 43 timed out in allreduce #5020; no Flight Recorder dump says which rank"
+        " is behind",
+    ),
+    # the innermost of two stacked [rankN]: prefixes is torch's own (the outer a launcher's)
+    "torchtitan-pp-shape-inference-cross-node-recv-store-poll-timeout-300s-EXCERPT": (
+        "unknown", None,
+        "rank 4 waited for the c10d store at jrc0912.jureca:38293 until the read timed out",
+    ),
+    "vllm-multiproc-tp-pg2-watchdog-cuda-illegal-memory-access-not-a-timeout-EXCERPT": (
+        "unknown", None,
+        "not a hang: a CUDA error ended the watchdog of rank 2 of group 3 (its rank in that "
+        'group): "CUDA error: an illegal memory access was encountered" (',
+    ),
     (
         "deepspeed-zero3-moe-leaf-trace-cache-invalidated-allgather-base-seq211067-five-"
         "of-eight-EXCERPT"

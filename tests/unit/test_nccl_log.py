@@ -53,6 +53,8 @@ def test_transport_strings_of_every_release(  # noqa: PLR0917 - the parametrized
         ("[1,3]<stdout>:gpu1:41:41 [3] NCCL INFO Using network IB", "gpu1:41", 3),
         ("3: node7:901:901 [3] NCCL INFO Using network IB", "node7:901", 3),
         ("[rank5]:node7:901:901 [5] NCCL INFO Using network IB", "node7:901", 5),
+        # a launcher's tag outside torch's: the innermost is the process's own
+        ("[rank0]:[rank4]:node7:901:901 [0] NCCL INFO Using network IB", "node7:901", 4),
         (
             "[trainer0|0]:twshared1016:1958:1958 [0] NCCL INFO Using network IB",
             "twshared1016:1958",

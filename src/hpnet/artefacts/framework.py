@@ -72,8 +72,10 @@ _PREFIX = re.compile(
 #: name, which Flight Recorder records; the ID counts groups per process, so that two
 #: groups of one job can share one, as in NVIDIA/nccl #1610)
 _PG = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank \d+\]")
-#: the global rank torch's logging puts first (2.2 on): ``[rank3]:``
-_GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
+#: the global rank torch's logging puts first (2.2 on): ``[rank3]:``; where a launcher
+#: that wraps the stream put its own ``[rankN]:`` outside it (``[rank0]:[rank4]:``, a
+#: node's first process), the innermost is torch's, the process's own
+_GLOBAL_RANK = re.compile(r"(?:\[rank\d+\]:)*\[rank(\d+)\]:")
 _STUCK = re.compile(
     r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds"
     # 2.3-2.4's heartbeat monitor, on the rank that saw it first (no time in it)

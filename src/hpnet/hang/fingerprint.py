@@ -31,23 +31,30 @@ __all__ = ["fingerprint_mismatch"]
 
 def _collective(op: str | None, seq: int | None, numel: int | None) -> str:
     size = f" ({numel} element{'' if numel == 1 else 's'})" if numel is not None else ""
-    return f"{op} #{seq}{size}"
+    number = f" #{seq}" if seq is not None else ""  # torch 2.0's fingerprints hold none
+    return f"{op}{number}{size}"
 
 
 def _theirs(error: RankError) -> str:
     """The other rank's collective, as far as the line shows it."""
     values = error.versus_values
     if values is not None:
+        # a fingerprint is its op, its number (from torch 2.1) and its tensors' count
+        # before the tensors: a collective without tensors holds only those
+        bare = 3 if error.seq is not None else 2
+        printed = f"{OP_TYPES[values]} #0" if error.seq is not None else OP_TYPES[values]
         return (
             f"rank {error.versus}'s fingerprint holds {values} values"
-            + (", a collective without tensors" if values == 3 else "")
+            + (", a collective without tensors" if values == bare else "")
             + f": its op and number are not in the line (torch printed that length as "
-            f"{OP_TYPES[values]} #0)"
+            f"{printed})"
         )
-    said = f"rank {error.versus} at {error.versus_op} #{error.versus_seq}"
+    said = f"rank {error.versus} at " + _collective(
+        error.versus_op, error.versus_seq, error.versus_numel_in
+    )
     if error.versus_op == error.op and error.versus_seq is not None and error.seq is not None:
         apart = abs(error.versus_seq - error.seq)
-        said += f" ({apart} collective{'s' if apart != 1 else ''} apart)"
+        said += f" ({apart} collective{'s' if apart != 1 else ''} apart)" if apart else ""
     return said
 
 
@@ -56,9 +63,19 @@ def fingerprint_mismatch(errors: Sequence[RankError]) -> Cause | None:
     the ranks below the other one said to be like the checking rank; which side is the
     program's mistake the check does not say."""
     for error in errors:
-        if error.versus is None or error.rank is None or error.seq is None:
+        if error.versus is None or error.rank is None:
             continue
         mine = _collective(error.op, error.seq, error.numel_in)
+        # the same collective, number and op, with other tensors: not another collective
+        same = (
+            error.versus_op == error.op and error.versus_seq == error.seq
+            and error.versus_values is None
+        )  # fmt: skip
+        parted = (
+            "called the same collective with different tensors"
+            if same
+            else ("are in different collectives")
+        )
         others = sorted(set(range(error.versus)) - {error.rank})
         # the ranks torch compared before: their fingerprints were equal to this rank's,
         # in full where the values were compared, else in length only
@@ -75,7 +92,7 @@ def fingerprint_mismatch(errors: Sequence[RankError]) -> Cause | None:
             kind="mismatch", pg="", pg_desc="", seq=error.seq, collective=mine,
             ranks=(error.rank, error.versus), waiting=(), majority=False, fix=MISMATCH_FIX,
             evidence=(f"{error.where}: {error.text}",),
-            summary=f"ranks {error.rank} and {error.versus} are in different collectives "
+            summary=f"ranks {error.rank} and {error.versus} {parted} "
             f"(torch's fingerprint check on rank {error.rank}): rank {error.rank} at {mine}, "
             f"{_theirs(error)}{alike}; which side is the program's mistake the check does "
             "not say",

@@ -40,7 +40,7 @@ from hpnet.hang.model import (
     HangReport,
     ranks_text,
 )
-from hpnet.hang.ranklog import RankError, never_met
+from hpnet.hang.ranklog import RankError, crashed, never_met, store_waited
 from hpnet.hang.ras import ras_causes
 from hpnet.hang.watchdog import (
     lines_summary,
@@ -389,6 +389,8 @@ def judge(
         status, headline = "unknown", reported
     elif errors and not dumps and (never := never_met(errors)):
         status, headline = "unknown", never
+    elif errors and not dumps and (ended := crashed(errors) or store_waited(errors)):
+        status, headline = "unknown", ended
     elif (
         found := fingerprint_mismatch(errors)
         or watchdog_mismatch(errors, known)

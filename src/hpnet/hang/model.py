@@ -30,7 +30,9 @@ class Cause:
     kind: str  # mismatch, never-entered, gone, silent, stuck-in-collective
     pg: str
     pg_desc: str
-    seq: int  # the group's collective where the ranks part
+    #: the group's collective where the ranks part (None: the line names no number, as
+    #: torch 2.0's fingerprint check, whose fingerprints held none)
+    seq: int | None
     collective: str  # what the waiting (or majority) ranks recorded there
     ranks: tuple[int, ...]  # the ranks named
     waiting: tuple[int, ...]  # the ranks that entered and wait
@@ -50,7 +52,8 @@ class Cause:
     def label(self) -> str:
         group = _group(self)  # none where only watchdog lines without one say it
         where = f" of group {group}" if group else ""
-        return f"{self.collective.split(' ')[0]} #{self.seq}{where}"
+        number = f" #{self.seq}" if self.seq is not None else ""
+        return f"{self.collective.split(' ')[0]}{number}{where}"
 
     def headline(self) -> str:
         if self.summary:

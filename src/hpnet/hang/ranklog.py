@@ -14,7 +14,14 @@ name (``rank3.log``). Read here besides:
   connectFullMesh failed``, the store's ``DistStoreError: wait timeout``;
 * a mismatch a rank saw: gloo's ``Received data size doesn't match expected size. Is
   there a distributed collective mismatch in your code?`` (before it aborts), torch's
-  ``Detected mismatch between collectives`` (TORCH_DISTRIBUTED_DEBUG=DETAIL).
+  ``Detected mismatch between collectives`` (TORCH_DISTRIBUTED_DEBUG=DETAIL);
+* a crash, not a hang: ProcessGroupNCCL's watchdog ended by a CUDA error its query of a
+  work's events raised (``Process group watchdog thread terminated with exception: CUDA
+  error: an illegal memory access was encountered``);
+* a wait on the store: c10d's socket read that timed out (``[c10d] waitForInput: poll for
+  socket SocketImpl(fd=49, addr=..., remote=host:port) returned 0, likely a timeout`` and
+  ``... timed out after 3000ms``, torch/csrc/distributed/c10d/socket.cpp), the store's
+  client waiting for a key.
 """
 
 from __future__ import annotations
@@ -31,9 +38,12 @@ from hpnet.artefacts.lines import logical_lines
 from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
 
-__all__ = ["RankError", "file_rank", "line_time", "never_met", "read_errors"]
+__all__ = [
+    "RankError", "crashed", "file_rank", "line_time", "never_met", "read_errors", "store_waited",
+]  # fmt: skip
 
-_GLOBAL_RANK = re.compile(r"\[rank(\d+)\]:")
+#: torch's ``[rank3]:``, the innermost of a launcher's and torch's (artefacts.framework)
+_GLOBAL_RANK = re.compile(r"(?:\[rank\d+\]:)*\[rank(\d+)\]:")
 #: glog's prefix, as c10's logging writes it: ``[E1127 20:44:45.379324852 File.cpp:612]``
 _GLOG_TIME = re.compile(r"\[[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) ")
 _FILE_RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
@@ -73,16 +83,32 @@ _XLA_NEW = re.compile(
     r"(?:\[id=(\d+)\] )?This thread has been waiting for `([^`]+)` for \d+ seconds and may "
     r"be stuck\. Expected (\d+) threads to join the rendezvous, but not all"
 )
+#: the watchdog ended by a CUDA error (ProcessGroupNCCL's watchdog queries each work's
+#: CUDA events: a kernel's fault surfaces there, wherever it happened), with the group
+#: (its GUID where the line has one, as everywhere in hang: artefacts.framework's _PG)
+#: and the rank in it the line names (``[PG ID 2 PG GUID 3 Rank 2]``, ``[PG 0 Rank 3]``)
+_CRASH = re.compile(
+    r"(?:\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank (\d+)\] )?"
+    r"Process group watchdog thread terminated with exception: (CUDA error: .+?)\s*$"
+)
+#: c10d's socket, the store's client: a read that waited its timeout out
+_STORE_WAIT = re.compile(
+    r"\[c10d\] waitForInput: (?:poll for )?socket SocketImpl\(fd=-?\d+, addr=[^,)]*, "
+    r"remote=([^)]+)\) (?:returned 0, likely a timeout|timed out after \d+ ?ms)"
+)
 #: ProcessGroupNCCL's destructor at interpreter exit (torch 2.4 on)
 _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before program exit")
 #: torch's fingerprint check (TORCH_DISTRIBUTED_DEBUG=DETAIL; hpnet.hang.fingerprint says
 #: what it proves): the rank that checked, its collective, and the first rank unlike it
+#: (torch 2.0's fingerprints hold no sequence number: ``CollectiveFingerPrint(OpType=X, ...``)
 _FINGERPRINTS = re.compile(
     r"Detected mismatch between collectives on ranks\. Rank (\d+) is running collective: "
-    r"CollectiveFingerPrint\(SequenceNumber=(\d+),? ?OpType=(\w+)(.*?)\), but Rank (\d+) is "
-    r"running collective: CollectiveFingerPrint\(SequenceNumber=(\d+),? ?OpType=(\w+)(\)|, )"
+    r"CollectiveFingerPrint\((?:SequenceNumber=(\d+),? ?)?OpType=(\w+)(.*?)\), but Rank (\d+) "
+    r"is running collective: CollectiveFingerPrint\((?:SequenceNumber=(\d+),? ?)?OpType=(\w+)"
+    r"(\)|, )"
 )
 _TENSOR_SHAPE = re.compile(r"^, TensorShape=\[([\d, ]*)\]")
+_THEIR_SHAPE = re.compile(r", TensorShape=\[([\d, ]*)\]")  # matched where it must start
 #: c10d's ``enum class OpType`` (torch/csrc/distributed/c10d/Work.hpp; the same values in
 #: every release that has the check), as opTypeToString names them
 OP_TYPES = (
@@ -96,6 +122,7 @@ KEY_PHRASE = re.compile(
     "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT, _BARRIER))
     + r"|may be stuck"
     + r"|NCCL error|Watchdog caught|watchdog got stuck|Heartbeat monitor timed out"
+    + r"|watchdog thread terminated with exception: CUDA error|waitForInput: "
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
@@ -142,6 +169,14 @@ class RankError:
     versus_seq: int | None = None
     versus_op: str | None = None
     versus_values: int | None = None
+    #: that rank's tensors' element count, where the line shows its fingerprint whole
+    versus_numel_in: int | None = None
+    #: the CUDA error that ended the rank's watchdog (a crash, not a hang), and the
+    #: rank's place in the group the line names (its rank there, not the job's)
+    crash: str | None = None
+    pg_rank: int | None = None
+    #: the store (``host:port``) whose reply the rank waited for until its read timed out
+    store: str | None = None
 
 
 def line_time(line: str) -> float | None:
@@ -168,12 +203,19 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     barrier = _BARRIER.search(line)
     exiting = bool(_NO_DESTROY.search(line))
     xla = _xla_wait(line)
-    if not (timeout or closed or mismatch or init or barrier or exiting or xla):
+    crash = _CRASH.search(line)
+    store = _STORE_WAIT.search(line)
+    if not (timeout or closed or mismatch or init or barrier or exiting or xla or crash or store):
         return None
     rank = _GLOBAL_RANK.search(line)
     compared = _compared(line)
+    # a fingerprint check names the rank that checked (in its group); torch's own prefix,
+    # where the line has one, is that rank's in the job
+    checking = compared.pop("rank", named)
+    if crash and crash.group(3) is not None:  # the group the line names, and its rank there
+        compared.update(pg=crash.group(2) or crash.group(1), pg_rank=int(crash.group(3)))
     return RankError(
-        rank=int(rank.group(1)) if rank else compared.pop("rank", named),
+        rank=int(rank.group(1)) if rank else checking,
         where=where,
         text=escape_controls(line.strip())[:300],
         timeout=timeout,
@@ -186,6 +228,8 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         rendezvous=xla[0] if xla else None,
         participant=xla[1] if xla else None,
         participants=xla[2] if xla else (),
+        crash=crash.group(4) if crash else None,
+        store=store.group(1) if store else None,
         **compared,
     )
 
@@ -199,17 +243,24 @@ def _compared(line: str) -> dict[str, Any]:
         return {}
     rank, seq, op, rest, versus, their_seq, their_op, tail = found.groups()
     shape = _TENSOR_SHAPE.match(rest)
-    lengths = shape is not None and their_seq == "0" and tail == ")" and their_op in OP_TYPES
+    # a length read as a fingerprint: number 0 (none at all in torch 2.0's), no tensors
+    # where this rank's has some
+    lengths = (
+        shape is not None and their_seq in ("0", None) and tail == ")" and their_op in OP_TYPES
+    )
     dims = [int(d) for d in shape.group(1).split(",") if d.strip()] if shape else None
+    theirs = _THEIR_SHAPE.match(line, found.end() - 2) if tail == ", " else None
+    their_dims = [int(d) for d in theirs.group(1).split(",") if d.strip()] if theirs else None
     return {
         "rank": int(rank),
-        "seq": int(seq),
+        "seq": int(seq) if seq is not None else None,
         "op": op.lower(),
         "numel_in": math.prod(dims) if dims is not None else None,
         "versus": int(versus),
-        "versus_seq": None if lengths else int(their_seq),
+        "versus_seq": None if lengths or their_seq is None else int(their_seq),
         "versus_op": None if lengths else their_op.lower(),
         "versus_values": OP_TYPES.index(their_op) if lengths else None,
+        "versus_numel_in": math.prod(their_dims) if their_dims is not None else None,
     }
 
 
@@ -256,7 +307,9 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
 def never_met(errors: Sequence[RankError]) -> str | None:
     """Where every line says the process group could not be made: the job never
     reached a collective, so it never hung in one; what to look at."""
-    if not errors or not all(e.init for e in errors):
+    # a rank's read from the store that timed out is part of making the group (its ranks
+    # meet through the store) where another line says the group could not be made
+    if not any(e.init for e in errors) or not all(e.init or e.store for e in errors):
         return None
     ranks = sorted({e.rank for e in errors if e.rank is not None})
     who = "its ranks"
@@ -267,6 +320,49 @@ def never_met(errors: Sequence[RankError]) -> str | None:
         f"the job never reached a collective: {who} failed while making the process group "
         f"({Path(first.where).name}: {first.text}): not a hang; see why the ranks could not "
         "meet (the store's address and port, a firewall, a timeout shorter than the job's start)"
+    )
+
+
+def crashed(errors: Sequence[RankError]) -> str | None:
+    """Where a rank's watchdog ended on a CUDA error: a crash, whatever else the lines
+    say (the other ranks' timeouts wait for the rank that crashed); what to look at."""
+    first = next((e for e in errors if e.crash), None)
+    if first is None:
+        return None
+    if first.rank is not None:
+        who = f"rank {first.rank}"
+    elif first.pg is not None and first.pg_rank is not None:
+        who = f"rank {first.pg_rank} of group {first.pg} (its rank in that group)"
+    else:
+        who = "a rank the line does not name"
+    others = len(errors) - 1
+    more = f"; {others} other error line(s) besides" if others else ""
+    return (
+        f'not a hang: a CUDA error ended the watchdog of {who}: "{first.crash}" '
+        f"({first.where}){more}; a kernel faulted on that GPU, and CUDA reports a fault at a "
+        "later call (here the watchdog's query of a collective's events), not where it "
+        "happened: rerun with CUDA_LAUNCH_BLOCKING=1 (or under compute-sanitizer) to find "
+        "the kernel, and look for Xid errors in the host's kernel log (dmesg)"
+    )
+
+
+def store_waited(errors: Sequence[RankError]) -> str | None:
+    """Where every line is a rank's read from the store that timed out: the rank waited
+    for a key another rank had to write; the line says neither which key nor which rank."""
+    if not errors or not all(e.store for e in errors):
+        return None
+    ranks = sorted({e.rank for e in errors if e.rank is not None})
+    who = "a rank the lines do not name"
+    if ranks:
+        who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    stores = ", ".join(dict.fromkeys(str(e.store) for e in errors))
+    first = errors[0]
+    return (
+        f"{who} waited for the c10d store at {stores} until the read timed out "
+        f"({Path(first.where).name}): a key another rank had to write never came (a "
+        "rendezvous through the store, such as a new NCCL communicator's unique id, which "
+        "its first rank writes); the lines do not say which key or rank: the other ranks' "
+        "logs, or `py-spy dump` of each, say where they stopped"
     )
 
 

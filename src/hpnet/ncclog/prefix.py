@@ -42,8 +42,12 @@ _WHERE_START = re.compile(r"(?<!\S)[^\s\[\]]")
 #: --timestamps, NCCL 2.26+'s ``[2026-11-21 23:50:29]``), removed before the host is read
 TIMESTAMP = re.compile(r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?")
 _OMPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
-#: torchrun ``[rank3]:`` / ``[default3]:``, TorchX ``[trainer3]:`` / ``[trainer0|3]:``
-_TORCHRUN_TAG = re.compile(r"(?:^|\s)\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:")
+#: torchrun ``[rank3]:`` / ``[default3]:``, TorchX ``[trainer3]:`` / ``[trainer0|3]:``;
+#: of tags stacked by launchers that wrap each other's output (``[rank0]:[rank4]:``) the
+#: innermost, the process's own
+_TORCHRUN_TAG = re.compile(
+    r"(?:^|\s)(?:\[[A-Za-z_]*?\d+(?:\|\d+)?\]:)*\[[A-Za-z_]*?(\d+)(?:\|\d+)?\]:"
+)
 _SRUN_TAG = re.compile(r"^\s*(\d+): ")
 _BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
 
