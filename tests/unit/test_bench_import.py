@@ -29,6 +29,9 @@ RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
         ("all_gather", 8, 1, 128.942, 2)  # 8 ranks: size = 8 x count x 4 B (one rank's share)
     ],
     "all_gather-gke-2node-16xb200-rdma-ncclTests2.14.1-2.16.6": [("unknown", 16, 24, 59.3638, 0)],
+    "all_reduce-2node-16xh100-8x400g-ib-doca-busbw44-no-header-EXCERPT-nccl2.26.2": [
+        ("all_reduce", 16, 10, None, 0)  # 16 ranks from NCCL's own line; no average line
+    ],
     "all_reduce-2gpu-rtx2080ti-c0-NA-hashprefixed-ncclTests1.x-2019": [
         ("all_reduce", 2, 21, 0.778073, 0)  # bus factor 1, a reduction, no root: 2 ranks
     ],

@@ -38,6 +38,170 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "wsl2-docker-dual-rtx5090-ignore-disabled-p2p-set-intranode-p2p-support-0-shm-path-"
+        "nccl2.24plus-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "vm-2xa100-pcie-hdr-ib-passthrough-gpu-nic-path-phb-pci-speed-unreadable-one-channel-"
+        "12gbs-graph-nccl2.19.3-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "dgx-spark-gb10-2node-roce-two-nics-16-channels-no-gdrdma-ring-pxn0-gdr0-torch-test-"
+        "nccl2.24plus-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "aws-4xa10g-nvml-p2p-disabled-pcie-gpus-ring-via-shm-direct-sglang-tp4-nccl2.20-EXCERPT.log": C(
+        status="WARN",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"p2p-disabled-pcie"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    (
+        "two-node-4gpu-watchdog-abort-socket-abort-flag-returns-3-progress-bar-prefix-first-"
+        "step-nccl2.26-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-aborted", "error-trail", "watchdog-teardown"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+        verdict_has=("PyTorch's watchdog found an NCCL operation failed",),
+    ),
+    (
+        "single-node-8gpu-ib-async-event-client-reregistration-after-init-sm-event-nonfatal-"
+        "nccl2.14-2.15-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"ib-async-event"},
+        versions=set(),
+        hosts=1,
+        processes=8,
+    ),
+    (
+        "docker-ibext-recv-flush-err-status5-vendor249-torch-async-exception-a100-2x8-"
+        "nccl2.22.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-error", "error-trail", "remote-error"},
+        versions={"2.22.3"},
+        hosts=1,
+        processes=1,
+    ),
+    "single-process-two-comms-p2p-send-recv-opcount-trail-hang-nccl-version-unknown-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "ray-actor-one-process-two-gpus-cumem-alloc-cumemcreate-invalid-argument-timestamped-"
+        "nccl2.18.3-2.19.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "cumem-alloc-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("cuMem",),
+    ),
+    (
+        "ngc-torch-distbackenderror-duplicate-gpu-ranks-3-7-share-busid-f000-interleaved-"
+        "megatron-nccl2.19.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"duplicate-gpu", "invalid-usage"},
+        versions={"2.19.3"},
+        hosts=0,
+        processes=0,
+    ),
+    "k8s-kserve-pod-dev-shm-full-fallocate-shm-recv-setup-ray-vllm-tp2-nccl2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "shm-exhausted", "shm-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "volcengine-vm-ib-reg-mr-iova2-einval-send-proxy-connect-relaxed-ordering-quoted-"
+        "traceback-nccl2.27.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "init-incomplete", "rdma-reg-rejected", "system-error"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"memlock"}),
+        verdict_has=("refused to register a buffer",),
+    ),
+    (
+        "roce-9hca-ibv-create-cq-enomem-comm-dev-base-proxy-connect-abort-res3-h200-"
+        "nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "memlock", "other-warnings", "proxy-connect-failed"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    (
+        "k8s-h20-sglang-net-ib-no-device-found-silent-socket-eth0-fallback-tp16-nccl2.20-"
+        "2.21-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete", "no-rdma-device"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("NET/Socket over eth0",),
+    ),
+    (
         "torch-symm-mem-comm-destroy-ipc-symmetric-finalize-cumemaddressfree-invalid-"
         "argument-commreclaim-nccl2.27.3-EXCERPT.log"
     ): C(

@@ -235,6 +235,15 @@ def summaries(facts: Sequence[ArtefactFacts]) -> tuple[ArtefactSummary, ...]:
     return tuple(out)
 
 
+#: log findings of a framework's own consequence lines: after the artefacts' findings
+#: that name what happened (PyTorch's "Some NCCL operations have failed or timed out")
+_AFTER_ARTEFACTS = frozenset({"watchdog-teardown"})
+
+
+def _after(finding: Finding, named: set[Severity]) -> bool:
+    return finding.id in _AFTER_ARTEFACTS and finding.severity in named
+
+
 def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> VerifyReport:
     """``report`` with the artefacts' findings, status, verdict and summaries.
 
@@ -255,16 +264,19 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
         if not (f.evidence and set(f.evidence) <= quoted and f.id not in _NAMING)
     ]
     # the log's own order (causes first) is kept; an artefact's finding goes after the
-    # log's findings of its severity, fatal ones first
+    # log's findings of its severity, fatal ones first; but PyTorch's teardown line read
+    # in the log follows what the artefacts name (the timeout or error it tore down for)
+    named = {m.severity for m in mine if not m.consequence}
     findings = [
         f
         for severity in ("error", "warning", "info")
         for f in (
-            *(k for k in kept if k.severity == severity),
+            *(k for k in kept if k.severity == severity and not _after(k, named)),
             *sorted(
                 (m for m in mine if m.severity == severity),
                 key=lambda m: (not m.fatal, m.consequence),
             ),
+            *(k for k in kept if k.severity == severity and _after(k, named)),
         )
     ]
     ranks = report.ranks

@@ -88,6 +88,7 @@ _SIGNAL = re.compile(
     r"NCCL error|nccl\w*Error|ncclSystemError|ncclInternalError|ncclRemoteError"
     r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
+    r"|Some NCCL operations have failed or timed out"
     # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda
     # error'", "Cuda failure common.cu:12 '...'" (src/common.h @b188a15)
     r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"

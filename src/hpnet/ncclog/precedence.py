@@ -52,6 +52,10 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
                              "ofi-plugin-error", *_EFFECTS_OF_FAILURE),
     "cuda-out-of-memory": ("net-socket-error", "proxy-connect-failed", "cuda-call-failed",
                            *_EFFECTS_OF_FAILURE),
+    # MNNVL's probe of a fabric handle is a cuMem allocation: without IMEX it fails first
+    "mnnvl-failed": ("cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
+    # the watchdog aborts the communicators: their sockets' and proxies' return codes
+    "watchdog-teardown": ("error-trail", "comm-aborted", "internal-error"),
     **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
 }  # fmt: skip
 
@@ -71,6 +75,10 @@ BY_STAGE: frozenset[tuple[str, str]] = frozenset(
         ("ib-async-event", "ib-failed"),
         ("cuda-out-of-memory", "net-socket-error"),
         ("cuda-out-of-memory", "proxy-connect-failed"),
+        # NCCL says MNNVL is not working after the cuMem call that failed (mnnvl.cc)
+        ("mnnvl-failed", "cumem-alloc-failed"),
+        # PyTorch prints its teardown after the abort it made
+        ("watchdog-teardown", "comm-aborted"),
     }
 )
 
@@ -121,13 +129,25 @@ def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[
     promoted: dict[int, Finding] = {}
     for cause in items:
         for effect in items:
-            # the error going up (a trail) follows its cause whatever the line order
-            staged = (cause.id, effect.id) in BY_STAGE or effect.id == "error-trail"
+            # the error going up (a trail) follows its cause whatever the line order, and so
+            # does PyTorch's teardown (it prints the error it tore down for after it)
+            staged = (cause.id, effect.id) in BY_STAGE or effect.id in (
+                "error-trail",
+                "watchdog-teardown",
+            )
             if cause is effect or (where[id(cause)] > where[id(effect)] and not staged):
                 continue
             # any failure that is not itself a generic consequence explains the generic
             # consequences (trails, "unhandled ... error", aborts)
-            root = cause.fatal and not cause.consequence and effect.id in _EFFECTS_OF_FAILURE
+            # and a failure named (not a generic one) explains the framework's teardown
+            root = (
+                cause.fatal
+                and not cause.consequence
+                and (
+                    effect.id in _EFFECTS_OF_FAILURE
+                    or (effect.id == "watchdog-teardown" and cause.id not in _EFFECTS_OF_FAILURE)
+                )
+            )
             if not (root or explains(cause.id, effect.id)):
                 continue
             explained.add(id(effect))

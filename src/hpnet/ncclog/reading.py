@@ -14,7 +14,7 @@ __all__ = ["NOTABLE", "Message", "reading"]
 NOTABLE = re.compile(
     r"No device found|returned 0 devices|[Ff]ail|[Ee]rror|Could not|[Aa]bort|timed? ?out"
     r"|Disabled|not found|Unable|unable|not available|retrying|refused|unreachable"
-    r"|No route to host"
+    r"|No route to host|P2P is disabled"
 )
 
 #: what an INFO message says: (kind, data, text kept as evidence)

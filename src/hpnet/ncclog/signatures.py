@@ -180,7 +180,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig(
         "ib-async-event",
         "warning",  # NCCL goes on after it; an error when the failures after it follow from it
-        "the RDMA NIC reported an asynchronous error event",
+        "the RDMA NIC reported an asynchronous event (a port's, a queue pair's or the subnet "
+        "manager's)",
         # "NET/IB : Got async event : %s" (2.4-2.19), "NET/IB : %s:%d Got async event : %s"
         # (2.20-2.22), "... Got non-fatal async event: %s(%d)" (2.28.7+): ibv_get_async_event's
         # ibv_event_type_str() text (transport/net_ib.cc, transport/net_ib/common.cc)
@@ -192,12 +193,15 @@ SIGNATURES: tuple[Signature, ...] = (
         "memory-access fault and went to the error state: memory registration or GPUDirect "
         "RDMA), 'port error' / 'port active' (the link went down or flapped), 'GID table change' "
         "(an address of the port changed under running connections), 'local catastrophic "
-        "error' (the device failed); transfers on the affected queue pairs then complete with "
-        "errors on both sides",
+        "error' (the device failed): transfers on the affected queue pairs then complete with "
+        "errors on both sides; 'client reregistration' and 'SM change' (the InfiniBand subnet "
+        "manager restarted or handed over and asked the port to register again: no fault of "
+        "this node, and NCCL goes on)",
         "read the event: for a port error or GID change check the link and who changes the "
         "interface's addresses (NetworkManager, a CNI) during the job; for an access violation "
         "check GPUDirect RDMA (nvidia_peermem / dma-buf, ACS) and retry with "
-        "NCCL_NET_GDR_LEVEL=LOC; for a catastrophic error the NIC needs a reset",
+        "NCCL_NET_GDR_LEVEL=LOC; for a catastrophic error the NIC needs a reset; for a client "
+        "reregistration or SM change, the subnet manager's log (`sminfo` names it) says why",
         'src/transport/net_ib.cc ("NET/IB : %s:%d Got async event : %s"), '
         "src/transport/net_ib/common.cc (2.29+)",
         exclusive=True,
@@ -338,18 +342,56 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "p2p-disabled-pcie",
+        "warning",
+        "P2P is disabled between GPUs: their traffic goes through host memory (SHM)",
+        # the INFO form, for a path that is not NVLink (the NVLink one is a WARN and fails)
+        r"P2P is disabled between connected GPUs",
+        "NCCL asked NVML whether each pair of GPUs can read and write each other's memory, "
+        "and NVML said no for this pair: a VM or cloud instance that does not expose peer "
+        "access, PCIe ACS or an IOMMU in the way, or GPUs without P2P over PCIe (most "
+        "GeForce cards); NCCL turns P2P off for the pair, and its connections go through SHM "
+        "(one more copy, through host memory, on every hop)",
+        "`nvidia-smi topo -p2p rw` shows what NVML says per pair; on bare metal turn ACS off "
+        "on the PCIe switches and put the IOMMU in passthrough mode; where the platform has "
+        "no P2P, SHM is the path (NCCL_IGNORE_DISABLED_P2P=1 only hides this line)",
+        "src/graph/paths.cc ncclTopoCheckP2p ('P2P is disabled between connected GPUs %d and "
+        "%d') @v2.20.5-1",
+    ),
+    _sig(
         "memlock",
         "error",
         "RDMA memory could not be registered or pinned (memlock limit)",
         # ibv_create_qp without an errno (NCCL up to 2.18, the HPC-X plugins): its queues
-        # are pinned memory too (pyxis#60: every GPU thread of a Slurm step at init)
-        r"ibv_reg_mr\w* failed|ibv_create_cq failed|ibv_reg_dmabuf_mr failed"
+        # are pinned memory too (pyxis#60: every GPU thread of a Slurm step at init); a
+        # registration or queue with an errno other than ENOMEM is no limit's doing
+        # (rdma-reg-rejected)
+        r"(?:ibv_reg_mr\w*|ibv_create_cq|ibv_reg_dmabuf_mr) failed"
+        r"(?! with error (?!Cannot allocate memory))"
         r"|ibv_create_qp failed\s*$|(?:ibv_\w+|register).*Cannot allocate memory",
         "the locked-memory limit (ulimit -l) is too low for RDMA registration: "
         "containers default to 64 KiB / 8 MiB",
         "docker run --ulimit memlock=-1; Kubernetes: the IPC_LOCK capability and a "
         "memlock limit; hosts: `* - memlock unlimited` in /etc/security/limits.conf",
         'src/misc/ibvwrap.cc ("Call to ibv_reg_mr failed")',
+        exclusive=True,
+    ),
+    _sig(
+        "rdma-reg-rejected",
+        "error",
+        "the RDMA NIC's driver refused to register a buffer (an error other than a memory limit's)",
+        r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr) failed with error (?!Cannot allocate memory)",
+        "ibv_reg_mr and its kin return EINVAL, EFAULT or EOPNOTSUPP for a buffer or access "
+        "flags the NIC's kernel driver does not take: a GPU buffer it cannot pin (no "
+        "nvidia_peermem and no DMA-BUF, or a VM or driver without GPUDirect RDMA), or relaxed "
+        "ordering (ibv_reg_mr_iova2 is the call NCCL makes with IBV_ACCESS_RELAXED_ORDERING, "
+        "where NCCL_IB_PCI_RELAXED_ORDERING is on and the verbs library has it)",
+        "NCCL_IB_PCI_RELAXED_ORDERING=0 (NCCL then calls plain ibv_reg_mr: if the error goes, "
+        "relaxed ordering was it); check GPUDirect RDMA (`lsmod | grep peermem`, or a driver "
+        "and kernel with DMA-BUF); NCCL_NET_GDR_LEVEL=LOC (host buffers) tells whether GPU "
+        "memory is what is refused",
+        "src/misc/ibvwrap.cc (wrap_ibv_reg_mr_iova2, 'Call to ibv_reg_mr_iova2 failed with "
+        "error %s'); src/transport/net_ib.cc ncclIbRegMrDmaBufInternal @v2.27.3-1",
         exclusive=True,
     ),
     _sig(
@@ -1008,6 +1050,42 @@ SIGNATURES: tuple[Signature, ...] = (
         "CUDA runtime cudaErrorIllegalAddress (700, sticky); src/include/checks.h "
         "(CUDACHECK); pytorch/pytorch#131755",
         exclusive=True,
+    ),
+    _sig(
+        "watchdog-teardown",
+        "error",
+        "PyTorch's watchdog found an NCCL operation failed or timed out and took the process down",
+        r"Some NCCL operations have failed or timed out",
+        "ProcessGroupNCCL's watchdog saw a work of this rank fail or time out (its line before "
+        "this one names which: 'Watchdog caught collective operation timeout: WorkNCCL(...)' "
+        "or an NCCL error), aborted the rank's communicators and ends the process; the abort "
+        "stops NCCL's sockets and proxy threads, whose return codes ('misc/socket.cc:N -> 3', "
+        "'Abort COMPLETE') follow from it and are not a network failure",
+        "find each rank's watchdog line naming the work: a timeout is a hang (`hpnet hang` "
+        "with every rank's log and Flight Recorder dumps says which rank is behind), an NCCL "
+        "error names its own cause",
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (WorkNCCL::handleException, 'Some "
+        "NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA "
+        "kernels, ...')",
+        # it follows the failure or timeout the watchdog saw: a named one leads
+        consequence=True,
+    ),
+    _sig(
+        "cumem-alloc-failed",
+        "error",
+        "NCCL could not allocate its GPU buffers through the CUDA driver's memory API (cuMem)",
+        # CUCHECK prints the driver's error number ("Cuda failure %d '%s'"), CUDACHECK the
+        # runtime's text only: a driver call in alloc.h is the cuMem allocator's
+        r"alloc\.h:\d+\b.*\bCuda failure \d+ '",
+        "NCCL allocates its buffers with the CUDA driver's virtual memory calls (cuMemCreate, "
+        "cuMemMap, cuMemSetAccess in ncclCuMemAlloc; NCCL_CUMEM_ENABLE, on by default since "
+        "2.19) and the driver refused: 'invalid argument' or 'not supported' where the driver, "
+        "GPU, VM or vGPU does not take the allocation's properties (the handle type that "
+        "shares it between processes, GPUDirect RDMA), 'out of memory' where the GPU is full",
+        "NCCL_CUMEM_ENABLE=0 (cudaMalloc and legacy CUDA IPC instead) tells whether cuMem is "
+        "what fails; then a newer GPU driver, or the VM's or container's cuMem support; for "
+        "'out of memory', GPU memory left for NCCL (or a smaller NCCL_BUFFSIZE)",
+        "src/include/alloc.h ncclCuMemAlloc, src/include/checks.h CUCHECK @v2.19.3-1",
     ),
     _sig(
         "cuda-failure",
