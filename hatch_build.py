@@ -19,10 +19,12 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-#: the module's C files: the passes over every byte, the readers of a large job's
-#: commonest new lines and the set of dead lines (with the header they share, _fastscan.h)
+#: the module's C files: the module and its counting pass, the erasers, the readers of a
+#: large job's commonest new lines and the set of dead lines (each with its header, and
+#: the byte tests and hash they share in _fastbytes.h)
 SOURCES = (
     Path("src/hpnet/ncclog/_fastscan.c"),
+    Path("src/hpnet/ncclog/_fasterase.c"),
     Path("src/hpnet/ncclog/_fastread.c"),
     Path("src/hpnet/ncclog/_fastset.c"),
 )

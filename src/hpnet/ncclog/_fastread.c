@@ -1,5 +1,5 @@
 /* The readers of a large job's commonest new lines, compiled (part of
- * hpnet.ncclog._fastscan, whose passes are in _fastscan.c).
+ * hpnet.ncclog._fastscan, whose module and counting pass are in _fastscan.c).
  *
  * A long job's communicators are new by their addresses, and a large job's connection
  * lines by its ranks: most of what its log says anew is these two kinds of line, each
@@ -9,7 +9,7 @@
  * read; tests/unit/test_fastscan.py holds the two to the same data on every recorded
  * log and on generated messages.
  */
-#include "_fastscan.h"
+#include "_fastread.h"
 
 /* The names of messages.py's _FIELDS: hex values, then decimal ones. */
 static const char *const HEX_NAMES[] = {"comm", "busId", "commId", "commHash", "parent"};

@@ -8,7 +8,7 @@
  * From Python it is a set of bytes with add, update, clear, len and in; passes.py uses
  * a plain set where the module is not built.
  */
-#include "_fastscan.h"
+#include "_fastset.h"
 
 /* A slot: a line (bytes) and its hash, or NULL in an empty slot. */
 typedef struct {

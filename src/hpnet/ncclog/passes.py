@@ -1,6 +1,6 @@
 """The scanner's passes over every byte of a block, before Python reads a line.
 
-Two passes, each in C when the compiled module (``_fastscan.c``, built by
+Two passes, each in C when the compiled module (``_fastscan.c`` and its files, built by
 ``hatch_build.py`` where a C compiler is) is there, else in Python's own C
 (``re.sub``, ``bytes.split``, ``Counter``): erasing channel numbers and counting the
 distinct lines (noise blanked as they are counted, a program's own lines put apart:

@@ -1,9 +1,8 @@
-/* What the compiled module's files share (hpnet.ncclog._fastscan: the passes over every
- * byte in _fastscan.c, the readers of a large job's commonest new lines in _fastread.c,
- * the set of dead lines in _fastset.c): the small byte tests and the line hash they use,
- * and what each exports to the others. */
-#ifndef HPNET_FASTSCAN_H
-#define HPNET_FASTSCAN_H
+/* The small byte tests and the line hash every file of the compiled module uses
+ * (hpnet.ncclog._fastscan: its module and counting pass in _fastscan.c, the erasers in
+ * _fasterase.c, the readers in _fastread.c, the set of dead lines in _fastset.c). */
+#ifndef HPNET_FASTBYTES_H
+#define HPNET_FASTBYTES_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -59,13 +58,5 @@ static inline uint64_t hash_key(const char *s, Py_ssize_t n, int dash)
 }
 
 static inline uint64_t hash_line(const char *s, Py_ssize_t n) { return hash_key(s, n, 0); }
-
-/* _fastset.c: the scanner's dead lines (LineSet), and whether one is among them. */
-extern PyTypeObject LineSetType;
-int line_set_has(PyObject *set, uint64_t hash, const char *s, Py_ssize_t n, int dash);
-
-/* _fastread.c: read_comm(message) and read_connection(message), METH_O. */
-PyObject *read_comm(PyObject *module, PyObject *arg);
-PyObject *read_connection(PyObject *module, PyObject *arg);
 
 #endif
