@@ -456,6 +456,35 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    (
+        "ms-swift-qwen3-vl-grpo-tqdm-7386s-per-step-four-ranks-allreduce-seq1236-same-op-"
+        "EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 0, 1, 2, 3 timed out in allreduce #1236; no Flight Recorder dump says which rank",
+    ),
+    "nemo-qwen3-finetune-default-pg-allreduce-seq42-r3-timeout-r1-enqueued-only-41-EXCERPT": (
+        "hang", ("never-entered", (1,)),
+        "rank 1 never entered allreduce #42 of group 0, in which rank 3 waits",
+    ),
+    (
+        "sglang-qwen2-72b-tp8-pg3-allgather-base-seq9141-logits-vocab-152064-nothing-queued-"
+        "after-torch2.4-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 1, 4 timed out in _allgather_base #9141 of group 3; no Flight Recorder dump",
+    ),
+    "verl-ray-mesh-sp-alltoall-seq262-enqueued265-default-pg-dump-from-r7-EXCERPT": (
+        "unknown", None,
+        "rank 7 timed out in alltoall #262 of group 6; rank 7 had enqueued up to #265",
+    ),
+    (
+        "vllm-mllama-tp4-pcie-first-allreduce-seq1-three-ranks-completed-minus1-fourth-unseen-"
+        "torch2.4-EXCERPT"
+    ): (
+        "unknown", None,
+        "ranks 0, 1, 2 timed out in allreduce #1 of group 0; nothing had completed on the group",
+    ),
     # a [rankN]: prefix beside the fingerprint's own "Rank N" had crashed the reading
     (
         "deepspeed-fp16-scheduler-detail-allreduce-seq32-scalar-vs-peer-len7-fingerprint-"

@@ -38,6 +38,76 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "two-host-rtx4090-nccl-tests-mixed-nccl2.20.5-and-2.19.3-bootstrap-allgather-"
+        "mismatch-internal-error-peer-closed-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "internal-error", "nccl-tests-failure", "net-socket-error"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "p4de-efa-bootstrap-message-truncated-256-instead-of-4-p2p-setup-tag-reuse-"
+        "nccl2.19.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/AWS Libfabric/GDRDMA"},
+        intra=set(),
+        findings={"bootstrap-failed", "error-trail"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "k8s-sglang-pd-decode-bootstrap-root-address-169.254-link-local-socketstartconnect-"
+        "abort-ibext-sharp-nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "socket-failed"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+        verdict_has=("a TCP connection between ranks failed",),
+    ),
+    "ib-two-host-ras-report-during-init-segfault-ras-client-listening-nccl2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=3,
+        processes=4,
+    ),
+    (
+        "k8s-pod-hami-vgpu-ib-no-device-failed-to-initialize-net-plugin-ib-socket-on-lo-vllm-"
+        "tp2-nccl2.28-2.29-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "socket-local-interfaces"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "container-libmlx5-lacks-mlx5-1.25-ib-no-device-socket-eth0-fallback-alltoall-hang-"
+        "nccl2.27.5-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-known-bug-ras-status-memory-corruption", "no-rdma-device"},
+        versions={"2.27.5"},
+        hosts=1,
+        processes=2,
+    ),
+    (
         "wsl2-docker-dual-rtx5090-ignore-disabled-p2p-set-intranode-p2p-support-0-shm-path-"
         "nccl2.24plus-EXCERPT.log"
     ): C(

@@ -297,7 +297,8 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
         first = errors[0]
         said = (
             "NCCL failed: "
-            if first.fatal and first.id not in ("watchdog-timeout", "watchdog-stuck")
+            if first.fatal
+            and first.id not in ("watchdog-timeout", "watchdog-stuck", "process-crashed")
             else ""
         )
         tail = (

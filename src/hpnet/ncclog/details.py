@@ -3,6 +3,7 @@ them, read out for the finding's conclusions (:func:`line_details`)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 
@@ -188,7 +189,44 @@ def _socket_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
         for text, meaning in _SOCKET_ERRNO
         if any(text in (line.message or line.text) for line in lines)
     ]
-    return tuple(said)[:3]
+    return (*_unroutable(lines), *said)[:3]
+
+
+#: the address a connect went to, as NCCL's socket.cc prints it: ``Connect to
+#: 10.0.0.4<56849>``, ``Connect to [fe80::1%eth0]<43369>`` (ncclSocketToString)
+_CONNECT_TO = re.compile(r"Connect to \[?([0-9A-Fa-f:.]+)(?:%[^\]<]*)?\]?<\d+>")
+
+
+def _unroutable(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """A connect to an address that is not routed between hosts: link-local or loopback.
+
+    >>> _unroutable([LogLine(source="a", line_number=1, text="x NCCL WARN socketStartConnect:"
+    ...     " Connect to 169.254.20.10<43369> failed : Software caused connection abort")])[0][:52]
+    'the address connected to, 169.254.20.10, is link-loc'
+    """
+    found: dict[str, None] = {}
+    for line in lines:
+        for text in _CONNECT_TO.findall(line.message or line.text):
+            try:
+                address = ipaddress.ip_address(text)
+            except ValueError:
+                continue
+            if address.is_link_local or address.is_loopback:
+                found[text] = None
+    said = []
+    for text in found:
+        kind = (
+            "loopback (this host only)"
+            if ipaddress.ip_address(text).is_loopback
+            else "link-local (a NodeLocal DNS cache's, a CNI's or a cloud's metadata link)"
+        )
+        said.append(
+            f"the address connected to, {text}, is {kind}: it is not routed between hosts, "
+            "so the process that published it (for bootstrap.cc, the root: the rank that "
+            "made the unique id) listened on an interface the other hosts cannot reach: set "
+            "NCCL_SOCKET_IFNAME to the interface the hosts share, on every host"
+        )
+    return tuple(said)
 
 
 #: the EFA provider's completion errors aws-ofi-nccl prints as 'Error: N (...)' (libfabric

@@ -89,6 +89,8 @@ _SIGNAL = re.compile(
     r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
     r"|Some NCCL operations have failed or timed out"
+    # Open MPI's handler of a fatal signal (opal/util/stacktrace.c): a process crashed
+    r"|\*\*\* Process received signal \*\*\*"
     # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda
     # error'", "Cuda failure common.cu:12 '...'" (src/common.h @b188a15)
     r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"

@@ -1052,6 +1052,20 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "process-crashed",
+        "error",
+        "a process was killed by a signal (a crash)",
+        r"\*\*\* Process received signal \*\*\*",
+        "Open MPI's handler of a fatal signal printed its banner: the process crashed (a "
+        "segmentation fault, an abort, a bus error); the lines after it name the signal "
+        "('Signal: Segmentation fault (11)') and hold a backtrace, and the NCCL lines of the "
+        "same process before it say what NCCL was doing",
+        "read the backtrace after the banner: frames in libnccl are NCCL's (look for a known "
+        "bug of its release), frames elsewhere the program's; for the rest, a core dump "
+        "(`ulimit -c unlimited`) or gdb",
+        "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal ***')",
+    ),
+    _sig(
         "watchdog-teardown",
         "error",
         "PyTorch's watchdog found an NCCL operation failed or timed out and took the process down",

@@ -97,7 +97,8 @@ def verdict_of(
         # else NCCL went on, at a cost. Stopped before any connection or network choice,
         # the traffic sentence would only repeat that nothing was proven: the count is
         # what it adds.
-        said = "NCCL failed: " if errors[0].fatal else ""
+        # a crash is the process's, whoever's code it was in
+        said = "NCCL failed: " if errors[0].fatal and errors[0].id != "process-crashed" else ""
         if errors[0].fatal and not (inter or intra or chose):
             count = len(rows)
             sentence = f"NCCL started on {_processes(count, count)}; no connection line follows"

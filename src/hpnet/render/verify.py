@@ -22,6 +22,8 @@ _STOPPED = {
     "watchdog-timeout": "the collective did not complete (PyTorch's watchdog)",
     "watchdog-stuck": "PyTorch's heartbeat monitor terminated the process",
     "collective-mismatch": "the collective did not complete (PyTorch's watchdog)",
+    "watchdog-teardown": "PyTorch ended the process",
+    "process-crashed": "the process crashed",
 }
 
 
