@@ -57,6 +57,8 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
         return _socket_errors(lines)
     if signature == "efa-completion-error":
         return _efa_errors(lines)
+    if signature == "process-crashed":
+        return _crashed(lines)
     if not signature.startswith("completion"):
         return ()
     codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
@@ -227,6 +229,30 @@ def _unroutable(lines: Sequence[LogLine]) -> tuple[str, ...]:
             "NCCL_SOCKET_IFNAME to the interface the hosts share, on every host"
         )
     return tuple(said)
+
+
+#: Open MPI's signal handler names the process it runs in: ``[host:pid] *** Process
+#: received signal ***`` (the same host:pid as NCCL's prefix)
+_CRASHED = re.compile(r"\[([\w.-]+):(\d+)\] \*\*\* Process received signal")
+
+
+def _crashed(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """The processes the banners name.
+
+    >>> _crashed([LogLine(source="a", line_number=10,
+    ...     text="[rtptest1621:405884] *** Process received signal ***")])
+    ('the process that crashed: rtptest1621:405884 (its NCCL lines are those of that host:pid)',)
+    """
+    found = dict.fromkeys(
+        f"{m.group(1)}:{m.group(2)}"
+        for line in lines
+        for m in [_CRASHED.search(line.message or line.text)]
+        if m
+    )
+    return tuple(
+        f"the process that crashed: {key} (its NCCL lines are those of that host:pid)"
+        for key in list(found)[:3]
+    )
 
 
 #: the EFA provider's completion errors aws-ofi-nccl prints as 'Error: N (...)' (libfabric
