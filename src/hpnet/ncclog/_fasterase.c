@@ -64,6 +64,72 @@ static PyObject *cut_text(PyObject *arg, Cuts *cuts)
     return out;
 }
 
+/* Where a number after a word ends, as an eraser reads it: the offset after its " :"
+ * (the cut ends there), NO_CUT where the text there is no such number, or BARE where it
+ * is a form the eraser cannot take (the caller then returns None). */
+#define NO_CUT ((Py_ssize_t)-1)
+#define BARE ((Py_ssize_t)-2)
+typedef Py_ssize_t (*NumberEnd)(const char *src, Py_ssize_t first, Py_ssize_t n);
+
+/* "<digits> :" */
+static Py_ssize_t ring_end(const char *src, Py_ssize_t first, Py_ssize_t n)
+{
+    Py_ssize_t end = digits_end(src, first, n);
+    if (end == first || end + 1 >= n || src[end] != ' ' || src[end + 1] != ':')
+        return NO_CUT;
+    return end + 2;
+}
+
+/* "<digits>/<digits> :"; "<digits> :" without "/" is BARE */
+static Py_ssize_t channel_end(const char *src, Py_ssize_t first, Py_ssize_t n)
+{
+    Py_ssize_t end = digits_end(src, first, n);
+    if (end == first)
+        return NO_CUT;
+    if (end < n && src[end] == '/') {
+        Py_ssize_t second = end + 1;
+        Py_ssize_t stop = digits_end(src, second, n);
+        if (stop == second || stop + 1 >= n || src[stop] != ' ' || src[stop + 1] != ':')
+            return NO_CUT;
+        return stop + 2;
+    }
+    return end + 1 < n && src[end] == ' ' && src[end + 1] == ':' ? BARE : NO_CUT;
+}
+
+/* arg with the number after each word made ":" (left to right, as re.sub), or None
+ * where number_end finds a BARE form; name is the caller's, for its error. */
+static PyObject *erase_numbers(PyObject *arg, const char *word, Py_ssize_t word_len,
+                               NumberEnd number_end, const char *name)
+{
+    if (!PyBytes_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes bytes", name);
+        return NULL;
+    }
+    const char *src = PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    Cuts cuts = {0};
+    Py_ssize_t search = 0;
+    while (search < n) {
+        const char *hit = memmem(src + search, (size_t)(n - search), word, (size_t)word_len);
+        if (hit == NULL)
+            break;
+        Py_ssize_t first = hit - src + word_len;
+        Py_ssize_t resume = number_end(src, first, n);
+        if (resume == BARE) {
+            PyMem_Free(cuts.cuts);
+            Py_RETURN_NONE;
+        }
+        if (resume == NO_CUT) {
+            search = hit - src + 1;
+            continue;
+        }
+        if (cuts_add(&cuts, first, resume) < 0)
+            return NULL;
+        search = resume;
+    }
+    return cut_text(arg, &cuts);
+}
+
 /* erase_channels(data) -> bytes | None
  *
  * ``data`` with every "Channel <digits>/<digits> :" made "Channel :" (the regex
@@ -73,39 +139,7 @@ static PyObject *cut_text(PyObject *arg, Cuts *cuts)
 PyObject *erase_channels(PyObject *module, PyObject *arg)
 {
     (void)module;
-    if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "erase_channels() takes bytes");
-        return NULL;
-    }
-    const char *src = PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    Cuts cuts = {0};
-    Py_ssize_t search = 0;
-    while (search < n) {
-        const char *hit = memmem(src + search, (size_t)(n - search), CHANNEL, CHANNEL_LEN);
-        if (hit == NULL)
-            break;
-        Py_ssize_t at = hit - src;
-        Py_ssize_t first = at + CHANNEL_LEN;
-        Py_ssize_t end = digits_end(src, first, n);
-        search = at + 1;
-        if (end == first)
-            continue;
-        if (end < n && src[end] == '/') {
-            Py_ssize_t second = end + 1;
-            Py_ssize_t stop = digits_end(src, second, n);
-            if (stop == second || stop + 1 >= n || src[stop] != ' ' || src[stop + 1] != ':')
-                continue;
-            if (cuts_add(&cuts, first, stop + 2) < 0)
-                return NULL;
-            search = stop + 2;
-        }
-        else if (end + 1 < n && src[end] == ' ' && src[end + 1] == ':') {
-            PyMem_Free(cuts.cuts);
-            Py_RETURN_NONE;
-        }
-    }
-    return cut_text(arg, &cuts);
+    return erase_numbers(arg, CHANNEL, CHANNEL_LEN, channel_end, "erase_channels");
 }
 
 static const char RING[] = "INFO Ring ";
@@ -119,27 +153,5 @@ static const char RING[] = "INFO Ring ";
 PyObject *erase_rings(PyObject *module, PyObject *arg)
 {
     (void)module;
-    if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "erase_rings() takes bytes");
-        return NULL;
-    }
-    const char *src = PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    Cuts cuts = {0};
-    Py_ssize_t search = 0;
-    while (search < n) {
-        const char *hit = memmem(src + search, (size_t)(n - search), RING, RING_LEN);
-        if (hit == NULL)
-            break;
-        Py_ssize_t at = hit - src;
-        Py_ssize_t first = at + RING_LEN;
-        Py_ssize_t end = digits_end(src, first, n);
-        search = at + 1;
-        if (end == first || end + 1 >= n || src[end] != ' ' || src[end + 1] != ':')
-            continue;
-        if (cuts_add(&cuts, first, end + 2) < 0)
-            return NULL;
-        search = end + 2;
-    }
-    return cut_text(arg, &cuts);
+    return erase_numbers(arg, RING, RING_LEN, ring_end, "erase_rings");
 }
