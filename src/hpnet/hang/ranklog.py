@@ -311,10 +311,7 @@ def never_met(errors: Sequence[RankError]) -> str | None:
     # meet through the store) where another line says the group could not be made
     if not any(e.init for e in errors) or not all(e.init or e.store for e in errors):
         return None
-    ranks = sorted({e.rank for e in errors if e.rank is not None})
-    who = "its ranks"
-    if ranks:
-        who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    who = _ranks_phrase(errors, "its ranks")
     first = errors[0]
     return (
         f"the job never reached a collective: {who} failed while making the process group "
@@ -351,10 +348,7 @@ def store_waited(errors: Sequence[RankError]) -> str | None:
     for a key another rank had to write; the line says neither which key nor which rank."""
     if not errors or not all(e.store for e in errors):
         return None
-    ranks = sorted({e.rank for e in errors if e.rank is not None})
-    who = "a rank the lines do not name"
-    if ranks:
-        who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    who = _ranks_phrase(errors, "a rank the lines do not name")
     stores = ", ".join(dict.fromkeys(str(e.store) for e in errors))
     first = errors[0]
     return (
@@ -364,6 +358,15 @@ def store_waited(errors: Sequence[RankError]) -> str | None:
         "its first rank writes); the lines do not say which key or rank: the other ranks' "
         "logs, or `py-spy dump` of each, say where they stopped"
     )
+
+
+def _ranks_phrase(errors: Sequence[RankError], nobody: str) -> str:
+    """``rank 3`` / ``ranks 1, 4`` of the lines, ``nobody`` where none names one (the
+    model's ranks_text, which imports this module, says the same)."""
+    ranks = sorted({e.rank for e in errors if e.rank is not None})
+    if not ranks:
+        return nobody
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
 
 
 def file_rank(path: str) -> int | None:

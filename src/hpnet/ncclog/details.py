@@ -206,7 +206,7 @@ def _unroutable(lines: Sequence[LogLine]) -> tuple[str, ...]:
     ...     " Connect to 169.254.20.10<43369> failed : Software caused connection abort")])[0][:52]
     'the address connected to, 169.254.20.10, is link-loc'
     """
-    found: dict[str, None] = {}
+    found: dict[str, bool] = {}  # address -> loopback (else link-local)
     for line in lines:
         for text in _CONNECT_TO.findall(line.message or line.text):
             try:
@@ -214,12 +214,12 @@ def _unroutable(lines: Sequence[LogLine]) -> tuple[str, ...]:
             except ValueError:
                 continue
             if address.is_link_local or address.is_loopback:
-                found[text] = None
+                found[text] = address.is_loopback
     said = []
-    for text in found:
+    for text, loopback in found.items():
         kind = (
             "loopback (this host only)"
-            if ipaddress.ip_address(text).is_loopback
+            if loopback
             else "link-local (a NodeLocal DNS cache's, a CNI's or a cloud's metadata link)"
         )
         said.append(
