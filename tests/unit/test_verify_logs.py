@@ -38,6 +38,200 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "vllm-tp2-cuda-graph-capture-strongstream-invalid-usage-nccl-built-cuda-lt-11.3-"
+        "or-driver-lt-r465-nccl2.20-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "graph-capture-unsupported", "invalid-usage"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        verdict_has=("cannot run inside a CUDA graph capture",),
+        not_findings=frozenset({"cuda-call-failed"}),
+    ),
+    (
+        "trtllm-triton-8xv100-nccl-kernel-init-cudafuncgetattributes-out-of-memory-then-"
+        "invalid-resource-handle-nccl2.19.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "cuda-out-of-memory"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "torch-distbackenderror-net-ofi-request-undeliverable-rc113-hpe-lustre-host-"
+        "nccl2.28.8-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "efa-completion-error",
+            "nccl-known-bug-ras-status-memory-corruption",
+            "remote-error",
+        },
+        versions={"2.28.8"},
+        hosts=0,
+        processes=0,
+        verdict_has=("libfabric completion error",),
+    ),
+    (
+        "roce-mlx5-plus-intel-i40iw-iwarp-listed-as-roce-init-only-no-gdr-torch-nccl2.8-"
+        "2.11-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-off", "iwarp-device-listed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "mpirun-tagged-horovod-roce-ib-listen-socket-create-eafnosupport-init-abort-"
+        "nccl2.4.2-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/IB/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings={"error-trail", "socket-family-unsupported"},
+        versions=set(),
+        hosts=2,
+        processes=8,
+        verdict_has=("address family is not supported",),
+        not_findings=frozenset({"socket-failed"}),
+    ),
+    "mpirun-tagged-horovod-aws-net-socket-ena-2x8-sockets-training-hang-no-warn-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"NET/Socket"},
+        findings={"net-inside-node", "socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=4,
+    ),
+    (
+        "l40s-10gpu-single-process-ncclmemalloc-cumemsetaccess-peer-mapping-resources-"
+        "exhausted-711-p2p-disable-no-effect-nccl2.27-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-too-many-peers"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("refused another peer mapping",),
+        not_findings=frozenset({"cuda-failure"}),
+    ),
+    (
+        "kvm-vm-ib-sriov-nccl-ib-hca-mlx5_1-no-device-found-socket-fallback-ipoib-pkey-"
+        "children-nccl2.17.1.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"ib-hca-matched-nothing", "no-rdma-device"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "ib-gdr-disabled-by-distance-node-3-ge-phb-2-staged-through-host-nccl2.4.7-EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra={"P2P/IPC"},
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=2,
+        processes=8,
+    ),
+    (
+        "ib-2node-1gpu-each-gdrdma-forced-at-phb-distance-6-le-sys-7-two-channels-large-"
+        "size-dropoff-unexplained-nccl2.12-2.16-EXCERPT.log"
+    ): C(
+        status="PASS",
+        inter={"NET/IB/GDRDMA"},
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "horovodrun-mpijob-roce-gid3-init-hang-libibverbs-stat-warnings-no-nccl-error-"
+        "nccl2.7.8-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "horovod-k8s-net-socket-proxy-send-etimedout-fatal-error-then-hang-nccl2.12.12-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "dgxa100-net-socket-8-ifaces-proxy-connect-silent-systemerror-no-warn-nccl2.12-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"error-trail", "socket-fallback"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "aws-2node-16rank-v100-inter-node-net-socket-0-intra-p2p-ipc-nccl2.4.8-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/IPC"},
+        findings={"socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=13,
+    ),
+    (
+        "all_reduce-2node-a100-pcie-hpcx-ibext-v8-no-gdr-level-set-header-init-only-"
+        "EXCERPT-nccl2.21.5.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions={"2.21.5"},
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "all_reduce-1node-gtx1050ti-gtx950-p2p-disabled-by-env-loc-socket-ring-search-"
+        "fallback-simple-order-EXCERPT-nccl2.16.5.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={
+            "env-p2p-disabled",
+            "libibverbs-missing",
+            "no-rdma-device",
+            "socket-local-interfaces",
+            "topology-search-fallback",
+        },
+        versions={"2.16.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
         "two-host-rtx4090-nccl-tests-mixed-nccl2.20.5-and-2.19.3-bootstrap-allgather-"
         "mismatch-internal-error-peer-closed-EXCERPT.log"
     ): C(
@@ -712,7 +906,7 @@ CASES: dict[str, C] = {
         versions={"2.27.3"},
         hosts=1,
         processes=1,
-        verdict_has=("EFA",),
+        verdict_has=("libfabric completion error",),
     ),
     "intel-e810-irdma-roce-nonzero-lid-ib-path-accept-rtr-modify-qp-einval-nccl2.10.3.log": C(
         status="FAIL",
@@ -1773,6 +1967,23 @@ def test_an_efa_error_and_a_bind_error_are_read_out() -> None:
     assert _finding(bind, "socket-bind-failed")[0].startswith(
         "'Cannot assign requested address' (EADDRNOTAVAIL)"
     )
+
+
+def test_a_libfabric_rc_and_a_timeout_on_an_open_connection_are_read_out() -> None:
+    """aws-ofi-nccl's RC is libfabric's error number, an errno (nccl#1928: 113, no route
+    to host); ETIMEDOUT on a send or receive is a connection that was up and stopped
+    being acknowledged (nccl#706), not a connect nothing answered."""
+    ofi = _report(
+        "torch-distbackenderror-net-ofi-request-undeliverable-rc113-hpe-lustre-host-"
+        "nccl2.28.8-EXCERPT.log"
+    )
+    assert "RC 113: EHOSTUNREACH (No route to host)" in _finding(ofi, "efa-completion-error")
+    tcp = _report(
+        "horovod-k8s-net-socket-proxy-send-etimedout-fatal-error-then-hang-nccl2.12.12-EXCERPT.log"
+    )
+    said = _finding(tcp, "net-socket-error")
+    assert any("on a connection that was up" in s for s in said), said
+    assert not any("nothing answered at all" in s for s in said), said
 
 
 def test_connections_through_a_host_only_interface_are_an_error() -> None:

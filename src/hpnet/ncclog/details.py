@@ -3,7 +3,9 @@ them, read out for the finding's conclusions (:func:`line_details`)."""
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import os
 import re
 from collections.abc import Sequence
 
@@ -186,12 +188,24 @@ def _socket_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
     ...     "errno 115(Operation now in progress)")])[0][:45]
     "'No route to host' (EHOSTUNREACH): the peer's"
     """
-    said = [
-        meaning
-        for text, meaning in _SOCKET_ERRNO
-        if any(text in (line.message or line.text) for line in lines)
-    ]
+    said = []
+    for text, meaning in _SOCKET_ERRNO:
+        found = [t for line in lines if text in (t := line.message or line.text)]
+        if not found:
+            continue
+        open_only = text == "Connection timed out" and all(_OPEN_CALL.search(t) for t in found)
+        said.append(_TIMED_OUT_OPEN if open_only else meaning)
     return (*_unroutable(lines), *said)[:3]
+
+
+#: a send or receive on a connection that was up (socket.cc's "Call to recv from X
+#: failed", printed for sends too up to 2.12): not a connect
+_OPEN_CALL = re.compile(r"Call to (?:recv|send)\b")
+_TIMED_OUT_OPEN = (
+    "'Connection timed out' (ETIMEDOUT) on a connection that was up: the peer stopped "
+    "acknowledging until this host's kernel gave up retransmitting: the peer's host, or "
+    "the path between them, went down (a node lost, a network partition, a pod moved)"
+)
 
 
 #: the address a connect went to, as NCCL's socket.cc prints it: ``Connect to
@@ -269,7 +283,7 @@ _EFA_ERRORS = {
     "there (exited, never started, crashed while starting), libfabric's reading; a security "
     "group without its self-rule is the other cause to rule out",
 }
-_EFA_ERROR = re.compile(r"completed with error\. RC: -?\d+\. Error: (\d+)")
+_EFA_ERROR = re.compile(r"completed with error\. RC: (-?\d+)\. Error: (\d+)")
 _PEER_HOST = re.compile(r"Peer host id: ([\w./-]+)")
 
 
@@ -280,8 +294,16 @@ def _efa_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
     for line in lines:
         text = line.message or line.text
         found = _EFA_ERROR.search(text)
-        if found is not None and int(found.group(1)) in _EFA_ERRORS:
-            said.setdefault(f"error {_EFA_ERRORS[int(found.group(1))]}")
+        if found is not None:
+            # RC: the completion's err, a libfabric error number: FI_E* are the errno
+            # values (libfabric include/rdma/fi_errno.h), printed negated by some releases
+            if int(found.group(2)) in _EFA_ERRORS:
+                said.setdefault(f"error {_EFA_ERRORS[int(found.group(2))]}")
+            code = abs(int(found.group(1)))
+            if code in errno.errorcode:
+                said.setdefault(
+                    f"RC {found.group(1)}: {errno.errorcode[code]} ({os.strerror(code)})"
+                )
         host = _PEER_HOST.search(text)
         if host is not None:
             said.setdefault(

@@ -51,6 +51,22 @@ def _p2p_disable(value: str) -> tuple[str, str, str, str, str] | None:
     )
 
 
+def _p2p_level(value: str) -> tuple[str, str, str, str, str] | None:
+    if value.upper() not in ("LOC", "0"):
+        return None
+    return (
+        "env-p2p-disabled",
+        "warning",
+        f"NCCL_P2P_LEVEL={value}: P2P is off, GPUs of one host talk through host memory",
+        "level LOC allows P2P to no other GPU, so ranks on one host use SHM (a copy through "
+        "host shared memory) or the network: NVLink GPUs lose most of their bandwidth. "
+        "Releases from 2.7 on print NCCL_P2P_DISABLE=1 so too: it sets the level to LOC "
+        "(graph/paths.cc ncclGetLevel @v2.7.8-1..v2.28.9-1)",
+        "unset NCCL_P2P_LEVEL (and NCCL_P2P_DISABLE) unless P2P is broken on this platform "
+        "(then fix that: `nvidia-smi topo -p2p r`)",
+    )
+
+
 def _shm_disable(value: str) -> tuple[str, str, str, str, str] | None:
     if not switched_on(value):
         return None
@@ -117,6 +133,7 @@ def _gid_index(value: str) -> tuple[str, str, str, str, str] | None:
 _ENV_RULES: dict[str, _EnvRule] = {
     "NCCL_IB_DISABLE": _ib_disable,
     "NCCL_P2P_DISABLE": _p2p_disable,
+    "NCCL_P2P_LEVEL": _p2p_level,
     "NCCL_SHM_DISABLE": _shm_disable,
     "NCCL_NET": _net,
     "NCCL_ALGO": _algo,
@@ -140,8 +157,10 @@ def env_findings(log: NcclLog, rows: Sequence[ProcessRow]) -> list[Finding]:
         hits: dict[str, list[ProcessLog]] = {}
         for process in log.processes:
             value = env_of(process).get(name)
-            if value is None:
-                continue
+            if value is None or (
+                name == "NCCL_P2P_LEVEL" and "NCCL_P2P_DISABLE" in env_of(process)
+            ):
+                continue  # P2P off is said once, by NCCL_P2P_DISABLE where it is echoed
             if (
                 name == "NCCL_IB_GID_INDEX"
                 and process.nics
@@ -156,7 +175,7 @@ def env_findings(log: NcclLog, rows: Sequence[ProcessRow]) -> list[Finding]:
             finding_id, severity, title, cause, fix = judged
             effect: list[LogLine | None] = []
             conclusions = []
-            if name == "NCCL_P2P_DISABLE":
+            if name in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"):
                 effect = [transport_line(p, "SHM") or transport_line(p, "NET/") for p in processes]
                 shm = [
                     p.key

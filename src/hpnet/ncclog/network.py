@@ -44,6 +44,7 @@ def network_findings(
     findings += _ifname_prefix(log)
     findings += _local_interfaces(log, choices)
     findings += _ofi_over_tcp(log)
+    findings += _iwarp_devices(log)
     return findings
 
 
@@ -194,9 +195,11 @@ def _hca_matched_nothing(log: NcclLog) -> list[Finding]:
             title=f"NCCL_IB_HCA={values[0]} selected no RDMA device: NCCL found none to use",
             cause="the names or ports in NCCL_IB_HCA do not exist on this machine or in this "
             "container (udev may have renamed mlx5_N to rocepXsY or ibpXsY; the devices may "
-            "not be passed in), so NET/IB has no device and NCCL uses sockets",
-            fix="list the devices here (`hpnet detect`) and set NCCL_IB_HCA from them "
-            "(`hpnet env`), or unset it to let NCCL take every active port",
+            "not be passed in), or their ports are not ACTIVE (NCCL skips a port that is "
+            "down or still initialising), so NET/IB has no device and NCCL uses sockets",
+            fix="list the devices and their port states here (`hpnet detect`, or "
+            "`ibv_devinfo`) and set NCCL_IB_HCA from them (`hpnet env`), or unset it to let "
+            "NCCL take every active port",
             evidence=quotes(
                 line
                 for p in hit[:3]
@@ -398,5 +401,45 @@ def _ofi_over_tcp(log: NcclLog) -> list[Finding]:
             evidence=quotes(line for p in hit[:3] if (line := p.line("provider"))),
             count=len(hit),
             processes=tuple(p.key for p in hit),
+        )
+    ]
+
+
+#: verbs device names of iWARP-only drivers: Intel X722 (i40iw), Chelsio T4-T6
+#: (cxgb4: iw_cxgb4), soft-iWARP (siw). The kernel reports an iWARP port's link layer as
+#: Ethernet, so NCCL's IB module lists it as RoCE
+IWARP_PREFIXES = ("i40iw", "cxgb4", "iwcxgb", "siw")
+
+
+def _iwarp_devices(log: NcclLog) -> list[Finding]:
+    """An iWARP device in NET/IB's list. NCCL's IB module keeps every active port whose
+    link layer is InfiniBand or Ethernet (net_ib.cc, ncclIbInit) and connects its queue
+    pairs itself, exchanging QP numbers and GIDs over a socket and moving them to RTR
+    and RTS with ibv_modify_qp (the RoCE/IB way). An iWARP queue pair is connected by
+    the iWARP connection manager (rdma_cm) instead: channels NCCL gives that device
+    cannot connect or carry data."""
+    hit: dict[str, list[ProcessLog]] = {}
+    for p in log.processes:
+        for nic in p.nics:
+            if nic.name.startswith(IWARP_PREFIXES):
+                hit.setdefault(nic.name, []).append(p)
+    if not hit:
+        return []
+    names = sorted(hit)
+    processes = list({p.key: p for found in hit.values() for p in found}.values())
+    return [
+        Finding(
+            id="iwarp-device-listed",
+            severity=Severity.WARNING,
+            title=f"NCCL's IB transport lists {', '.join(names)}, an iWARP device",
+            cause="the kernel reports an iWARP port's link layer as Ethernet, so NCCL takes "
+            "it as RoCE; NCCL connects its queue pairs the IB/RoCE way, which an iWARP "
+            "device does not support (its connections go through rdma_cm): channels on it "
+            "fail to connect or time out",
+            fix=f"keep NCCL off it: NCCL_IB_HCA=^{','.join(names)} (or name the RoCE/IB "
+            "ports NCCL should use)",
+            evidence=quotes(p.line("nics:IB") for p in processes[:MAX_EVIDENCE]),
+            count=len(processes),
+            processes=tuple(p.key for p in processes),
         )
     ]

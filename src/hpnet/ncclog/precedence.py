@@ -52,6 +52,10 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
                              "ofi-plugin-error", *_EFFECTS_OF_FAILURE),
     "cuda-out-of-memory": ("net-socket-error", "proxy-connect-failed", "cuda-call-failed",
                            *_EFFECTS_OF_FAILURE),
+    # a CUDA call NCCL refuses or the driver fails, returned up as an error code
+    "graph-capture-unsupported": _EFFECTS_OF_FAILURE,
+    "socket-family-unsupported": ("socket-failed", *_EFFECTS_OF_FAILURE),
+    "cuda-too-many-peers": ("cuda-call-failed", "cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
     # MNNVL's probe of a fabric handle is a cuMem allocation: without IMEX it fails first
     "mnnvl-failed": ("cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
     # the watchdog aborts the communicators: their sockets' and proxies' return codes

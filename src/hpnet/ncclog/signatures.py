@@ -665,7 +665,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig(
         "efa-completion-error",
         "error",
-        "a transfer to a peer failed on the network (AWS OFI / EFA completion error)",
+        "a transfer to a peer failed on the network (a libfabric completion error in the "
+        "OFI plugin)",
         # aws-ofi-nccl's completion-error WARNs (every form in data/nccl_formats.json:
         # "NET/OFI Request %p [seq %d] [(%s)] completed with error ...", "Remote write
         # completed with error", "... recv completed with error") and libfabric's EFA
@@ -675,13 +676,15 @@ SIGNATURES: tuple[Signature, ...] = (
         r"NET/OFI (?:Request .*|Remote write |Fatal: .*|Operation .*)completed with error"
         r"|efa_rdm_[rt]xe_handle_error\(\).*err: \d+|rxr_cq_write_[rt]x_error.*err: \d+"
         r"|[Uu]nresponsive receiver|EFA.*handshake (?:failed|timed out)",
-        "a send or receive to a peer completed with an error on the EFA network: the peer "
-        "cannot be reached (an EC2 security group that does not allow all traffic to and "
-        "from itself; the peer's process gone or its instance failed), not a setup "
-        "problem on this node; libfabric's line names the peer (host id, EFA address)",
-        "check that every instance's security group has inbound and outbound rules 'All "
-        "traffic' with the security group itself as source and destination; then the "
-        "peer's own log and instance health at that time",
+        "a send, receive or connection request of the OFI plugin (aws-ofi-nccl, over "
+        "libfabric: AWS EFA, HPE Slingshot's cxi, ...) completed with an error: the peer "
+        "could not be reached or its process is gone, not a setup problem on this node. "
+        "On AWS EFA, an EC2 security group that does not allow all traffic to and from "
+        "itself is the setup cause to rule out; libfabric's line names the peer (host id, "
+        "address) where it knows it",
+        "find the peer in its own log and check its host at that time; on AWS EFA, check "
+        "that every instance's security group has inbound and outbound rules 'All "
+        "traffic' with the security group itself as source and destination",
         "aws-ofi-nccl (NET/OFI ... completed with error), libfabric prov/efa; "
         "aws/aws-ofi-nccl#156, #663, #346",
         exclusive=True,
@@ -1083,6 +1086,72 @@ SIGNATURES: tuple[Signature, ...] = (
         "kernels, ...')",
         # it follows the failure or timeout the watchdog saw: a named one leads
         consequence=True,
+    ),
+    _sig(
+        "socket-family-unsupported",
+        "error",
+        "NCCL could not create a socket: its address family is not supported here",
+        # "Net : Socket creation failed : %s" (include/socket.h), "ncclSocketInit: Socket
+        # creation failed : %s" (2.16+): socket() with the address's family, EAFNOSUPPORT
+        r"Socket creation failed : Address family not supported by protocol"
+        r"|with family \d+ is neither AF_INET\(\d+\) nor AF_INET6",
+        "the address NCCL was to use has a family no socket can be made for here: an IPv6 "
+        "address (an "
+        "interface with only IPv6, or NCCL_SOCKET_FAMILY=AF_INET6) on a host or container "
+        "where IPv6 is off, or no address at all (the interface NCCL looked for was not "
+        "found and the address stayed empty: the NET/IB out-of-band or bootstrap "
+        "interface). No connection was tried: not the peer, not the network",
+        "name an interface with an IPv4 address on every node (NCCL_SOCKET_IFNAME, "
+        "NCCL_SOCKET_FAMILY=AF_INET); `ip -o addr` on each node shows the interfaces and "
+        "their addresses",
+        "src/include/socket.h:318 @v2.4.2-1, src/misc/socket.cc ncclSocketInit "
+        "(2.16.2-2.23.4; socket(family, SOCK_STREAM, 0); 2.16.2+ refuse a family that is "
+        "neither before trying); NVIDIA/nccl#224",
+        exclusive=True,
+    ),
+    _sig(
+        "graph-capture-unsupported",
+        "error",
+        "this NCCL cannot run inside a CUDA graph capture: built with a CUDA runtime older "
+        "than 11.3, or the driver is older than R465",
+        r"NCCL cannot be captured in a graph",
+        "the framework launched an NCCL collective while capturing a CUDA graph (vLLM and "
+        "SGLang capture their decode steps, PyTorch's torch.cuda.graph), and this libnccl "
+        "can only be captured when it was built with CUDA 11.3 or later and the driver is "
+        "R465 or later: it returns invalid usage instead. With a CUDA 12 framework the "
+        "driver is new enough, so the library is: an NCCL built for CUDA 11.0 (the "
+        "nvidia-nccl-cu11 wheel, whose version line reads '+cuda11.0') loaded instead of "
+        "the framework's own",
+        "load an NCCL built for the framework's CUDA (`python -c 'import torch; "
+        "print(torch.cuda.nccl.version(), torch.version.cuda)'`, `pip list | grep nccl`; "
+        "the nvidia-nccl-cu12 wheel for CUDA 12; vLLM: VLLM_NCCL_SO_PATH), or upgrade a "
+        "driver older than R465; to go on meanwhile, run without CUDA graphs (vLLM "
+        "--enforce-eager)",
+        "src/misc/strongstream.cc ncclCudaGetCapturingGraph @v2.20.5-1 (CUDART_VERSION < "
+        "11030 or driver < 11030: WARN, ncclInvalidUsage); vllm-project/vllm#5679, #3069, "
+        "#6201",
+        exclusive=True,
+    ),
+    _sig(
+        "cuda-too-many-peers",
+        "error",
+        "the CUDA driver refused another peer mapping: a GPU was to be opened to more peers "
+        "than the driver allows",
+        # CUDA_ERROR_TOO_MANY_PEERS / cudaErrorTooManyPeers are both 711, "peer mapping
+        # resources exhausted" (cuda.h, driver_types.h)
+        r"(?:Cuda|CUDA) failure 711\b|peer mapping resources exhausted"
+        r"|cudaErrorTooManyPeers|CUDA_ERROR_TOO_MANY_PEERS",
+        "one process sees more GPUs that can reach each other by P2P than the driver lets "
+        "one GPU map (commonly 8 peers over PCIe): NCCL's cuMem allocator (ncclMemAlloc, "
+        "2.19+) opens each buffer to every visible GPU that can access it, whatever "
+        "NCCL_P2P_DISABLE says, and older releases enable peer access between every pair "
+        "of a process's GPUs",
+        "NCCL_CUMEM_ENABLE=0 (buffers from cudaMalloc, opened only to the peers NCCL "
+        "connects), or fewer GPUs per process (CUDA_VISIBLE_DEVICES; 9 where the limit is "
+        "8), or one process per GPU",
+        "src/allocator.cc ncclMemAlloc's cuMemSetAccess loop @v2.27.3-1; CUDA cuda.h "
+        "CUDA_ERROR_TOO_MANY_PEERS = 711; NVIDIA/nccl#1874, nccl-tests#324",
+        exclusive=True,
     ),
     _sig(
         "cumem-alloc-failed",
