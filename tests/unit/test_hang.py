@@ -457,6 +457,33 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
     (
+        "torchelastic-restart-store-based-barrier-worker-count-12-vs-world-size-4-agent-"
+        "store-reused-EXCERPT"
+    ): (
+        "unknown", None, "the job never reached a collective: its ranks failed while making",
+    ),
+    "torchrun-c10d-rendezvous-both-nodes-client-connect-timeout-60s-no-store-host-EXCERPT": (
+        "unknown", None, "the job never started: the launcher's rendezvous failed",
+    ),
+    (
+        "torchrun-c10d-rendezvous-random-run-id-per-launch-shutdown-connection-reset-"
+        "torch2.0.1-EXCERPT"
+    ): (
+        "unknown", None, "the launcher could not close its rendezvous",
+    ),
+    (
+        "torchrun-concurrent-jobs-one-node-rendezvous-store-broken-pipe-at-shutdown-"
+        "torch1.12.1-EXCERPT"
+    ): (
+        "unknown", None, "the launcher could not close its rendezvous",
+    ),
+    (
+        "vllm-server-weight-sync-stateless-pg-store-waitforinput-300000ms-collective-rpc-"
+        "failed-EXCERPT"
+    ): (
+        "unknown", None, "rank 0 waited for the c10d store at [::ffff:0.0.0.0]:51216",
+    ),
+    (
         "ms-swift-qwen3-vl-grpo-tqdm-7386s-per-step-four-ranks-allreduce-seq1236-same-op-"
         "EXCERPT"
     ): (
@@ -804,6 +831,65 @@ def test_fresh_posts_reach_their_conclusions(name: str) -> None:
     assert report.status == status and report.headline.startswith(start), report.headline
     first = (report.causes[0].kind, report.causes[0].ranks) if report.causes else None
     assert first == cause
+
+
+#: what the launcher's lines say, beyond the headline's start (NEW_POSTS)
+LAUNCHER_SAYS = {
+    (
+        "torchelastic-restart-store-based-barrier-worker-count-12-vs-world-size-4-agent-"
+        "store-reused-EXCERPT"
+    ): (
+        "12 arrivals for 4 ranks",
+        "no rank is missing",
+        "--max_restarts 0",
+    ),
+    "torchrun-c10d-rendezvous-both-nodes-client-connect-timeout-60s-no-store-host-EXCERPT": (
+        "store at IP1:2222 timed out",
+        "nc -vz IP1 2222",
+    ),
+    (
+        "torchrun-c10d-rendezvous-random-run-id-per-launch-shutdown-connection-reset-"
+        "torch2.0.1-EXCERPT"
+    ): (
+        "random rendezvous id",
+        "--rdzv_id",
+        "do not say how the workers ended",
+    ),
+    (
+        "torchrun-concurrent-jobs-one-node-rendezvous-store-broken-pipe-at-shutdown-"
+        "torch1.12.1-EXCERPT"
+    ): (
+        "store it met in was gone",
+        "its own port",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCHER_SAYS))
+def test_a_launchers_rendezvous_is_read_for_what_it_says(name: str) -> None:
+    """torch's store barrier counts arrivals (more than the ranks: an earlier start's, no
+    rank missing); torchrun's rendezvous names its store, draws a random id without
+    --rdzv_id, and closes after its workers exit (a failed close is no failed start)."""
+    path = DATA / "hang" / f"{name}.txt"
+    headline = judge([], read_errors(str(path), path.read_bytes())).headline
+    for words in LAUNCHER_SAYS[name]:
+        assert words in headline, (words, headline)
+    if "shutdown" in name:
+        assert "never started" not in headline
+
+
+@pytest.mark.parametrize(("counted", "says"), [(2, "2 of 4 ranks reached"), (4, "could not")])
+def test_the_store_barrier_count_says_who_came(tmp_path: Path, counted: int, says: str) -> None:
+    """Fewer arrivals than ranks: ranks that never came (torch's _store_based_barrier
+    message, distributed_c10d.py); as many: the count says nothing more."""
+    log = tmp_path / "rank3.log"
+    log.write_text(
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: "
+        f"3, for key: store_based_barrier_key:1 (world_size=4, worker_count={counted}, "
+        "timeout=0:30:00)\n"
+    )
+    headline = judge([], read_errors(str(log), log.read_bytes())).headline
+    assert says in headline and "no rank is missing" not in headline, headline
 
 
 FR_MISSING = DATA / "hang" / "fr-trace-not-all-ranks-joining-seq31117-missing-ranks-3-7-EXCERPT.txt"

@@ -40,8 +40,9 @@ from hpnet.hang.model import (
     HangReport,
     ranks_text,
 )
-from hpnet.hang.ranklog import RankError, crashed, never_met, store_waited
+from hpnet.hang.ranklog import RankError
 from hpnet.hang.ras import ras_causes
+from hpnet.hang.unhung import crashed, never_met, store_waited
 from hpnet.hang.watchdog import (
     lines_summary,
     rendezvous_missing,

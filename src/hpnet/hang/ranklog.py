@@ -18,6 +18,8 @@ name (``rank3.log``). Read here besides:
 * a crash, not a hang: ProcessGroupNCCL's watchdog ended by a CUDA error its query of a
   work's events raised (``Process group watchdog thread terminated with exception: CUDA
   error: an illegal memory access was encountered``);
+* torchrun's rendezvous (torch.distributed.elastic): its errors, the store's connect
+  timeout, a rendezvous it could not close, a launch's random id;
 * a wait on the store: c10d's socket read that timed out (``[c10d] waitForInput: poll for
   socket SocketImpl(fd=49, addr=..., remote=host:port) returned 0, likely a timeout`` and
   ``... timed out after 3000ms``, torch/csrc/distributed/c10d/socket.cpp), the store's
@@ -29,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from hpnet.artefacts.model import TorchEvent
 from hpnet.render.text import escape_controls
 
 __all__ = [
-    "RankError", "crashed", "file_rank", "line_time", "never_met", "read_errors", "store_waited",
+    "RankError", "file_rank", "line_time", "read_errors",
 ]  # fmt: skip
 
 #: torch's ``[rank3]:``, the innermost of a launcher's and torch's (artefacts.framework)
@@ -61,6 +62,17 @@ _CLOSED = re.compile(
 _INIT = re.compile(
     r"Gloo connectFullMesh failed|DistStoreError: wait timeout"
     r"|Timed out initializing process group in store based barrier"
+)
+#: torchrun's rendezvous (torch.distributed.elastic: the agents of every node meet in
+#: the store at --rdzv_endpoint before any worker starts) failed: its errors, the c10d
+#: client's connect timeout (with the store's address), and the launch's own random id
+#: (launcher/api.py: no --rdzv_id given, each node's agent draws one of its own)
+_RENDEZVOUS = re.compile(
+    r"(?P<shutdown>has failed to shutdown the rendezvous)"
+    r"|Rendezvous(?:Timeout|Connection|Closed)Error"
+    r"|The client socket has timed out after \d+ ?m?s while trying to connect to "
+    r"\((?P<host>[^,()]+), (?P<port>\d+)\)"
+    r"|(?P<random>config has no run_id, generated a random run_id)"
 )
 #: torch's monitored barrier (ProcessGroupGloo::monitoredBarrier; with
 #: TORCH_DISTRIBUTED_DEBUG=DETAIL, ProcessGroupWrapper runs one before every collective):
@@ -177,6 +189,13 @@ class RankError:
     pg_rank: int | None = None
     #: the store (``host:port``) whose reply the rank waited for until its read timed out
     store: str | None = None
+    #: the launcher's rendezvous failed (init is set too): the store it could not
+    #: connect to (``host:port``), where the line says; or the launch drew a random id
+    launcher: bool = False
+    endpoint: str | None = None
+    random_id: bool = False
+    #: the launcher could not close its rendezvous (at the run's end, or after a failure)
+    shutdown: bool = False
 
 
 def line_time(line: str) -> float | None:
@@ -199,13 +218,20 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     timeout = bool(_TIMEOUT.search(line))
     closed = bool(_CLOSED.search(line))
     mismatch = bool(_MISMATCH.search(line))
-    init = bool(_INIT.search(line))
+    launcher = _RENDEZVOUS.search(line)
+    # a launcher's rendezvous that failed: the group could not be made (its id: a fact)
+    init = bool(_INIT.search(line)) or bool(
+        launcher and not launcher.group("random") and not launcher.group("shutdown")
+    )
     barrier = _BARRIER.search(line)
     exiting = bool(_NO_DESTROY.search(line))
     xla = _xla_wait(line)
     crash = _CRASH.search(line)
     store = _STORE_WAIT.search(line)
-    if not (timeout or closed or mismatch or init or barrier or exiting or xla or crash or store):
+    if (
+        not (timeout or closed or mismatch or init or barrier or exiting or xla or crash or store)
+        and not launcher
+    ):
         return None
     rank = _GLOBAL_RANK.search(line)
     compared = _compared(line)
@@ -230,8 +256,23 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         participants=xla[2] if xla else (),
         crash=crash.group(4) if crash else None,
         store=store.group(1) if store else None,
+        **_launcher(launcher),
         **compared,
     )
+
+
+def _launcher(found: re.Match[str] | None) -> dict[str, Any]:
+    """A launcher's rendezvous line: the store it could not reach, a rendezvous it could
+    not close, or a random id."""
+    if found is None:
+        return {}
+    host, port = found.group("host", "port")
+    return {
+        "launcher": True,
+        "endpoint": f"{host}:{port}" if host else None,
+        "random_id": bool(found.group("random")),
+        "shutdown": bool(found.group("shutdown")),
+    }
 
 
 def _compared(line: str) -> dict[str, Any]:
@@ -304,71 +345,6 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
     )
 
 
-def never_met(errors: Sequence[RankError]) -> str | None:
-    """Where every line says the process group could not be made: the job never
-    reached a collective, so it never hung in one; what to look at."""
-    # a rank's read from the store that timed out is part of making the group (its ranks
-    # meet through the store) where another line says the group could not be made
-    if not any(e.init for e in errors) or not all(e.init or e.store for e in errors):
-        return None
-    who = _ranks_phrase(errors, "its ranks")
-    first = errors[0]
-    return (
-        f"the job never reached a collective: {who} failed while making the process group "
-        f"({Path(first.where).name}: {first.text}): not a hang; see why the ranks could not "
-        "meet (the store's address and port, a firewall, a timeout shorter than the job's start)"
-    )
-
-
-def crashed(errors: Sequence[RankError]) -> str | None:
-    """Where a rank's watchdog ended on a CUDA error: a crash, whatever else the lines
-    say (the other ranks' timeouts wait for the rank that crashed); what to look at."""
-    first = next((e for e in errors if e.crash), None)
-    if first is None:
-        return None
-    if first.rank is not None:
-        who = f"rank {first.rank}"
-    elif first.pg is not None and first.pg_rank is not None:
-        who = f"rank {first.pg_rank} of group {first.pg} (its rank in that group)"
-    else:
-        who = "a rank the line does not name"
-    others = len(errors) - 1
-    more = f"; {others} other error line(s) besides" if others else ""
-    return (
-        f'not a hang: a CUDA error ended the watchdog of {who}: "{first.crash}" '
-        f"({first.where}){more}; a kernel faulted on that GPU, and CUDA reports a fault at a "
-        "later call (here the watchdog's query of a collective's events), not where it "
-        "happened: rerun with CUDA_LAUNCH_BLOCKING=1 (or under compute-sanitizer) to find "
-        "the kernel, and look for Xid errors in the host's kernel log (dmesg)"
-    )
-
-
-def store_waited(errors: Sequence[RankError]) -> str | None:
-    """Where every line is a rank's read from the store that timed out: the rank waited
-    for a key another rank had to write; the line says neither which key nor which rank."""
-    if not errors or not all(e.store for e in errors):
-        return None
-    who = _ranks_phrase(errors, "a rank the lines do not name")
-    stores = ", ".join(dict.fromkeys(str(e.store) for e in errors))
-    first = errors[0]
-    return (
-        f"{who} waited for the c10d store at {stores} until the read timed out "
-        f"({Path(first.where).name}): a key another rank had to write never came (a "
-        "rendezvous through the store, such as a new NCCL communicator's unique id, which "
-        "its first rank writes); the lines do not say which key or rank: the other ranks' "
-        "logs, or `py-spy dump` of each, say where they stopped"
-    )
-
-
-def _ranks_phrase(errors: Sequence[RankError], nobody: str) -> str:
-    """``rank 3`` / ``ranks 1, 4`` of the lines, ``nobody`` where none names one (the
-    model's ranks_text, which imports this module, says the same)."""
-    ranks = sorted({e.rank for e in errors if e.rank is not None})
-    if not ranks:
-        return nobody
-    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
-
-
 def file_rank(path: str) -> int | None:
     """The rank a log's file name names (``rank3.log``, ``rank_3.stderr``), if any.
 
@@ -401,4 +377,8 @@ def read_errors(path: str, raw: bytes) -> list[RankError]:
     for number, line in numbered:
         if number not in taken and (error := _line_error(line, f"{path}:{number}", named)):
             found.append((number, error))
-    return [error for _, error in sorted(found, key=lambda pair: pair[0])]
+    errors = [error for _, error in sorted(found, key=lambda pair: pair[0])]
+    if not any(e.launcher and not e.random_id for e in errors):
+        # a random rendezvous id is a fact of a launch, an error only with the failure
+        errors = [e for e in errors if not e.random_id]
+    return errors

@@ -393,7 +393,7 @@ def lines_summary(errors: Sequence[RankError]) -> str:
     >>> lines_summary([e])  # doctest: +ELLIPSIS
     "a rank the lines do not name: the ranks' collectives did not match (l:1); ..."
     """
-    first = errors[0]
+    first = next((e for e in errors if not e.random_id), errors[0])
     said = (
         "the ranks' collectives did not match"
         if first.mismatch

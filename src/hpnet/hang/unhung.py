@@ -1,0 +1,151 @@
+"""What the ranks' error lines say where the job did not hang: its process group (or
+the launcher's rendezvous before it) never came up, a CUDA error ended a rank's
+watchdog, or a rank's read from the store timed out. Each is one sentence for
+``hpnet hang``'s verdict, or None where the lines say something else."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from hpnet.hang.model import ranks_text
+from hpnet.hang.ranklog import RankError
+
+__all__ = ["crashed", "never_met", "store_waited"]
+
+#: what torch's store barrier counted when it gave up (distributed_c10d.py
+#: _store_based_barrier: it waits while ``worker_count != world_size``)
+_BARRIER_COUNT = re.compile(r"\(world_size=(\d+), worker_count=(\d+)")
+
+
+def never_met(errors: Sequence[RankError]) -> str | None:
+    """Where every line says the process group could not be made: the job never
+    reached a collective, so it never hung in one; what to look at."""
+    # a rank's read from the store that timed out is part of making the group (its ranks
+    # meet through the store) where another line says the group could not be made
+    # the launcher's rendezvous, with the store connection it lost (torch's
+    # c10d_rendezvous_backend raises RendezvousConnectionError from the store's error)
+    if any(e.launcher and not e.random_id for e in errors) and all(
+        e.launcher or e.store or (e.peer_closed and e.op is None) for e in errors
+    ):
+        return _rendezvous(errors)
+    if not any(e.init for e in errors) or not all(e.init or e.store for e in errors):
+        return None
+    who = _ranks_phrase(errors, "its ranks")
+    first = errors[0]
+    said = (
+        f"the job never reached a collective: {who} failed while making the process group "
+        f"({Path(first.where).name}: {first.text}): not a hang"
+    )
+    counted = next((c for e in errors if (c := _BARRIER_COUNT.search(e.text))), None)
+    if counted is not None:
+        ranks, arrived = int(counted.group(1)), int(counted.group(2))
+        if arrived > ranks:
+            return (
+                f"{said}; the barrier counted {arrived} arrivals for {ranks} ranks, and it "
+                "waits for the count to equal the ranks: no rank is missing, the counter in "
+                "the store also holds an earlier start's arrivals (the launcher restarted "
+                "the worker group on the same store, or another job used the same store "
+                "address and port). The first start's own failure is the cause: run it "
+                "with --max_restarts 0 to see it, or give each job its own port"
+            )
+        if arrived < ranks:
+            return (
+                f"{said}; {arrived} of {ranks} ranks reached the barrier: {ranks - arrived} "
+                "never started or could not reach the store (its address and port, a "
+                "firewall, a timeout shorter than the job's start)"
+            )
+    return (
+        f"{said}; see why the ranks could not meet (the store's address and port, a "
+        "firewall, a timeout shorter than the job's start)"
+    )
+
+
+def _ranks_phrase(errors: Sequence[RankError], nobody: str) -> str:
+    """``rank 3`` / ``ranks 1, 4`` of the lines, ``nobody`` where none names one."""
+    ranks = sorted({e.rank for e in errors if e.rank is not None})
+    return ranks_text(ranks) if ranks else nobody
+
+
+def _rendezvous(errors: Sequence[RankError]) -> str:
+    """The launcher's rendezvous failed, or could not be closed: what its lines say of
+    the store and the id."""
+    launcher = [e for e in errors if e.launcher]
+    failed = next((e for e in launcher if e.init), None)
+    if failed is None:  # only its close failed: at the run's end, or after a failure
+        first = next(e for e in launcher if e.shutdown)
+        said = [
+            f"the launcher could not close its rendezvous ({Path(first.where).name}: "
+            f"{first.text}): the store it met in was gone, its host had exited (the agent "
+            "on the endpoint's node, whose run ended or failed first, or another job's "
+            "agent on the same store address and port); an agent closes the rendezvous "
+            "after its workers exit, so this is not a hang, and the lines do not say how "
+            "the workers ended: read their own output; give each job its own port"
+        ]
+    else:
+        said = [
+            f"the job never started: the launcher's rendezvous failed before any worker "
+            f"ran ({Path(failed.where).name}: {failed.text}): not a hang"
+        ]
+    endpoint = next((e.endpoint for e in launcher if e.endpoint), None)
+    if endpoint is not None:
+        host, port = endpoint.rsplit(":", 1)
+        said.append(
+            f"the agent's connection to the rendezvous store at {endpoint} timed out: no "
+            "store listened there (the node whose own address is the endpoint starts it) "
+            f"or the port is not reachable; on that node `ss -ltnp | grep {port}` shows "
+            f"whether it listens, from the others `nc -vz {host} {port}`"
+        )
+    if any(e.random_id for e in launcher):
+        said.append(
+            "this launch drew a random rendezvous id (no --rdzv_id given): each node's "
+            "launcher draws its own, so on several nodes they never join one rendezvous; "
+            "pass the same --rdzv_id on every node"
+        )
+    if failed is not None and len(said) == 1:
+        said.append(
+            "the nodes' agents could not all join the store at --rdzv_endpoint in time: "
+            "its address and port, a firewall, a node that never started"
+        )
+    return "; ".join(said)
+
+
+def crashed(errors: Sequence[RankError]) -> str | None:
+    """Where a rank's watchdog ended on a CUDA error: a crash, whatever else the lines
+    say (the other ranks' timeouts wait for the rank that crashed); what to look at."""
+    first = next((e for e in errors if e.crash), None)
+    if first is None:
+        return None
+    if first.rank is not None:
+        who = f"rank {first.rank}"
+    elif first.pg is not None and first.pg_rank is not None:
+        who = f"rank {first.pg_rank} of group {first.pg} (its rank in that group)"
+    else:
+        who = "a rank the line does not name"
+    others = len(errors) - 1
+    more = f"; {others} other error line(s) besides" if others else ""
+    return (
+        f'not a hang: a CUDA error ended the watchdog of {who}: "{first.crash}" '
+        f"({first.where}){more}; a kernel faulted on that GPU, and CUDA reports a fault at a "
+        "later call (here the watchdog's query of a collective's events), not where it "
+        "happened: rerun with CUDA_LAUNCH_BLOCKING=1 (or under compute-sanitizer) to find "
+        "the kernel, and look for Xid errors in the host's kernel log (dmesg)"
+    )
+
+
+def store_waited(errors: Sequence[RankError]) -> str | None:
+    """Where every line is a rank's read from the store that timed out: the rank waited
+    for a key another rank had to write; the line says neither which key nor which rank."""
+    if not errors or not all(e.store for e in errors):
+        return None
+    who = _ranks_phrase(errors, "a rank the lines do not name")
+    stores = ", ".join(dict.fromkeys(str(e.store) for e in errors))
+    first = errors[0]
+    return (
+        f"{who} waited for the c10d store at {stores} until the read timed out "
+        f"({Path(first.where).name}): a key another rank had to write never came (a "
+        "rendezvous through the store, such as a new NCCL communicator's unique id, which "
+        "its first rank writes); the lines do not say which key or rank: the other ranks' "
+        "logs, or `py-spy dump` of each, say where they stopped"
+    )
