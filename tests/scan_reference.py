@@ -52,7 +52,7 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\
 _BARE_HINT = re.compile(
     rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
-    rb"|NET plugin| Network |Process received signal"
+    rb"|NET plugin| Network |Process received signal|Nccl error, "
 )
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096

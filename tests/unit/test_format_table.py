@@ -18,6 +18,7 @@ import pytest
 
 from hpnet.ncclog.formats import EVIDENCE, evidence_of, format_regex, load_table
 from hpnet.ncclog.lines import classify
+from hpnet.ncclog.versions import FINGERPRINTS, contains
 
 TABLE = load_table()
 FORMATS = [f for f in TABLE.formats if evidence_of(str(f["level"]), str(f["format"]))]
@@ -165,3 +166,44 @@ def test_a_format_that_carries_no_evidence_is_not_read_as_evidence(
     assert isinstance(example, str)
     event = classify(f"node1:4711:4790 [0] NCCL INFO {example}".encode(), "table")
     assert event is None or event.kind not in EVIDENCE_KINDS, (entry["format"], event.kind)
+
+
+def _releases_of(entry: dict[str, object], releases: tuple[str, ...]) -> set[tuple[int, ...]]:
+    """Every release that prints a format: its runs (2.4 on) and its ``extra`` tags (2.3)."""
+
+    def version(tag: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in tag.split("-", maxsplit=1)[0].split("."))
+
+    known = [version(r) for r in releases]
+    found = {version(tag) for tag in entry.get("extra", ())}  # type: ignore[attr-defined]
+    for part in str(entry.get("runs") or "").split(","):
+        if part:
+            low, high = (version(v) for v in part.split("~"))
+            found |= {r for r in known if low <= r <= high}
+    return found
+
+
+#: "Bootstrap : Using%s": 2.4.8-2.7.8 fill it with "[0]eth0:..." (an interface list), which
+#: the rendered example ("x") does not show; the list form has a fingerprint of its own
+_FILLED_BY_A_LIST = {"Bootstrap : Using%s"}
+
+
+def test_version_fingerprints_hold_for_every_release_that_prints_the_form() -> None:
+    """A fingerprint dates a process by the form of a line: every release whose source
+    prints a line of that form (the table's runs, and its 2.3 tags) must be in the
+    fingerprint's range, or a log of that release is dated wrongly (a 2.3.7 log was
+    called mixed 2.3.7 and 2.4.2 by 'Failed to open libibverbs' from 2.4.2)."""
+    wrong = []
+    for kind, pattern, bounds in FINGERPRINTS:
+        level = "WARN" if kind == "warn" else "INFO"  # a WARN line is read as kind warn
+        for entry in TABLE.formats:
+            if entry.get("plugin") or entry.get("level") != level:
+                continue
+            if entry["format"] in _FILLED_BY_A_LIST or not pattern.search(str(entry["example"])):
+                continue
+            outside = sorted(
+                r for r in _releases_of(entry, TABLE.releases) if not contains(bounds, r)
+            )
+            if outside:
+                wrong.append((kind, pattern.pattern, entry["format"], outside[:3]))
+    assert not wrong, wrong

@@ -38,6 +38,301 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "wsl2-vllm-tp-shm-segment-create-unhandled-cuda-error-cudahostregister-"
+        "nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "shm-cuda-register-failed"},
+        versions={"2.20.5"},
+        hosts=0,
+        processes=0,
+        verdict_has=("CUDA could not register it",),
+        not_findings=frozenset({"shm-exhausted"}),
+    ),
+    (
+        "vllm-tp2-ncclcommregister-20mib-then-symmetric-allreduce-rsxld-agxst-no-error-"
+        "in-excerpt-nccl2.28.3-or-later-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "torchrun-8gpu-bootstrap-lo-could-not-enable-p2p-pairs-shm-fallback-barrier-hang-"
+        "nccl2.10.3-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "socket-local-interfaces"},
+        versions={"2.10.3"},
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "rtx4090x4-epyc-p2p-ipc-proxy-connect-trace-then-hang-cause-not-shown-nccl2.14-"
+        "2.17-EXCERPT.log"
+    ): C(
+        status="PASS",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    (
+        "roce-two-hosts-cqe-retry-exc-err-12-vendor129-both-ends-same-qp-pair-commshrink-"
+        "test-nccl2.30.3-2.30.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded", "ib-failed"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+        verdict_has=("retry count exceeded",),
+    ),
+    (
+        "rccl-mi350x-second-process-disjoint-gpus-hipipcgetmemhandle-invalid-argument-"
+        "uncached-alloc-rccl2.27.7.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "p2p-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "rccl-mi250x-slingshot-net-socket-hsn-proxy-connect-systemerror-p2p-level-xgmi-"
+        "rccl2.16.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/IPC"},
+        findings={"comm-aborted", "net-socket-error", "proxy-connect-failed", "socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=8,
+    ),
+    "rccl-mi250x-crusher-2node-net-socket-init-complete-then-ddp-hang-no-error-rccl2.10.3.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "rccl-2xmi100-pcie-p2p-iommu-not-passthrough-all-reduce-perf-hang-mid-init-rccl2.18.3.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={
+            "init-incomplete",
+            "libibverbs-missing",
+            "no-rdma-device",
+            "rccl-iommu-not-passthrough",
+        },
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "ray-sm120-enqueue-cudafuncgetattributes-named-symbol-not-found-warn-from-other-"
+        "pid-than-version-line-nccl2.27.3-2.27.6.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-no-kernel-for-gpu", "nccl-known-bug-ras-status-memory-corruption"},
+        versions={"2.27.5"},
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "gb200-nvl72-ray-collective-44-ranks-mnnvl-on-launch-log-ends-before-crash-nccl-"
+        "version-line-cut-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "docker-2gpu-no-libibverbs-ib-plugin-init-fails-socket-chosen-init-start-no-nccl-"
+        "error-torch-symm-mem-nccl2.28.9-cuda13.0-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={
+            "init-incomplete",
+            "libibverbs-missing",
+            "nccl-known-bug-ras-status-memory-corruption",
+            "no-rdma-device",
+        },
+        versions={"2.28.9"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "tf-multiworker-net-ib-collective-mismatch-sender-348160-receiver-32768-same-seq-"
+        "proxy-thread-stall-nccl2.4.7-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "ib-collective-mismatch"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("not in the same collective",),
+    ),
+    "tencent-cloud-vllm-two-node-pynccl-init-hang-stage-not-shown-nccl2.20.5-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "roce-ibv-modify-qp-rtr-connection-timed-out-gid-index-3-bond0-nccl2.15-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "modify-qp-etimedout", "proxy-connect-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "paddle2.0beta-init-parallel-env-createncclcomm-unhandled-cuda-error-no-nccl-"
+        "debug-cause-unknown-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+        verdict_has=("CUDA call failed",),
+    ),
+    (
+        "k8s-pod-vllm-ray-hpcx-rdma-plugin-v5-loaded-but-network-socket-second-comm-slow-"
+        "start-nccl2.1x-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "k8s-pod-no-libibverbs-veth-eth0-no-pci-path-soc-socket-intranode-byteps-"
+        "nccl2.3.7-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete", "libibverbs-missing", "no-rdma-device"},
+        versions={"2.3.7"},
+        hosts=1,
+        processes=4,
+        not_findings=frozenset({"mixed-nccl-versions"}),
+    ),
+    (
+        "k8s-pod-lmdeploy-single-process-tp4-threads-no-libibverbs-socket-error-not-"
+        "shown-nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions={"2.21.5"},
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "k8s-gh200-network-operator-nccl-tests-two-pods-bootstrap-on-pod-eth0-error-not-"
+        "shown-nccl2.22.3-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions={"2.22.3"},
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "jax-xla-nccl-library-not-loadable-ncclgetuniqueid-failed-intercepted-runtime-"
+        "error-no-nccl-debug-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-library-not-loaded"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+        verdict_has=("could not load the NCCL library",),
+    ),
+    (
+        "horovod-tf-allreduce-on-destroyed-comm-invalid-root-range-minus-1-already-"
+        "destroyed-mpirun-tags-nccl2.13.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-used-after-destroy", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        verdict_has=("already destroyed",),
+    ),
+    (
+        "deepspeed-comm-broadcast-pipeline-engine-shm-segment-create-failed-5767520-last-"
+        "error-only-nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"shm-exhausted", "system-error"},
+        versions={"2.20.5"},
+        hosts=0,
+        processes=0,
+    ),
+    (
+        "container-bootstrap-picks-ip6tnl0-ipv6-linklocal-tunnel-before-veth0-ib-"
+        "disabled-timeouts-nccl2.5.6-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"env-ib-disabled"},
+        versions={"2.5.6"},
+        hosts=1,
+        processes=2,
+        not_findings=frozenset({"socket-local-interfaces"}),
+    ),
+    (
         "vllm-tp2-cuda-graph-capture-strongstream-invalid-usage-nccl-built-cuda-lt-11.3-"
         "or-driver-lt-r465-nccl2.20-EXCERPT.log"
     ): C(
@@ -569,7 +864,8 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter=set(),
         intra=set(),
-        findings={"error-trail", "net-socket-error", "proxy-connect-failed", "proxy-failed"},
+        # "Proxy Call to rank 1 failed (Connect)": the proxy's connect, named
+        findings={"error-trail", "net-socket-error", "proxy-connect-failed"},
         versions=set(),
         hosts=2,
         processes=3,
@@ -943,7 +1239,6 @@ CASES: dict[str, C] = {
             "nccl-tests-failure",
             "net-socket-error",
             "proxy-connect-failed",
-            "proxy-failed",
         },
         versions=set(),
         hosts=1,
@@ -1984,6 +2279,16 @@ def test_a_libfabric_rc_and_a_timeout_on_an_open_connection_are_read_out() -> No
     said = _finding(tcp, "net-socket-error")
     assert any("on a connection that was up" in s for s in said), said
     assert not any("nothing answered at all" in s for s in said), said
+
+
+def test_a_23_rank_line_is_the_communicator_its_next_line_names() -> None:
+    """NCCL 2.3 prints "rank 0 nranks 4" (init.cu:618, before the communicator exists)
+    and then "comm 0x... rank 0 nranks 4" (init.cu:174): one communicator, not two
+    (byteps#61, NCCL 2.3.7)."""
+    report = _report(
+        "k8s-pod-no-libibverbs-veth-eth0-no-pci-path-soc-socket-intranode-byteps-nccl2.3.7-EXCERPT.log"
+    )
+    assert [(c.nranks, c.ranks_seen) for c in report.communicators] == [(4, 4)]
 
 
 def test_connections_through_a_host_only_interface_are_an_error() -> None:

@@ -21,7 +21,7 @@ from hpnet.artefacts.model import (
     RasComm,
 )
 from hpnet.artefacts.watchdog import ERROR_CAUSE, quotes, torch_findings
-from hpnet.ncclog.signatures import SIGNATURES
+from hpnet.ncclog.signatures import IN_CONTEXT, SIGNATURES
 from hpnet.result import Finding, Severity
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ _KIND_WORDS = {
 
 #: the log's findings that name a failure (a signature with its own cause and fix, not a
 #: generic consequence): kept beside an artefact's finding that quotes their lines
-_NAMING = frozenset(s.id for s in SIGNATURES if not s.consequence)
+_NAMING = frozenset(s.id for s in (*SIGNATURES, *IN_CONTEXT) if not s.consequence)
 
 
 def _lagging(comm: RasComm) -> list[str]:

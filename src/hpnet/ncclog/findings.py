@@ -25,7 +25,7 @@ from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.gids import gid_details
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
-from hpnet.ncclog.signatures import SIGNATURES, Signature
+from hpnet.ncclog.signatures import SIGNATURES, Signature, in_context
 from hpnet.ncclog.stages import trail_stage
 from hpnet.result import Finding, Severity
 
@@ -181,9 +181,10 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             transient.append(line)
             num_transient += line.count
             continue
-        signatures = matching.get(message)
-        if signatures is None:  # the same text from many processes: matched once
-            signatures = matching[message] = _signatures_of(message)
+        known = matching.get(message)
+        if known is None:  # the same text from many processes: matched once
+            known = matching[message] = _signatures_of(message)
+        signatures = in_context(known, message, process, log)
         line_fatal = False
         for signature in signatures:
             severity, fatal = _judged(signature, process, failure, log, message)

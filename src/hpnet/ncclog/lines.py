@@ -96,6 +96,9 @@ _SIGNAL = re.compile(
     r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"
     r"|unhandled system error|remote process exited or there was a network error"
     r"|NCCL WARN|<warn>"
+    # XLA's (xla/service/gpu: "NCCL operation ncclGetUniqueId(&id) failed: ...") and
+    # PaddlePaddle's ("ExternalError:  Nccl error, unhandled cuda error  (at ...)")
+    r"|NCCL operation \w+\([^)]*\) failed|Nccl error, "
 )
 
 

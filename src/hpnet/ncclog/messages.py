@@ -22,12 +22,17 @@ __all__ = ["RAY_REPEATED", "VERSION", "Message", "read_message"]
 #: a connection after the channel number is erased (scan): ``Channel : 2[2] -> 3[3]
 #: [send] via NET/IB/0/GDRDMA``; 2.4-2.6 say ``Ring`` and print NET peers without
 #: brackets; some transcriptions drop the arrow. Bare messages keep their number.
+#: RCCL ends a connection line with its communicator: ``via NET/Socket/1 comm
+#: 0x7f9e80000ef0 nRanks 02`` (not part of the transport)
+_RCCL_COMM = r"(?: comm 0x[0-9a-fA-F]+ nRanks \d+)?"
 _CONNECTION = re.compile(
     r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? : (\d+)(?:\[([0-9a-fA-Fx]+)\])?\s+(?:->\s+)?(\d+)"
-    r"(?:\[([0-9a-fA-Fx]+)\])?(?: \[(send|receive)\])? via (.+?)$"
+    r"(?:\[([0-9a-fA-Fx]+)\])?(?: \[(send|receive)\])? via (.+?)" + _RCCL_COMM + "$"
 )
 #: CollNet has no peer rank: ``CollNet 00/0 : 3 [send] via COLLNET/SHARP/0/GDRDMA``
-_COLLNET = re.compile(r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)$")
+_COLLNET = re.compile(
+    r"^(?:CollNet|Coll) \d+(?:/\d+)? : (\d+) \[(send|receive)\] via (.+?)" + _RCCL_COMM + "$"
+)
 _RING_ORDER = re.compile(r"^(?:Channel|Ring)(?: \d+(?:/\d+)?)? :((?:\s+-?\d+)+)\s*$")
 VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.\w]*?\+cuda(\d+\.\d+))?")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")

@@ -297,6 +297,17 @@ def _ifname_prefix(log: NcclLog) -> list[Finding]:
     ]
 
 
+def _host_local(name: str, address: str) -> bool:
+    """Is interface ``name`` (with ``address``, where the line gives it) one host's own? A
+    veth with an address other than link-local is a container's own end of its pair, its
+    way out (a runtime that names it veth0): not the host side, which holds none."""
+    if not name.startswith(LOCAL_INTERFACES):
+        return False
+    if name.startswith("veth") and address:
+        return address.lower().startswith(("fe8", "fe9", "fea", "feb", "127.", "::1", "169.254."))
+    return True
+
+
 def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list[Finding]:
     """A socket list or bootstrap interface that holds host-local bridges or loopback
     (docker0, virbr0, docker's br-<id>, a container's veth, lo): connections to other
@@ -307,12 +318,12 @@ def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> lis
     hits: list[tuple[ProcessLog, list[str], bool]] = []
     carrying: list[tuple[ProcessLog, str, str]] = []  # (process, interface, its transport)
     for process in log.processes:
-        local = [n.name for n in process.socket_interfaces if n.name.startswith(LOCAL_INTERFACES)]
-        boot = [
-            b.split(":", 1)[0]
-            for b in process.bootstrap
-            if b.split(":", 1)[0].startswith(LOCAL_INTERFACES) and "(OOB)" not in b
-        ]
+        local = [n.name for n in process.socket_interfaces if _host_local(n.name, n.address or "")]
+        boot = []
+        for interface in process.bootstrap:  # "eth0:10.0.0.1<0>", "mlx5_0:1 (OOB)"
+            name, _, address = interface.split("<", 1)[0].partition(":")
+            if "(OOB)" not in interface and _host_local(name, address):
+                boot.append(name)
         choice = choices.get(process.key)
         sockets = (choice is not None and choice.network == "Socket") or (
             choice is None and process.ib_no_device

@@ -44,7 +44,7 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "collective-timeout": ("net-socket-error", "socket-failed", "connection-refused",
                            "peer-exited", "retries-exhausted", *_EFFECTS_OF_FAILURE),
     "completion-*": ("collective-timeout", "net-socket-error", "socket-failed", "peer-exited",
-                     *_EFFECTS_OF_FAILURE),
+                     "ib-failed", *_EFFECTS_OF_FAILURE),
     # a NET plugin's own failure (aws-ofi-nccl's WARNs, EFA completion errors) is
     # returned to NCCL as an error code: the trails and "internal error" after it
     "ofi-plugin-error": _EFFECTS_OF_FAILURE,
@@ -55,6 +55,9 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     # a CUDA call NCCL refuses or the driver fails, returned up as an error code
     "graph-capture-unsupported": _EFFECTS_OF_FAILURE,
     "socket-family-unsupported": ("socket-failed", *_EFFECTS_OF_FAILURE),
+    "comm-used-after-destroy": ("api-usage", "init-failed", *_EFFECTS_OF_FAILURE),
+    "ib-collective-mismatch": ("ib-failed", *_EFFECTS_OF_FAILURE),
+    "shm-cuda-register-failed": ("cuda-failure", "cuda-call-failed", *_EFFECTS_OF_FAILURE),
     "cuda-too-many-peers": ("cuda-call-failed", "cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
     # MNNVL's probe of a fabric handle is a cuMem allocation: without IMEX it fails first
     "mnnvl-failed": ("cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
@@ -83,6 +86,17 @@ BY_STAGE: frozenset[tuple[str, str]] = frozenset(
         ("mnnvl-failed", "cumem-alloc-failed"),
         # PyTorch prints its teardown after the abort it made
         ("watchdog-teardown", "comm-aborted"),
+        # 2.30's ncclIbTest says "Got CQE with error" and then what the completion said
+        # (transport/net_ib/p2p.cc, ncclIbLogCompletionWithError): one event, the second
+        # line names it
+        *(
+            (completion, "ib-failed")
+            for completion in (
+                "completion-retry-exceeded",
+                "completion-local-protection",
+                "completion-error",
+            )
+        ),
     }
 )
 

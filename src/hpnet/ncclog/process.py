@@ -123,7 +123,21 @@ class ProcessFacts:
         record = self.open.get(comm)
         if record is not None and _compatible(record, fields):
             return record
+        if record is None and (unnamed := self._named(comm, fields)) is not None:
+            return unnamed
         return self._new_membership({"comm": comm, "closed": False})
+
+    def _named(self, comm: str, fields: Mapping[str, object]) -> dict[str, object] | None:
+        """The open membership no line named yet, now named ``comm``, where ``fields``
+        fit it: 2.3's "rank 0 nranks 4" (init.cu, before the communicator exists) and
+        then its "comm 0x... rank 0 nranks 4" are one communicator."""
+        unnamed = self.open.get("?") if comm != "?" else None
+        if unnamed is None or not _compatible(unnamed, fields) or not _same_size(unnamed, fields):
+            return None
+        del self.open["?"]
+        unnamed["comm"] = comm
+        self.open[comm] = unnamed
+        return unnamed
 
     def _new_membership(self, record: dict[str, object]) -> dict[str, object]:
         if len(self.memberships) < MAX_MEMBERSHIPS:
@@ -223,6 +237,8 @@ class ProcessFacts:
         for record in later.memberships:
             comm = str(record["comm"])
             open_record = self.open.get(comm)
+            if open_record is None:  # a range before may hold it unnamed
+                open_record = self._named(comm, record)
             if open_record is None or not _compatible(open_record, record):
                 self._new_membership(dict(record))
                 continue
@@ -289,6 +305,12 @@ class ProcessFacts:
 _NO_REF: ProcessRef = ("", None, None, None, None)
 #: a new record's fields (what a pickled record leaves out)
 _NEW_STATE = dict(vars(ProcessFacts(_NO_REF)))
+
+
+def _same_size(record: Mapping[str, object], fields: Mapping[str, object]) -> bool:
+    """The same number of ranks, both said (``nranks`` or ``nRanks``)."""
+    size = record.get("nranks")
+    return size is not None and size == (fields.get("nranks") or fields.get("nRanks"))
 
 
 def _compatible(record: Mapping[str, object], fields: Mapping[str, object]) -> bool:

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["SIGNATURES", "Signature"]
+if TYPE_CHECKING:
+    from hpnet.ncclog.model import NcclLog, ProcessLog
+
+__all__ = ["IN_CONTEXT", "SIGNATURES", "Signature", "in_context"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -436,12 +441,16 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig(
         "shm-exhausted",
         "error",
-        "NCCL could not create its shared-memory segments (/dev/shm full or too small)",
+        "NCCL could not create its shared-memory segments in /dev/shm (most often full or "
+        "too small)",
         r"posix_fallocate failed|Error while creating shared memory segment"
         r"|shm_open|No space left on device|Unable to allocate shared memory",
         "the SHM transport (and NCCL's proxy) allocate buffers in /dev/shm: Docker gives a "
         "container 64 MiB and Kubernetes pods the node's default unless told otherwise, which "
-        "a few GPUs' buffers exceed",
+        "a few GPUs' buffers exceed ('No space left on device', 'failed to extend'). Where "
+        "only 'Error while creating shared memory segment' is shown (PyTorch's 'Last "
+        "error:' keeps NCCL's last WARN alone), mapping the segment or registering it with "
+        "CUDA may have failed instead: the WARN before it says which",
         "docker run --shm-size=8g (or --ipc=host); Kubernetes: mount an emptyDir with "
         "medium: Memory at /dev/shm; `hpnet doctor` (limits.shm) checks it",
         'src/include/shm.h / misc/shmutils.cc ("Call to posix_fallocate failed", "Error '
@@ -634,7 +643,10 @@ SIGNATURES: tuple[Signature, ...] = (
         "proxy-connect-failed",
         "error",
         "a connection could not be set up by the proxy thread",
-        r"Failed to execute operation Connect|Socket recv failed while polling",
+        # the proxy's side, and the caller's ("Proxy Call to rank %d failed (%s)",
+        # proxy.cc @v2.16.5-1)
+        r"Failed to execute operation Connect|Socket recv failed while polling"
+        r"|Proxy Call to rank \d+ failed \(Connect\)",
         "the peer's proxy failed to connect (the RDMA or socket error before it says why) "
         "and closed the socket",
         "fix the error logged before it",
@@ -1110,6 +1122,80 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "comm-used-after-destroy",
+        "error",
+        "the program used a communicator NCCL had already destroyed",
+        # commPoison() writes -1 into a freed communicator's rank, nRanks, cudaDev and
+        # busId; ncclCommDestroy/Abort refuse it, and argcheck prints its nRanks
+        r"comm 0x[0-9a-fA-F]+ has already been destroyed|root should be in the 0\.\.-1 range",
+        "the calls name a communicator NCCL had freed (its rank count reads -1, the value "
+        "NCCL writes into a freed communicator): the framework kept calling NCCL with it "
+        "after destroying or aborting it, most often after an earlier error made it tear "
+        "the communicator down (NCCL destroys one whose init failed). These lines follow "
+        "that error; they are not it",
+        "find each rank's first WARN before these lines (NCCL_DEBUG=WARN shows it); the "
+        "framework must stop using a communicator it destroyed (a framework bug where no "
+        "error came first)",
+        "src/init.cc commPoison and ncclCommDestroy's check ('comm %p has already been "
+        "destroyed') @v2.13.4-1..v2.28.9-1, src/misc/argcheck.cc ('root should be in the "
+        "0..%d range', the communicator's nRanks); horovod#3625",
+        exclusive=True,
+    ),
+    _sig(
+        "nccl-library-not-loaded",
+        "error",
+        "the process could not load the NCCL library: no NCCL ran",
+        # XLA's NCCL stub (xla/tsl/cuda/nccl_stub.cc) answers every call with this text
+        # when libnccl.so.2 cannot be loaded; the loader's own message otherwise
+        r"Unable to load NCCL library|libnccl\.so[.\d]*: cannot open shared object file",
+        "the framework loads libnccl.so.2 at run time and it was not found (not installed, "
+        "or not on the library path) or would not load (built for another CUDA major): "
+        "every NCCL call fails at once, so NCCL printed nothing and NCCL_DEBUG would show "
+        "nothing either",
+        "install an NCCL built for the framework's CUDA major (pip: nvidia-nccl-cu12 for "
+        "CUDA 12; JAX: the jax[cuda12] extra) and make it visible to the process "
+        "(LD_LIBRARY_PATH); `ldconfig -p | grep nccl` shows what the loader finds",
+        "openxla/xla xla/tsl/cuda/nccl_stub.cc ('Unable to load NCCL library. Multi-GPU "
+        "collectives will not work.'); LargeWorldModel/LWM#44",
+        exclusive=True,
+    ),
+    _sig(
+        "ib-collective-mismatch",
+        "error",
+        "the two ends of an RDMA connection were not in the same collective",
+        # NCCL 2.4-2.19 net_ib.cc ncclIbIsend's sanity check of the receive the peer posted
+        r"NET/IB : (?:req \d+/\d+ tag \w+ peer \S+ )?collective mismatch error",
+        "this rank sent more than the receive its peer had posted for the same step (NCCL "
+        "checks it before each RDMA write): the two ranks were not running the same "
+        "collective with the same size there (a different op, count or order between "
+        "ranks), or ran different NCCL settings or builds (protocol, buffer size: "
+        "NCCL_PROTO, NCCL_BUFFSIZE, NCCL_LL_THRESHOLD, the NCCL version)",
+        "make every rank issue the same collectives in the same order with the same counts "
+        "(TORCH_DISTRIBUTED_DEBUG=DETAIL checks it in PyTorch); give every node the same "
+        "NCCL_* settings and the same NCCL release",
+        "src/transport/net_ib.cc ncclIbIsend ('collective mismatch error') @v2.4.7-1, "
+        "@v2.19.3-1; tensorflow#34375",
+        exclusive=True,
+    ),
+    _sig(
+        "rccl-iommu-not-passthrough",
+        "warning",
+        "the kernel's IOMMU is not in pass-through mode: RCCL's P2P between GPUs may stall",
+        # RCCL's check of /proc/cmdline (src/init.cc, rocm-5.5 on): "Missing \"iommu=pt\"
+        # from kernel command line which can lead to system instablity or hang!", and
+        # "amd_iommu=on"
+        r'Missing "(?:amd_)?iommu=(?:pt|on)" from kernel command line',
+        "RCCL read /proc/cmdline and found no iommu=pt (or amd_iommu=on): with the IOMMU "
+        "translating, peer-to-peer traffic between GPUs over PCIe can stall or hang the "
+        "node, so an init that stops at P2P setup, or a collective that never ends, is "
+        "likely this",
+        "add iommu=pt (and amd_iommu=on on AMD CPUs) to the kernel command line and reboot; "
+        "NCCL_P2P_DISABLE=1 goes around it meanwhile (through host memory)",
+        "ROCm/rccl src/init.cc (the kernel command line check; RCCL 2.18.3 built for HIP 5.5 "
+        "and 6.0 print it, recorded here); ROCm/rccl#1129",
+        exclusive=True,
+    ),
+    _sig(
         "graph-capture-unsupported",
         "error",
         "this NCCL cannot run inside a CUDA graph capture: built with a CUDA runtime older "
@@ -1217,3 +1303,53 @@ SIGNATURES: tuple[Signature, ...] = (
         "NVIDIA/nccl#1612)",
     ),
 )
+
+
+#: "Error while creating shared memory segment" where the error NCCL returned is
+#: ncclUnhandledCudaError: in ncclShmOpen a failed fallocate or mmap of the /dev/shm file
+#: returns ncclSystemError, a failed cudaHostRegister of the mapped segment (or
+#: cudaHostGetDevicePointer) ncclUnhandledCudaError (src/misc/shmutils.cc @v2.20.5-1):
+#: the segment was made; CUDA could not pin it. Read with its context (:func:`in_context`)
+SHM_REGISTER_FAILED = _sig(
+    "shm-cuda-register-failed",
+    "error",
+    "NCCL made its /dev/shm segment, and CUDA could not register it (pin the host memory)",
+    r"Error while creating shared memory segment",
+    "the segment was created and mapped (those failures return a system error); "
+    "cudaHostRegister, which pins it for the GPU, failed, so NCCL returned 'unhandled cuda "
+    "error': not /dev/shm's space. Pinned host memory is what ran out or is refused: WSL2's "
+    "limits on pinned memory, a locked-memory limit, or a driver in a bad state",
+    "NCCL_SHM_DISABLE=1 goes around it (peers of one host then use P2P or the network); "
+    "on WSL2 fewer GPUs per group, or native Linux; check `ulimit -l` and the driver "
+    "(`nvidia-smi`)",
+    "src/misc/shmutils.cc ncclShmOpen (fallocate, mmap: ncclSystemError; cudaHostRegister "
+    "under CUDACHECKGOTO: ncclUnhandledCudaError) @v2.20.5-1; microsoft/WSL#12467",
+    exclusive=True,
+)
+#: the signatures a line's context gives it (:func:`in_context`), beside SIGNATURES
+IN_CONTEXT = (SHM_REGISTER_FAILED,)
+_SHM_EXHAUSTED = "shm-exhausted"
+_CUDA_ERROR = re.compile(r"unhandled cuda error|ncclUnhandledCudaError")
+_SYSTEM_ERROR = re.compile(r"unhandled system error|ncclSystemError")
+
+
+def in_context(
+    signatures: Sequence[Signature], message: str, process: ProcessLog | None, log: NcclLog
+) -> Sequence[Signature]:
+    """The signatures of a line as its log reads them: a /dev/shm segment NCCL could not
+    make, where the error it returned is a CUDA error (its process's trail codes, or the
+    framework's error), was made and not registered (:data:`SHM_REGISTER_FAILED`)."""
+    if not any(sig.id == _SHM_EXHAUSTED for sig in signatures):
+        return signatures
+    if "Error while creating shared memory segment" not in message:
+        return signatures
+    if process is not None and process.trail_codes:
+        cuda = set(process.trail_codes) == {1}  # ncclUnhandledCudaError only
+    else:
+        said = [s.text for s in log.signals]
+        cuda = any(_CUDA_ERROR.search(t) for t in said) and not any(
+            _SYSTEM_ERROR.search(t) for t in said
+        )
+    if not cuda:
+        return signatures
+    return [SHM_REGISTER_FAILED if sig.id == _SHM_EXHAUSTED else sig for sig in signatures]

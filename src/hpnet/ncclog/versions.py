@@ -94,19 +94,20 @@ FINGERPRINTS: tuple[tuple[str, re.Pattern[str], VersionRange], ...] = (
     # §5.5
     _fp("ring-gdr", r"^Connected all rings, use ring PXN", "2.24.3", None),
     _fp("connected", r"^Connected all rings$", "2.8.3", "2.23.4"),
-    # §5 transports (what survives the erased channel number)
-    _fp("connection", r"via direct shared memory", "2.4.2", "2.12.12"),
+    # §5 transports (what survives the erased channel number); 2.3.5 and 2.3.7 print the
+    # forms given from 2.3.5 (src/transport/shm.cu, p2p.cu, net_ib.cu, misc/ibvwrap.cu)
+    _fp("connection", r"via direct shared memory", "2.3.5", "2.12.12"),
     _fp("connection", r"via SHM/\w+/\w+", "2.13.4", "2.30.4"),
     _fp("connection", r"via SHM/direct$", "2.30.7", None),
     _fp("connection", r"via P2P/CUMEM", "2.18.1", None),
-    _fp("connection", r"via P2P/common device", "2.4.2", "2.7.8"),
+    _fp("connection", r"via P2P/common device", "2.3.5", "2.7.8"),
     _fp("connection", r"/GDRDMA\(PCI\)", "2.26.2", None),
     # §7.2 completion errors, §7.1 ibverbs
-    _fp("warn", r"^NET/IB : Got completion with error", "2.4.2", "2.9.9"),
+    _fp("warn", r"^NET/IB : Got completion with error", "2.3.5", "2.9.9"),
     _fp("warn", r"^NET/IB : Got completion from peer", "2.10.3", "2.21.5"),
     _fp("warn", r"^NET/IB: Got completion from peer \S+ with status=\d", "2.22.3", "2.28.3"),
     _fp("warn", r"^NET/IB: Got completion from peer \S+ with status=IBV_WC", "2.28.7", None),
-    _fp("warn", r"^Failed to open libibverbs", "2.4.2", "2.10.3"),
+    _fp("warn", r"^Failed to open libibverbs", "2.3.5", "2.10.3"),
     _fp("notable", r"^Failed to open libibverbs", "2.11.4", "2.29.7"),
     _fp("warn", r"^Call to ibv_modify_qp failed with error \S.* errno \d+", "2.19.1", "2.23.4"),
     _fp("warn", r"^Call to ibv_modify_qp failed with \d+ ", "2.24.3", None),
