@@ -456,6 +456,9 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    "windows-mp-spawn-env-rendezvous-tcpstore-use-libuv-not-built-gpt-sovits-EXCERPT": (
+        "unknown", None, "the job never reached a collective: its ranks failed while making",
+    ),
     (
         "torchelastic-restart-store-based-barrier-worker-count-12-vs-world-size-4-agent-"
         "store-reused-EXCERPT"
@@ -835,6 +838,10 @@ def test_fresh_posts_reach_their_conclusions(name: str) -> None:
 
 #: what the launcher's lines say, beyond the headline's start (NEW_POSTS)
 LAUNCHER_SAYS = {
+    "windows-mp-spawn-env-rendezvous-tcpstore-use-libuv-not-built-gpt-sovits-EXCERPT": (
+        "no libuv",
+        "USE_LIBUV=0",
+    ),
     (
         "torchelastic-restart-store-based-barrier-worker-count-12-vs-world-size-4-agent-"
         "store-reused-EXCERPT"

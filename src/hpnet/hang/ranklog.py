@@ -62,6 +62,7 @@ _CLOSED = re.compile(
 _INIT = re.compile(
     r"Gloo connectFullMesh failed|DistStoreError: wait timeout"
     r"|Timed out initializing process group in store based barrier"
+    r"|use_libuv was requested but PyTorch was build without libuv support"
 )
 #: torchrun's rendezvous (torch.distributed.elastic: the agents of every node meet in
 #: the store at --rdzv_endpoint before any worker starts) failed: its errors, the c10d

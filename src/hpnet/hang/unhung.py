@@ -16,20 +16,22 @@ __all__ = ["crashed", "never_met", "store_waited"]
 
 #: what torch's store barrier counted when it gave up (distributed_c10d.py
 #: _store_based_barrier: it waits while ``worker_count != world_size``)
+#: torch's TCPStore (torch/csrc/distributed/c10d/TCPStore.cpp, 2.4 on), its spelling
+_NO_LIBUV = "use_libuv was requested but PyTorch was build without libuv support"
 _BARRIER_COUNT = re.compile(r"\(world_size=(\d+), worker_count=(\d+)")
 
 
 def never_met(errors: Sequence[RankError]) -> str | None:
     """Where every line says the process group could not be made: the job never
     reached a collective, so it never hung in one; what to look at."""
-    # a rank's read from the store that timed out is part of making the group (its ranks
-    # meet through the store) where another line says the group could not be made
     # the launcher's rendezvous, with the store connection it lost (torch's
     # c10d_rendezvous_backend raises RendezvousConnectionError from the store's error)
     if any(e.launcher and not e.random_id for e in errors) and all(
         e.launcher or e.store or (e.peer_closed and e.op is None) for e in errors
     ):
         return _rendezvous(errors)
+    # a rank's read from the store that timed out is part of making the group (its ranks
+    # meet through the store) where another line says the group could not be made
     if not any(e.init for e in errors) or not all(e.init or e.store for e in errors):
         return None
     who = _ranks_phrase(errors, "its ranks")
@@ -38,6 +40,12 @@ def never_met(errors: Sequence[RankError]) -> str | None:
         f"the job never reached a collective: {who} failed while making the process group "
         f"({Path(first.where).name}: {first.text}): not a hang"
     )
+    if any(_NO_LIBUV in e.text for e in errors):
+        return (
+            f"{said}; this PyTorch build has no libuv (the Windows builds) and its store was "
+            "asked to use it (torch 2.4 on asks by default): set USE_LIBUV=0 in the ranks' "
+            "environment, or add ?use_libuv=0 to the init_method URL"
+        )
     counted = next((c for e in errors if (c := _BARRIER_COUNT.search(e.text))), None)
     if counted is not None:
         ranks, arrived = int(counted.group(1)), int(counted.group(2))
