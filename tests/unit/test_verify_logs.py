@@ -37,6 +37,67 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "vllm-ray-soft-roce-rxe0-no-pci-path-then-crash-nccl2.20.5-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"other-warnings", "soft-roce-device"},
+        versions={"2.20.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "torch-megatron-ncclcomminitrankconfig-invalid-config-blocking-int-min-header-"
+        "newer-than-lib-nccl2.14-2.15-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-config-header-newer-than-library"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("newer nccl.h than the libnccl",),
+        not_findings=frozenset({"other-warnings"}),
+    ),
+    (
+        "slurm-ib-gdr-flush-rdma-read-remote-op-error-status11-vendor137-mlx5-cqe-dump-"
+        "nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/IB/GDRDMA"},
+        intra=set(),
+        findings={"completion-error", "error-trail"},
+        versions=set(),
+        hosts=2,
+        processes=3,
+    ),
+    (
+        "slingshot-cxi-no-default-rgroup-vni-fi-domain-enosys-aws-ofi-nccl1.6.0-nccl2.20-"
+        "2.22-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cxi-no-service", "init-incomplete"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+        verdict_has=("no CXI service",),
+        not_findings=frozenset({"ranks-share-a-gpu", "nccl-failure"}),
+    ),
+    (
+        "omnipath-psm2-aws-ofi-nccl-unit-test-no-gdr-provider-no-nic-info-hfi1-pair-"
+        "failure-line-cut-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     (
         "wsl2-vllm-tp-shm-segment-create-unhandled-cuda-error-cudahostregister-"
         "nccl2.20.5-EXCERPT.log"
@@ -2289,6 +2350,19 @@ def test_a_23_rank_line_is_the_communicator_its_next_line_names() -> None:
         "k8s-pod-no-libibverbs-veth-eth0-no-pci-path-soc-socket-intranode-byteps-nccl2.3.7-EXCERPT.log"
     )
     assert [(c.nranks, c.ranks_seen) for c in report.communicators] == [(4, 4)]
+
+
+def test_a_failed_flush_is_placed_between_the_nic_and_its_gpu() -> None:
+    """'(Flush)' names the request a completion error belongs to: NCCL's GPUDirect flush,
+    an RDMA read over a queue pair connected to itself (accelerate#2960): not the network,
+    not the peer the line names."""
+    report = _report(
+        "slurm-ib-gdr-flush-rdma-read-remote-op-error-status11-vendor137-mlx5-cqe-dump-"
+        "nccl2.20.5-EXCERPT.log"
+    )
+    said = _finding(report, "completion-error")
+    assert "status 11 is IBV_WC_REM_OP_ERR (rdma-core's ibv_wc_status)" in said
+    assert any(s.startswith("(Flush) is NCCL's GPUDirect flush") for s in said), said
 
 
 def test_connections_through_a_host_only_interface_are_an_error() -> None:

@@ -85,7 +85,20 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
             parts.append(f"remote GID {remote.group(1)}")
         if parts:
             seen.setdefault("the failed transfer: " + ", ".join(parts), None)
+    if any(line.text.rstrip().endswith("(Flush)") for line in lines):
+        said.append(_FLUSH)
     return tuple(said + list(seen)[:3])
+
+
+#: NCCL names the request a completion belongs to (net_ib.cc reqTypeStr: Send, Recv,
+#: Flush); a flush is an RDMA read over a queue pair connected to itself (ncclIbIflush,
+#: the gpuFlush QP, @v2.20.5-1)
+_FLUSH = (
+    "(Flush) is NCCL's GPUDirect flush, this NIC reading this host's own GPU memory over a "
+    "queue pair connected to itself: the failure lies between this host's NIC and GPU (the "
+    "PCIe path, ACS or the IOMMU, the peer-memory driver), not in the network nor at the "
+    "peer the line names; NCCL_GDR_FLUSH_DISABLE=1 takes the flush away to confirm"
+)
 
 
 #: NCCL 2.16.2-2.26.6, src/misc/socket.cc socketFinalizeAccept: ``WARN("socketFinalizeAccept:

@@ -98,7 +98,7 @@ _SIGNAL = re.compile(
     r"|NCCL WARN|<warn>"
     # XLA's (xla/service/gpu: "NCCL operation ncclGetUniqueId(&id) failed: ...") and
     # PaddlePaddle's ("ExternalError:  Nccl error, unhandled cuda error  (at ...)")
-    r"|NCCL operation \w+\([^)]*\) failed|Nccl error, "
+    r"|NCCL operation \w+\(.*?\) failed|Nccl error, "
 )
 
 

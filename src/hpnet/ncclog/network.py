@@ -45,6 +45,7 @@ def network_findings(
     findings += _local_interfaces(log, choices)
     findings += _ofi_over_tcp(log)
     findings += _iwarp_devices(log)
+    findings += _soft_roce_devices(log)
     return findings
 
 
@@ -452,5 +453,30 @@ def _iwarp_devices(log: NcclLog) -> list[Finding]:
             evidence=quotes(p.line("nics:IB") for p in processes[:MAX_EVIDENCE]),
             count=len(processes),
             processes=tuple(p.key for p in processes),
+        )
+    ]
+
+
+def _soft_roce_devices(log: NcclLog) -> list[Finding]:
+    """Soft-RoCE (rdma_rxe, devices ``rxe*``) in NET/IB's list: RoCE done by the kernel
+    on an ordinary Ethernet NIC. NCCL connects it like any RoCE port; the CPU moves the
+    data, with no GPUDirect RDMA (no PCI device: "Could not find real path of rxe0")."""
+    hit = [p for p in log.processes if any(n.name.startswith("rxe") for n in p.nics)]
+    if not hit:
+        return []
+    names = sorted({n.name for p in hit for n in p.nics if n.name.startswith("rxe")})
+    return [
+        Finding(
+            id="soft-roce-device",
+            severity=Severity.WARNING,
+            title=f"NCCL's IB transport uses {', '.join(names)}, Soft-RoCE (RDMA in software)",
+            cause="rdma_rxe runs RoCE in the kernel over an ordinary Ethernet NIC: the CPU "
+            "moves every byte and there is no GPUDirect RDMA, so it is often no faster than "
+            "NCCL's TCP sockets over the same NIC",
+            fix="for real RDMA use a RoCE or InfiniBand NIC; else NCCL_IB_DISABLE=1 (TCP "
+            "sockets over the same NIC) is as fast and simpler",
+            evidence=quotes(p.line("nics:IB") for p in hit[:MAX_EVIDENCE]),
+            count=len(hit),
+            processes=tuple(p.key for p in hit),
         )
     ]

@@ -325,7 +325,9 @@ def shared_gpus(place: Placement) -> list[str]:
         by_gpu: dict[tuple[str, str], list[int]] = {}
         for rank, member in comm.by_rank.items():
             process = comm.members.get(rank)
-            if process is None or not member.bus_id:
+            # a line without its host:pid prefix does not say where it ran: processes of
+            # several hosts read as one
+            if process is None or not member.bus_id or process.host is None:
                 continue
             gpu = (place.nccl_host(process), member.bus_id.lower().lstrip("0") or "0")
             by_gpu.setdefault(gpu, []).append(rank)

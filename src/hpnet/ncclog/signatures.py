@@ -1196,6 +1196,44 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "nccl-config-header-newer-than-library",
+        "error",
+        "the program's NCCL config came from a newer nccl.h than the libnccl it loaded",
+        # NCCL_CONFIG_INITIALIZER from 2.17.1 leaves unset attributes at INT_MIN
+        # (NCCL_CONFIG_UNDEF_INT); 2.14-2.16 accept only 0 or 1 ("Invalid config blocking
+        # attribute value %d", init.cc)
+        r"Invalid config \w+ attribute value -2147483648",
+        "the program (or framework) was built against NCCL 2.17 or later, whose config "
+        "initializer leaves unset attributes at INT_MIN for the library to fill in, and at "
+        "run time it loaded an older libnccl (2.14-2.16) that takes INT_MIN as an invalid "
+        "value: communicator init refuses it (invalid argument)",
+        "load an NCCL at least as new as the one the program was built with: look for an "
+        "older libnccl.so.2 on LD_LIBRARY_PATH or LD_PRELOAD, or an older nvidia-nccl wheel "
+        "(`pip list | grep nccl`), that the loader finds first",
+        "src/nccl.h.in NCCL_CONFIG_INITIALIZER @v2.16.5-1 (blocking 1) and @v2.17.1-1 "
+        "(NCCL_CONFIG_UNDEF_INT = INT_MIN); src/init.cc 'Invalid config blocking attribute "
+        "value' @v2.14.3-1; NVIDIA/Megatron-LM#596",
+        exclusive=True,
+    ),
+    _sig(
+        "cxi-no-service",
+        "error",
+        "libfabric's Slingshot provider (cxi) has no CXI service for this process",
+        # libfabric prov/cxi cxip_nic_get_rgroup_vni(): no service and VNI it may use
+        r"Failed to find valid default rgroup and vni for cxi\d+",
+        "on HPE Slingshot a process may use the NIC only through a CXI service (a resource "
+        "group and VNI) that the launcher allocates for its job: none was given to this "
+        "process and the NIC's default service is not enabled for it, so the OFI plugin "
+        "cannot open its libfabric domain and NCCL cannot use the network",
+        "launch with srun under Slurm's HPE Slingshot switch plugin (it allocates the VNI; "
+        "`--network=single_node_vni` for a single-node step), or have the administrators "
+        "enable the default CXI service; use the aws-ofi-nccl the site builds for its "
+        "libfabric",
+        "libfabric prov/cxi cxip_nic_get_rgroup_vni ('Failed to find valid default rgroup "
+        "and vni'); aws/aws-ofi-nccl#801",
+        exclusive=True,
+    ),
+    _sig(
         "graph-capture-unsupported",
         "error",
         "this NCCL cannot run inside a CUDA graph capture: built with a CUDA runtime older "
