@@ -53,6 +53,7 @@ _BARE_HINT = re.compile(
     rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
     rb"|NET plugin| Network |Process received signal|Nccl error, "
+    rb"|taking the entire process down"
 )
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096

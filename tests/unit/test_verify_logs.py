@@ -37,6 +37,60 @@ class C:
 
 
 CASES: dict[str, C] = {
+    (
+        "torch-watchdog-allreduce-timeout-mid-run-no-nccl-warn-service-thread-closures-"
+        "two-node-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"comm-aborted"},
+        versions=set(),
+        hosts=1,
+        processes=5,
+    ),
+    (
+        "socket-proxy-connection-closed-by-remote-peer-after-peer-watchdog-abort-"
+        "torchrun-nccl2.14-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error", "watchdog-teardown"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("watchdog",),
+    ),
+    (
+        "horovod-two-node-bootstrap-connect-refused-lo-listed-first-socket-if-nccl2.2-"
+        "2.3-era-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "connection-refused",
+            "error-trail",
+            "init-incomplete",
+            "socket-local-interfaces",
+        },
+        versions=set(),
+        hosts=2,
+        processes=3,
+    ),
+    (
+        "horovod-two-container-socket-if-lo-and-eth0-different-subnets-init-no-error-"
+        "line-nccl2.2-2.3-era-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions=set(),
+        hosts=2,
+        processes=4,
+    ),
     "vllm-ray-soft-roce-rxe0-no-pci-path-then-crash-nccl2.20.5-EXCERPT.log": C(
         status="UNKNOWN",
         inter=set(),
@@ -1876,6 +1930,8 @@ CASES: dict[str, C] = {
         hosts=1,
         processes=2,
         not_findings=frozenset({"collective-timeout", "connection-refused"}),
+        # PyTorch prints the error it tore down for after its teardown message: it leads
+        verdict_has=("TCP connection between ranks broke",),
     ),
     "net-socket-forced-ifname-prefix-en-nccl2.11.4.log": C(
         status="UNKNOWN",

@@ -88,7 +88,7 @@ _SIGNAL = re.compile(
     r"NCCL error|nccl\w*Error|ncclSystemError|ncclInternalError|ncclRemoteError"
     r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
-    r"|Some NCCL operations have failed or timed out"
+    r"|Some NCCL operations have failed or timed out|taking the entire process down"
     # Open MPI's handler of a fatal signal (opal/util/stacktrace.c): a process crashed
     r"|\*\*\* Process received signal \*\*\*"
     # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda

@@ -133,6 +133,21 @@ def _position(finding: Finding, sources: Sequence[str]) -> tuple[int, int]:
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 
 
+def _closed_by_teardown(
+    teardown: Finding, closed: Finding, where: dict[int, tuple[int, int]]
+) -> bool:
+    """A socket an NCCL process saw closed after a watchdog's teardown line: the peer the
+    teardown took down closed it. PyTorch prints the error it tore down for after its
+    own teardown message ("Last error: ... Broken pipe"), a line of no NCCL process:
+    that one is the cause, not a consequence."""
+    return (
+        teardown.id == "watchdog-teardown"
+        and closed.id == "net-socket-error"
+        and bool(closed.processes)
+        and where[id(teardown)] <= where[id(closed)]
+    )
+
+
 def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[Finding]:
     """Causes first, earliest in time first; effects after what explains them.
 
@@ -163,10 +178,16 @@ def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[
                 and not cause.consequence
                 and (
                     effect.id in _EFFECTS_OF_FAILURE
-                    or (effect.id == "watchdog-teardown" and cause.id not in _EFFECTS_OF_FAILURE)
+                    or (
+                        effect.id == "watchdog-teardown"
+                        and cause.id not in _EFFECTS_OF_FAILURE
+                        and not _closed_by_teardown(effect, cause, where)
+                    )
                 )
             )
-            if not (root or explains(cause.id, effect.id)):
+            if not (
+                root or explains(cause.id, effect.id) or _closed_by_teardown(cause, effect, where)
+            ):
                 continue
             explained.add(id(effect))
             if effect.fatal and effect.severity == "error" and not cause.fatal:

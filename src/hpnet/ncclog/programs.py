@@ -23,6 +23,7 @@ BARE_HINT = re.compile(
     rb" via |NET/|Using network|Bootstrap|NCCL_|GPU Direct|Init COMPLETE|comm 0x| -> \d"
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
     rb"|NET plugin| Network |Process received signal|Nccl error, "
+    rb"|taking the entire process down"
 )
 _BARE_TAGS_BYTES = re.compile(BARE_TAGS_PATTERN.encode())
 #: the start of each line's message after its tags, in a text of many lines: the same

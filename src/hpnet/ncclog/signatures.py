@@ -1084,7 +1084,10 @@ SIGNATURES: tuple[Signature, ...] = (
         "watchdog-teardown",
         "error",
         "PyTorch's watchdog found an NCCL operation failed or timed out and took the process down",
-        r"Some NCCL operations have failed or timed out",
+        # and its next line, "To avoid data inconsistency, we are taking the entire
+        # process down." (ProcessGroupNCCL.cpp, torch 1.x-2.x)
+        r"Some NCCL operations have failed or timed out"
+        r"|To avoid data inconsistency, we are taking the entire process down",
         "ProcessGroupNCCL's watchdog saw a work of this rank fail or time out (its line before "
         "this one names which: 'Watchdog caught collective operation timeout: WorkNCCL(...)' "
         "or an NCCL error), aborted the rank's communicators and ends the process; the abort "
