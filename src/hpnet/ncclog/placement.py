@@ -17,6 +17,7 @@ from hpnet.ncclog.model import Connection, Membership, ProcessLog, TransportKind
 
 __all__ = [
     "INTRA_KINDS",
+    "Alike",
     "Comm",
     "Placement",
     "by_host",
@@ -100,21 +101,32 @@ class Placement:
         #: nccl-tests' "# Rank N ... Pid P on HOST" table: rank -> "host:pid"
         self.tested = {rank: f"{host}:{pid}" for rank, host, pid, _ in placements}
         self.comms: dict[str, Comm] = {}
-        self.of_process: dict[str, list[Comm]] = {}
         #: process key -> rank -> the communicators in which that process holds it
-        self._by_rank: dict[str, dict[int, list[Comm]]] = {}
+        holds: dict[str, dict[int, dict[Comm, None]]] = {}
         for process in processes:
             for membership, key in _comm_keys(process):
                 comm = self.comms.get(key)
                 if comm is None:
                     comm = self.comms[key] = Comm(key, membership.nranks)
                 if comm.members.setdefault(membership.rank, process) is process:
-                    held = self._by_rank.setdefault(process.key, {}).setdefault(membership.rank, [])
-                    if comm not in held:
-                        held.append(comm)
+                    mine = holds.setdefault(process.key, {}).setdefault(membership.rank, {})
+                    mine[comm] = None
                 comm.by_rank.setdefault(membership.rank, membership)
                 comm.memberships.append(membership)
-                self.of_process.setdefault(process.key, []).append(comm)
+        #: communicators that no connection line tells apart, each set once
+        self.alike: dict[tuple[object, ...], Alike] = {}
+        for comm in self.comms.values():
+            shape = (comm.nranks, *_members_shape(comm))
+            found = self.alike.get(shape)
+            if found is None:
+                found = self.alike[shape] = Alike(comm)
+            comm.alike = found
+            found.comms.append(comm)
+        #: process key -> rank -> the sets of alike communicators in which it holds it
+        self._by_rank = {
+            key: {rank: list(dict.fromkeys(c.alike for c in held)) for rank, held in ranks.items()}
+            for key, ranks in holds.items()
+        }
         # without init lines: the processes that printed each rank's lines
         self.printers: dict[int, set[str]] = {}
         for process in processes:
@@ -122,7 +134,7 @@ class Placement:
                 self.printers.setdefault(connection.printing_rank, set()).add(process.key)
         self.by_key = {p.key: p for p in processes}
         self._hosts: dict[str, str] = {}
-        self._comms_of: dict[tuple[object, ...], tuple[Comm, ...]] = {}
+        self._comms_of: dict[tuple[object, ...], tuple[Alike, ...]] = {}
 
     def nccl_host(self, process: ProcessLog) -> str:
         host = self._hosts.get(process.key)
@@ -132,9 +144,10 @@ class Placement:
             self._hosts[process.key] = host
         return host
 
-    def comms_of(self, process: ProcessLog, connection: Connection) -> Sequence[Comm]:
-        """The communicators a connection line of ``process`` can belong to (the same
-        answer for every line that shares what it is judged by: kept)."""
+    def comms_of(self, process: ProcessLog, connection: Connection) -> Sequence[Alike]:
+        """The communicators a connection line of ``process`` can belong to, as sets of
+        alike ones (the same answer for every line that shares what it is judged by:
+        kept)."""
         top = max(connection.src, connection.dst)
         wanted = peer_rank(connection)
         asked = (
@@ -146,19 +159,19 @@ class Placement:
             known = self._comms_of[asked] = tuple(self._fitting(process, connection))
         return known
 
-    def _fitting(self, process: ProcessLog, connection: Connection) -> list[Comm]:
+    def _fitting(self, process: ProcessLog, connection: Connection) -> list[Alike]:
         top = max(connection.src, connection.dst)
         by_rank = self._by_rank.get(process.key, {})
         wanted = peer_rank(connection)
         # the line prints the peer's GPU ([nvmlDev] 2.18.3+, [busId] before): a
         # communicator whose member of that rank holds another GPU is not this line's
         fitting = [
-            c
-            for c in by_rank.get(connection.printing_rank, ())
-            if c.nranks > top and _same_gpu(c.by_rank.get(wanted), _peer_device(connection))
+            alike
+            for alike in by_rank.get(connection.printing_rank, ())
+            if alike.nranks > top and _same_gpu(alike.by_rank.get(wanted), _peer_device(connection))
         ]
         intra = _fixed_side(connection)
-        if len(fitting) <= 1 or intra is None:
+        if intra is None or sum(len(alike.comms) for alike in fitting) <= 1:
             return fitting
         # several communicators give this process that rank: keep those where the
         # peer sits where the transport says (P2P/SHM: the same NCCL host). When none
@@ -167,20 +180,20 @@ class Placement:
         # never borrowed from a communicator that contradicts the transport
         plausible = []
         here = self.nccl_host(process)
-        for comm in fitting:
-            peer = comm.members.get(wanted)
+        for alike in fitting:
+            peer = alike.members.get(wanted)
             if peer is None or intra == (self.nccl_host(peer) == here):
-                plausible.append(comm)
+                plausible.append(alike)
         return plausible
 
     def peer(
-        self, process: ProcessLog, connection: Connection, comms: Sequence[Comm]
+        self, process: ProcessLog, connection: Connection, comms: Sequence[Alike]
     ) -> ProcessLog | None:
         rank = peer_rank(connection)
         if rank < 0:
             return None
-        for comm in comms:
-            found = comm.members.get(rank)
+        for alike in comms:
+            found = alike.members.get(rank)
             if found is not None:
                 return found
         tested = self.by_key.get(self.tested.get(rank, ""))
@@ -233,7 +246,39 @@ class Comm:
         self.members: dict[int, ProcessLog] = {}
         self.by_rank: dict[int, Membership] = {}
         self.memberships: list[Membership] = []
+        #: the communicators no connection line tells apart from this one
+        self.alike: Alike
+
+
+class Alike:
+    """Communicators that no connection line can tell apart: of one size, each rank the
+    same process on the same GPU (a long job re-creates its groups again and again). A
+    line fits all of them or none (:meth:`Placement.comms_of` judges a line by a
+    communicator's size and the process and GPU of each rank), so they hold the same
+    connections: placed once for all of them; what their members say (shared GPUs,
+    hosts crowded beyond NCCL's count) is found once too."""
+
+    __slots__ = ("by_rank", "comms", "connections", "members", "nranks")
+
+    def __init__(self, comm: Comm) -> None:
+        self.nranks = comm.nranks
+        self.members = comm.members
+        self.by_rank = comm.by_rank
+        self.comms: list[Comm] = []
+        #: (process, connection, between hosts) in the order of the processes
         self.connections: list[tuple[ProcessLog, Connection, bool]] = []
+
+
+def _members_shape(comm: Comm) -> Iterable[tuple[object, ...]]:
+    """Each rank of ``comm``, in the order it was placed: the process that holds it, the
+    GPU its init line names (what :func:`_same_gpu` compares) and the ranks NCCL counted
+    on its host (what :func:`crowded_hosts` compares)."""
+    for rank, process in comm.members.items():
+        member = comm.by_rank[rank]
+        yield (
+            rank, process.key, member.bus_id, member.nvml_dev, member.cuda_dev,
+            member.local_ranks,
+        )  # fmt: skip
 
 
 def peer_rank(connection: Connection) -> int:
@@ -294,26 +339,39 @@ def crowded_hosts(place: Placement) -> dict[str, str]:
     ranks under the name than in the island means more than one NCCL host.
     """
     crowded: dict[str, str] = {}
+    # what a communicator's members say is said alike by each of its alike ones
+    islands: dict[int, list[tuple[str, int, int]]] = {}
     for comm in place.comms.values():
-        on_host: dict[str, list[int]] = {}
-        for rank, process in comm.members.items():
-            on_host.setdefault(place.nccl_host(process), []).append(rank)
-        nnodes = max((m.nnodes or 0 for m in comm.memberships), default=0)
-        for host, ranks in on_host.items():
-            local = max((comm.by_rank[r].local_ranks or 0 for r in ranks), default=0)
-            if local < 2 or len(ranks) <= local or host in crowded:
-                continue
-            shm_off = any(
-                dict(comm.members[r].env).get("NCCL_SHM_DISABLE", "0") not in ("", "0")
-                for r in ranks
-            )
-            if not shm_off:
-                crowded.setdefault(
-                    host,
-                    f"{len(ranks)} ranks of comm {comm.key} under {host}, where NCCL "
-                    f"counted {local} ranks per host ({nnodes or '?'} hosts)",
+        found = islands.get(id(comm.alike))
+        if found is None:
+            found = islands[id(comm.alike)] = _islands_exceeded(place, comm.alike)
+        for host, num_ranks, local in found:
+            if host not in crowded:
+                nnodes = max((m.nnodes or 0 for m in comm.memberships), default=0)
+                crowded[host] = (
+                    f"{num_ranks} ranks of comm {comm.key} under {host}, where NCCL "
+                    f"counted {local} ranks per host ({nnodes or '?'} hosts)"
                 )
     return crowded
+
+
+def _islands_exceeded(place: Placement, alike: Alike) -> list[tuple[str, int, int]]:
+    """The NCCL hosts that hold more of a communicator's ranks than its largest island
+    there (with SHM allowed): (host, ranks there, ranks per island)."""
+    on_host: dict[str, list[int]] = {}
+    for rank, process in alike.members.items():
+        on_host.setdefault(place.nccl_host(process), []).append(rank)
+    exceeded = []
+    for host, ranks in on_host.items():
+        local = max((alike.by_rank[r].local_ranks or 0 for r in ranks), default=0)
+        if local < 2 or len(ranks) <= local:
+            continue
+        shm_off = any(
+            dict(alike.members[r].env).get("NCCL_SHM_DISABLE", "0") not in ("", "0") for r in ranks
+        )
+        if not shm_off:
+            exceeded.append((host, len(ranks), local))
+    return exceeded
 
 
 def shared_gpus(place: Placement) -> list[str]:
@@ -321,20 +379,28 @@ def shared_gpus(place: Placement) -> list[str]:
     their init lines, 2.6+): NCCL refuses that ("Duplicate GPU detected", init.cc), so
     the communicator cannot come up. One sentence per GPU so shared."""
     found = []
+    shared: dict[int, list[tuple[str, str, list[int]]]] = {}
     for comm in place.comms.values():
-        by_gpu: dict[tuple[str, str], list[int]] = {}
-        for rank, member in comm.by_rank.items():
-            process = comm.members.get(rank)
-            # a line without its host:pid prefix does not say where it ran: processes of
-            # several hosts read as one
-            if process is None or not member.bus_id or process.host is None:
-                continue
-            gpu = (place.nccl_host(process), member.bus_id.lower().lstrip("0") or "0")
-            by_gpu.setdefault(gpu, []).append(rank)
-        for (host, bus_id), ranks in by_gpu.items():
-            if len(ranks) > 1:
-                found.append(
-                    f"ranks {', '.join(map(str, sorted(ranks)))} of communicator {comm.key} "
-                    f"are all on GPU busId {bus_id} of {host}"
-                )
+        gpus = shared.get(id(comm.alike))
+        if gpus is None:
+            gpus = shared[id(comm.alike)] = _gpus_shared(place, comm.alike)
+        for host, bus_id, ranks in gpus:
+            found.append(
+                f"ranks {', '.join(map(str, sorted(ranks)))} of communicator {comm.key} "
+                f"are all on GPU busId {bus_id} of {host}"
+            )
     return found
+
+
+def _gpus_shared(place: Placement, alike: Alike) -> list[tuple[str, str, list[int]]]:
+    """The GPUs that more than one rank of a communicator holds: (host, busId, ranks)."""
+    by_gpu: dict[tuple[str, str], list[int]] = {}
+    for rank, member in alike.by_rank.items():
+        process = alike.members.get(rank)
+        # a line without its host:pid prefix does not say where it ran: processes of
+        # several hosts read as one
+        if process is None or not member.bus_id or process.host is None:
+            continue
+        gpu = (place.nccl_host(process), member.bus_id.lower().lstrip("0") or "0")
+        by_gpu.setdefault(gpu, []).append(rank)
+    return [(host, bus_id, ranks) for (host, bus_id), ranks in by_gpu.items() if len(ranks) > 1]

@@ -46,7 +46,7 @@ from hpnet.ncclog.model import Connection, NcclLog, ProcessLog, TransportKind
 from hpnet.ncclog.network import network_findings
 from hpnet.ncclog.placement import (
     INTRA_KINDS,
-    Comm,
+    Alike,
     Placement,
     by_host,
     crowded_hosts,
@@ -169,7 +169,7 @@ def _crossing(
     crowded: Mapping[str, str],
     process: ProcessLog,
     connection: Connection,
-    comms: Sequence[Comm],
+    comms: Sequence[Alike],
 ) -> tuple[bool, str | None, str]:
     """Whether a connection of ``process`` goes between NCCL hosts, and what to note of
     it: ``fake-hosts``, ``indistinct``, ``net-inside-node`` or None, and the sentence.
@@ -222,8 +222,8 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
             elif noted == "net-inside-node":
                 same_host_net.append((process, said))
             (inter if is_inter else intra).append(connection)
-            for comm in comms:
-                comm.connections.append((process, connection, is_inter))
+            for alike in comms:
+                alike.connections.append((process, connection, is_inter))
         # NVLS under MNNVL: the multicast group spans the NVLink domain's hosts
         nvls_across = any(m.mnnvl and (m.nnodes or 0) > 1 for m in process.memberships)
         choice = choices[process.key]
