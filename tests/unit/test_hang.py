@@ -456,6 +456,13 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    "torch-pg-abort-future-timeout-then-heartbeat-monitor-after-run-done-two-ranks-EXCERPT": (
+        "unknown", None, "the process group's abort did not return on ranks 0, 1 in 600000 ms",
+    ),
+    (
+        "torch-watchdog-allgather-seqnum1-first-collective-timeout-8gpu-single-node-proxy-"
+        "service-closed-abort-complete-EXCERPT"
+    ): ("unknown", None, "ranks 0, 2 timed out in allgather #1"),
     "windows-mp-spawn-env-rendezvous-tcpstore-use-libuv-not-built-gpt-sovits-EXCERPT": (
         "unknown", None, "the job never reached a collective: its ranks failed while making",
     ),

@@ -111,6 +111,12 @@ _STORE_WAIT = re.compile(
 )
 #: ProcessGroupNCCL's destructor at interpreter exit (torch 2.4 on)
 _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before program exit")
+#: ProcessGroupNCCL's shutdown (destroy_process_group, its destructor) runs ncclCommAbort
+#: of each communicator on a thread and waits the group's timeout for it
+#: (waitForFutureOrTimeout(fut, options_->timeout, "ProcessGroup abort", ...))
+_ABORT_WAIT = re.compile(r"Future for ProcessGroup abort timed out after (\d+) ?ms")
+#: the heartbeat monitor's line says how many works the watchdog still held
+_PENDING = re.compile(r"workMetaList_\.size\(\)\s?=\s?(\d+)")
 #: torch's fingerprint check (TORCH_DISTRIBUTED_DEBUG=DETAIL; hpnet.hang.fingerprint says
 #: what it proves): the rank that checked, its collective, and the first rank unlike it
 #: (torch 2.0's fingerprints hold no sequence number: ``CollectiveFingerPrint(OpType=X, ...``)
@@ -136,6 +142,7 @@ KEY_PHRASE = re.compile(
     + r"|may be stuck"
     + r"|NCCL error|Watchdog caught|watchdog got stuck|Heartbeat monitor timed out"
     + r"|watchdog thread terminated with exception: CUDA error|waitForInput: "
+    + r"|Future for ProcessGroup abort timed out"
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
@@ -197,6 +204,11 @@ class RankError:
     random_id: bool = False
     #: the launcher could not close its rendezvous (at the run's end, or after a failure)
     shutdown: bool = False
+    #: the group's abort (its communicators' ncclCommAbort, at destroy_process_group()
+    #: or its destructor) did not return within this many ms
+    abort_wait_ms: int | None = None
+    #: the works the rank's watchdog still held, where its heartbeat monitor's line says
+    pending: int | None = None
 
 
 def line_time(line: str) -> float | None:
@@ -229,10 +241,10 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     xla = _xla_wait(line)
     crash = _CRASH.search(line)
     store = _STORE_WAIT.search(line)
-    if (
-        not (timeout or closed or mismatch or init or barrier or exiting or xla or crash or store)
-        and not launcher
-    ):
+    abort = _ABORT_WAIT.search(line)
+    if not (
+        timeout or closed or mismatch or init or barrier or exiting or xla or crash or store
+    ) and not (launcher or abort):
         return None
     rank = _GLOBAL_RANK.search(line)
     compared = _compared(line)
@@ -257,6 +269,7 @@ def _line_error(line: str, where: str, named: int | None) -> RankError | None:
         participants=xla[2] if xla else (),
         crash=crash.group(4) if crash else None,
         store=store.group(1) if store else None,
+        abort_wait_ms=int(abort.group(1)) if abort else None,
         **_launcher(launcher),
         **compared,
     )
@@ -336,6 +349,7 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         timeout=event.what == "timeout",
         peer_closed=event.error == REMOTE_GONE,
         stuck=event.what == "stuck",
+        pending=int(found.group(1)) if (found := _PENDING.search(first.text)) else None,
         pg=event.pg,
         seq=event.seq,
         op=event.op.lower() if event.op else None,

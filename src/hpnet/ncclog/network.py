@@ -1,7 +1,8 @@
 """Conclusions about the network between hosts: inter-node traffic over TCP sockets (as
 configured, or a fallback, and why), a node that would send it there, NCCL_IB_HCA that
 selects nothing or more than it names, NCCL_SOCKET_IFNAME prefixes, and socket lists or
-bootstrap interfaces that hold host-local bridges. Pure functions over the parsed log.
+bootstrap interfaces that hold host-local bridges or link-local addresses
+(:mod:`hpnet.ncclog.interfaces`). Pure functions over the parsed log.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from hpnet.ncclog.choice import Choice
 from hpnet.ncclog.conclusions import env_of, switched_on, transport_line
 from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
+from hpnet.ncclog.interfaces import link_local_interfaces, local_interfaces
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.result import Finding, Severity
 
@@ -19,11 +21,7 @@ if TYPE_CHECKING:
     from hpnet.nccl.lists import NcclList
     from hpnet.ncclog.report import ProcessRow
 
-__all__ = ["LOCAL_INTERFACES", "network_findings"]
-
-#: interfaces that exist on one host only: a socket transport over them cannot reach
-#: another node (NCCL skips docker* and lo by default, virbr* since 2.28)
-LOCAL_INTERFACES = ("docker", "virbr", "br-", "veth", "cni", "flannel", "lo")
+__all__ = ["network_findings"]
 
 
 def network_findings(
@@ -42,7 +40,8 @@ def network_findings(
     findings += _hca_matched_nothing(log)
     findings += _hca_prefix(log)
     findings += _ifname_prefix(log)
-    findings += _local_interfaces(log, choices)
+    findings += local_interfaces(log, choices)
+    findings += link_local_interfaces(log, choices)
     findings += _ofi_over_tcp(log)
     findings += _iwarp_devices(log)
     findings += _soft_roce_devices(log)
@@ -294,87 +293,6 @@ def _ifname_prefix(log: NcclLog) -> list[Finding]:
                 f"NCCL_SOCKET_IFNAME={value} picked {', '.join(sorted(extra))}"
                 for value, extra in picked.items()
             ),
-        )
-    ]
-
-
-def _host_local(name: str, address: str) -> bool:
-    """Is interface ``name`` (with ``address``, where the line gives it) one host's own? A
-    veth with an address other than link-local is a container's own end of its pair, its
-    way out (a runtime that names it veth0): not the host side, which holds none."""
-    if not name.startswith(LOCAL_INTERFACES):
-        return False
-    if name.startswith("veth") and address:
-        return address.lower().startswith(("fe8", "fe9", "fea", "feb", "127.", "::1", "169.254."))
-    return True
-
-
-def _local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list[Finding]:
-    """A socket list or bootstrap interface that holds host-local bridges or loopback
-    (docker0, virbr0, docker's br-<id>, a container's veth, lo): connections to other
-    nodes through them fail or hang. Said when the socket transport may carry the traffic
-    (NCCL chose it, or NCCL_IB found no device), and for the bootstrap interface always;
-    an error where a connection line shows traffic going through one (``NET/Socket/1``:
-    the socket list's interface 1)."""
-    hits: list[tuple[ProcessLog, list[str], bool]] = []
-    carrying: list[tuple[ProcessLog, str, str]] = []  # (process, interface, its transport)
-    for process in log.processes:
-        local = [n.name for n in process.socket_interfaces if _host_local(n.name, n.address or "")]
-        boot = []
-        for interface in process.bootstrap:  # "eth0:10.0.0.1<0>", "mlx5_0:1 (OOB)"
-            name, _, address = interface.split("<", 1)[0].partition(":")
-            if "(OOB)" not in interface and _host_local(name, address):
-                boot.append(name)
-        choice = choices.get(process.key)
-        sockets = (choice is not None and choice.network == "Socket") or (
-            choice is None and process.ib_no_device
-        )
-        if boot or (local and sockets):
-            hits.append((process, sorted(set(local + boot)), bool(boot)))
-        by_index: dict[int | None, str] = {n.index: n.name for n in process.socket_interfaces}
-        used = {
-            (by_index[c.transport.nic], c.transport.raw)
-            for c in process.connections
-            if c.transport.name == "Socket"
-            and by_index.get(c.transport.nic, "").startswith(LOCAL_INTERFACES)
-        }
-        carrying += [(process, name, raw) for name, raw in sorted(used)]
-    if not hits:
-        return []
-    said = [
-        f"process {p.key}: {', '.join(names)} in "
-        + ("its bootstrap interface" if boot else "NCCL's socket interfaces")
-        for p, names, boot in hits[:MAX_EVIDENCE]
-    ]
-    said += [
-        f"process {p.key}: its connections go via {raw}, which is {name}: they cannot reach "
-        "another node through it"
-        for p, name, raw in carrying[:MAX_EVIDENCE]
-    ]
-    return [
-        Finding(
-            id="socket-local-interfaces",
-            severity=Severity.ERROR if carrying else Severity.WARNING,
-            title="NCCL's connections go through a network interface that exists on one host only"
-            if carrying
-            else "NCCL uses network interfaces that exist on one host only",
-            cause="NCCL_SOCKET_IFNAME is unset or too broad, so bridges (docker0, virbr0, "
-            "docker's br-*), a container's veth or loopback are in NCCL's socket list or carry "
-            "its bootstrap: connections to other nodes through them fail or hang (NCCL skips "
-            "docker* and lo by default, virbr* only since 2.28, veth never)",
-            fix="set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes "
-            "(`hpnet env` picks one), e.g. NCCL_SOCKET_IFNAME==eth0",
-            evidence=quotes(
-                [
-                    line
-                    for p, _, boot in hits[:3]
-                    for line in ((p.line("bootstrap"),) if boot else ()) + (p.line("nics:Socket"),)
-                ]
-                + [p.line(f"transport:{raw}") for p, _, raw in carrying[:3]]
-            ),
-            conclusions=tuple(said),
-            count=len(hits),
-            processes=tuple(p.key for p, _, _ in hits),
         )
     ]
 

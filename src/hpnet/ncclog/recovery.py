@@ -13,6 +13,12 @@ The rule: a process is recovered when its trails are the trails of the failing c
 that a recoverable WARN's node printed before that WARN (the same ``file:line`` sites,
 the same codes); its trails then say nothing failed. A process that passed an error up
 from any other site still failed.
+
+Some sites end their error where they print it, WARN or none: ``ncclTransportCollNetSetup``
+returns a flag, not the error (``return fail``, 2.10-2.22; ``return ret != ncclSuccess``,
+2.23 on), which its caller ORs before it warns "Cannot initialize CollNet" and sets up the
+communicator without CollNet. A process whose every trail is at such a site
+(:data:`ABSORBED`) passed no error up either.
 """
 
 from __future__ import annotations
@@ -23,6 +29,67 @@ from collections.abc import Sequence
 
 from hpnet.ncclog.model import LogLine, ProcessLog
 
+#: ``transport.cc`` lines that are a check (NCCLCHECK, NCCLCHECKGOTO, CUDACHECK,
+#: CUDACHECKGOTO) inside ``ncclTransportCollNetSetup`` in every release that has a check
+#: there, 2.3.5 to 2.30.7 (tools/nccl_formats/absorbed_sites.py): a trail at one is a
+#: CollNet setup failure that stopped in that function
+ABSORBED = frozenset(
+    f"transport.cc:{n}"
+    for n in (
+        157,
+        177,
+        192,
+        210,
+        215,
+        224,
+        229,
+        247,
+        255,
+        258,
+        261,
+        265,
+        275,
+        279,
+        280,
+        283,
+        298,
+        299,
+        301,
+        302,
+        305,
+        306,
+        313,
+        314,
+        317,
+        318,
+        327,
+        329,
+        331,
+        332,
+        334,
+        335,
+        337,
+        340,
+        346,
+        349,
+        350,
+        351,
+        353,
+        354,
+        355,
+        356,
+        357,
+        358,
+        361,
+        373,
+        374,
+        409,
+        413,
+        431,
+        433,
+        437,
+    )
+)
 _TRAIL = re.compile(r"(\S+\.(?:cc|cu|c|h|cpp):\d+) (?:\([^)]*\) )?-> (\d+)")
 #: a WARN whose text, after its own file:line, is a trail
 _WARN_TRAIL = re.compile(r"WARN (?:\S+ )?\S+\.(?:cc|cu|c|h|cpp):\d+ (?:\([^)]*\) )?-> \d+")
@@ -52,19 +119,23 @@ def recover(processes: Sequence[ProcessLog]) -> tuple[ProcessLog, ...]:
         # vendor build's) names no call that fails on purpose: it passed an error up
         and not _WARN_TRAIL.match(line.message)
     ]
-    if not fallbacks:
-        return tuple(processes)
     known: set[tuple[str, int]] = set()
     for process, line in fallbacks:
         at = (line.source, line.line_number)
         for other in processes:
             if other.host == process.host:
                 known |= _sites(other.trails, at)
-    if not known:
-        return tuple(processes)
     return tuple(
         dataclasses.replace(p, went_on=True)
-        if p.trails and not p.went_on and _sites(p.trails) <= known
+        if p.trails and not p.went_on and _recovered(_sites(p.trails), known)
         else p
         for p in processes
+    )
+
+
+def _recovered(sites: set[tuple[str, int]], known: set[tuple[str, int]]) -> bool:
+    """Every site a trail of the failing call a fallback WARN followed, or one that ends
+    its error where it prints it (a build's full path stands for its file)."""
+    return bool(sites) and all(
+        site in known or site[0].rsplit("/", 1)[-1] in ABSORBED for site in sites
     )

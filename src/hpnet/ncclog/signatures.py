@@ -274,6 +274,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"|[Ff]ailed to .*(?<!NVLink )SHARP\b",
         "the SHARP collnet plugin could not create its group (no aggregation manager or "
         "SHARP daemon reachable, a switch without SHARP, too many GPUs per node for CollNet, "
+        "a streaming aggregation tree another group holds ('Streaming Tree lock failed'), "
         "or a plugin / HPC-X mismatch): NCCL uses the point-to-point network instead, or "
         "fails when CollNet was required",
         "check the SHARP daemons (sharp_am, sharpd) and the plugin's HPC-X version; unset "
@@ -366,7 +367,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig(
         "memlock",
         "error",
-        "RDMA memory could not be registered or pinned (memlock limit)",
+        "RDMA memory could not be registered or pinned (out of memory: the memlock limit, "
+        "or the NIC's registration resources)",
         # ibv_create_qp without an errno (NCCL up to 2.18, the HPC-X plugins): its queues
         # are pinned memory too (pyxis#60: every GPU thread of a Slurm step at init); a
         # registration or queue with an errno other than ENOMEM is no limit's doing
@@ -374,10 +376,13 @@ SIGNATURES: tuple[Signature, ...] = (
         r"(?:ibv_reg_mr\w*|ibv_create_cq|ibv_reg_dmabuf_mr) failed"
         r"(?! with error (?!Cannot allocate memory))"
         r"|ibv_create_qp failed\s*$|(?:ibv_\w+|register).*Cannot allocate memory",
-        "the locked-memory limit (ulimit -l) is too low for RDMA registration: "
-        "containers default to 64 KiB / 8 MiB",
+        "most often the locked-memory limit (ulimit -l) is too low for RDMA registration "
+        "(containers default to 64 KiB / 8 MiB); else the NIC ran out of memory "
+        "registrations (too much memory pinned by the processes of a host), or the host of "
+        "memory: `ulimit -l` in the job's environment and the kernel log (`dmesg`) say which",
         "docker run --ulimit memlock=-1; Kubernetes: the IPC_LOCK capability and a "
-        "memlock limit; hosts: `* - memlock unlimited` in /etc/security/limits.conf",
+        "memlock limit; hosts: `* - memlock unlimited` in /etc/security/limits.conf; with "
+        "the limit unlimited, fewer processes per host or a smaller NCCL_BUFFSIZE",
         'src/misc/ibvwrap.cc ("Call to ibv_reg_mr failed")',
         exclusive=True,
     ),
