@@ -38,6 +38,92 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "torchrun-4gpu-shm-cudahostregister-invalid-argument-dev-shm-64mb-sparse-ftruncate-"
+        "prefix-stripped-nccl2.16-2.17-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "shm-exhausted", "shm-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    (
+        "roce-intel-irdma-hpcx-ibext-v8-plugin-init-only-modify-qp-timeout-not-in-excerpt-"
+        "nccl2.21.5-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions={"2.21.5"},
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "roce-h800-gdr-gid-index-3-mtu-1024-init-complete-failing-send-not-in-excerpt-"
+        "nccl2.18.3-2.18.6-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "ray-actor-per-gpu-p2p-ipc-channel-then-p2p-cc-238-warn-cut-off-failure-not-in-excerpt-"
+        "nccl2.7.x-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings={"no-rdma-device", "socket-local-interfaces"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "dual-rtx5090-sm120-p2p-disabled-ncclmaxsharedmem-82240-exceeds-79856-init-only-"
+        "nccl2.25.1-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "shared-mem-exceeds-gpu"},
+        versions={"2.25.1"},
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "docker-2xt4-nccl-tests-single-process-hpcx-ibext-socket-init-start-internal-error-not-"
+        "in-excerpt-nccl2.18.3-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete", "no-rdma-device"},
+        versions={"2.18.3"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "container-16xa100-single-process-bus-error-after-init-p2p-direct-read-no-warn-nccl-"
+        "version-not-shown.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra={"P2P/direct pointer"},
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("killed by a signal",),
+        not_findings=frozenset({"nccl-failure"}),
+    ),
+    (
         "collnet-sharp-plugin-sat-streaming-tree-lock-failed-minus18-training-job-nccl2.21.5-"
         "EXCERPT.log"
     ): C(

@@ -276,10 +276,27 @@ def _crashed(lines: Sequence[LogLine]) -> tuple[str, ...]:
         for m in [_CRASHED.search(line.message or line.text)]
         if m
     )
-    return tuple(
+    said = [
         f"the process that crashed: {key} (its NCCL lines are those of that host:pid)"
         for key in list(found)[:3]
-    )
+    ]
+    texts = " ".join(line.message or line.text for line in lines)
+    if "Bus error" in texts:
+        said.append(
+            "a bus error (SIGBUS) in an NCCL process is most often /dev/shm out of room: NCCL "
+            "up to 2.18 made its shared-memory segments sparse (ftruncate), so a full tmpfs "
+            "faults when a page is first touched (2.19 on fallocate them and fail with an "
+            "error instead): `df -h /dev/shm`; a container needs --shm-size=1g or --ipc=host"
+        )
+    if _KILLED.search(texts):
+        said.append(
+            "Killed is SIGKILL: most often the kernel's OOM killer or a scheduler's memory "
+            "limit (`dmesg | grep -i oom` on the host, the job's memory limit)"
+        )
+    return tuple(said)
+
+
+_KILLED = re.compile(r"(?:^|\d +)Killed(?: |$)")
 
 
 #: the EFA provider's completion errors aws-ofi-nccl prints as 'Error: N (...)' (libfabric

@@ -23,7 +23,7 @@ import re
 from hpnet.ncclog.diag import read_diag
 from hpnet.ncclog.event import Event, ProcessRef
 from hpnet.ncclog.formats import load_table
-from hpnet.ncclog.messages import RAY_REPEATED, VERSION, read_message
+from hpnet.ncclog.messages import CRASH_REPORT, RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.passes import read_comm, read_connection
 from hpnet.ncclog.prefix import (
     HOSTNAME,
@@ -89,8 +89,8 @@ _SIGNAL = re.compile(
     r"|ncclInvalidUsage|ncclUnhandledCudaError|Watchdog caught collective operation timeout"
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
     r"|Some NCCL operations have failed or timed out|taking the entire process down"
-    # Open MPI's handler of a fatal signal (opal/util/stacktrace.c): a process crashed
-    r"|\*\*\* Process received signal \*\*\*"
+    # a process crashed: Open MPI's handler (opal/util/stacktrace.c), the shell, faulthandler
+    rf"|\*\*\* Process received signal \*\*\*|{CRASH_REPORT}"
     # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda
     # error'", "Cuda failure common.cu:12 '...'" (src/common.h @b188a15)
     r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"

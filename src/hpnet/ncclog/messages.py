@@ -16,7 +16,19 @@ from collections.abc import Callable
 from hpnet.ncclog.net_messages import gdr_event, net_event
 from hpnet.ncclog.reading import NOTABLE, Message, reading
 
-__all__ = ["RAY_REPEATED", "VERSION", "Message", "read_message"]
+__all__ = ["CRASH_REPORT", "RAY_REPEATED", "VERSION", "Message", "read_message"]
+
+#: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
+#: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py") and as Python's
+#: faulthandler does ("Fatal Python error: Segmentation fault"): a crash
+CRASH_REPORT = (
+    r"^\s*(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception"
+    r"|Aborted|Killed)(?: \(core dumped\))?\s*$"
+    r"|: line \d+: +\d+ +(?:Segmentation fault|Bus error|Illegal instruction"
+    r"|Floating point exception|Aborted|Killed)(?: +\(core dumped\))?(?: |$)"
+    r"|Fatal Python error: (?:Segmentation fault|Bus error|Aborted|Illegal instruction"
+    r"|Floating point exception)"
+)
 
 
 #: a connection after the channel number is erased (scan): ``Channel : 2[2] -> 3[3]

@@ -15,6 +15,8 @@ NOTABLE = re.compile(
     r"No device found|returned 0 devices|[Ff]ail|[Ee]rror|Could not|[Aa]bort|timed? ?out"
     r"|Disabled|not found|Unable|unable|not available|retrying|refused|unreachable"
     r"|No route to host|P2P is disabled"
+    # 2.25.1's INFO where the kernels want more shared memory than the GPU has
+    r"|exceeds device/fn maxSharedMem"
 )
 
 #: what an INFO message says: (kind, data, text kept as evidence)

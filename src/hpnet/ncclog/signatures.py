@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpnet.ncclog.messages import CRASH_REPORT
+
 if TYPE_CHECKING:
     from hpnet.ncclog.model import NcclLog, ProcessLog
 
@@ -1075,15 +1077,17 @@ SIGNATURES: tuple[Signature, ...] = (
         "process-crashed",
         "error",
         "a process was killed by a signal (a crash)",
-        r"\*\*\* Process received signal \*\*\*",
-        "Open MPI's handler of a fatal signal printed its banner: the process crashed (a "
-        "segmentation fault, an abort, a bus error); the lines after it name the signal "
-        "('Signal: Segmentation fault (11)') and hold a backtrace, and the NCCL lines of the "
-        "same process before it say what NCCL was doing",
-        "read the backtrace after the banner: frames in libnccl are NCCL's (look for a known "
-        "bug of its release), frames elsewhere the program's; for the rest, a core dump "
-        "(`ulimit -c unlimited`) or gdb",
-        "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal ***')",
+        rf"\*\*\* Process received signal \*\*\*|{CRASH_REPORT}",
+        "a process ended on a fatal signal: Open MPI's handler printed its banner (the lines "
+        "after it name the signal, 'Signal: Segmentation fault (11)', and hold a backtrace), "
+        "or the shell or Python's faulthandler named it ('Bus error (core dumped)'); the NCCL "
+        "lines of the same process before it say what NCCL was doing",
+        "read the backtrace (after Open MPI's banner, or of the core: `gdb python core`, "
+        "`ulimit -c unlimited` first): frames in libnccl are NCCL's (look for a known bug of "
+        "its release), frames elsewhere the program's",
+        "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal "
+        "***'); bash's report of a job a signal ended (jobs.c, strsignal and '(core dumped)'); "
+        "CPython's faulthandler ('Fatal Python error: ')",
     ),
     _sig(
         "watchdog-teardown",
@@ -1283,6 +1287,27 @@ SIGNATURES: tuple[Signature, ...] = (
         "8), or one process per GPU",
         "src/allocator.cc ncclMemAlloc's cuMemSetAccess loop @v2.27.3-1; CUDA cuda.h "
         "CUDA_ERROR_TOO_MANY_PEERS = 711; NVIDIA/nccl#1874, nccl-tests#324",
+        exclusive=True,
+    ),
+    _sig(
+        "shared-mem-exceeds-gpu",
+        "error",
+        "NCCL's kernels need more shared memory than this GPU gives them: a GPU this NCCL "
+        "release does not size its kernels for",
+        # 2.25.1: INFO, the attribute clamped and the launch left to fail; 2.26.2 on: WARN
+        # "cudaArch %d ncclMaxSharedMem %d exceeds ...", ncclSystemError at init
+        r"ncclMaxSharedMem \d+ exceeds device/fn maxSharedMem \d+",
+        "NCCL sizes each kernel's dynamic shared memory for the GPU's architecture "
+        "(ncclShmemDynamicSize, enqueue.cc ncclInitKernelsForDevice); a release older than "
+        "the GPU asks for more than the device allows (2.25.1 on sm_120, the RTX 5090 and RTX "
+        "PRO Blackwell: 82240 bytes against 79856). 2.25.1 clamps the attribute and its "
+        "collectives then fail to launch; 2.26 on refuse at init",
+        "use an NCCL release built for this GPU: 2.26.2 sized sm_120 (ncclCollUnroll 6), "
+        "e.g. `pip install -U nvidia-nccl-cu12` or a PyTorch build with NCCL 2.26.2 or later; "
+        "NCCL_P2P_DISABLE does not help (the kernels are the same for every transport)",
+        "src/enqueue.cc ncclInitKernelsForDevice @v2.25.1-1 (INFO, clamps) and @v2.26.2-1 "
+        "(WARN, ncclSystemError); src/include/device.h ncclCollUnroll @v2.26.2-1; "
+        "NVIDIA/nccl#1637, nccl-tests#287",
         exclusive=True,
     ),
     _sig(
