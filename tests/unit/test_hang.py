@@ -456,6 +456,9 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    "sglang-scheduler-watchdog-timeout-300s-two-dp-ranks-pyspy-not-found-no-stacks-EXCERPT": (
+        "unknown", None, "DP0 TP2, DP1 TP5: SGLang's scheduler watchdog fired",
+    ),
     "torch-pg-abort-future-timeout-then-heartbeat-monitor-after-run-done-two-ranks-EXCERPT": (
         "unknown", None, "the process group's abort did not return on ranks 0, 1 in 600000 ms",
     ),

@@ -16,6 +16,7 @@ from hpnet.errors import InputError
 from hpnet.hang.analyzer import Analysis, read_analysis
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
+from hpnet.hang.stacks import Stack, read_stacks
 from hpnet.ncclog.facts import parse_nccl_text
 from hpnet.ncclog.model import NcclLog
 
@@ -37,6 +38,8 @@ class Evidence:
     nccl: tuple[NcclLog, ...] = ()
     #: the collectives a Flight Recorder analyzer's report (fr_trace's text) names
     analyses: tuple[Analysis, ...] = ()
+    #: the processes py-spy dumps show, where each waits
+    stacks: tuple[Stack, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -70,6 +73,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
     ras: list[RasReport] = []
     nccl: list[NcclLog] = []
     analyses: list[Analysis] = []
+    stacks: list[Stack] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -88,6 +92,10 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                     errors += read_errors(str(file), raw)
                     text = raw.decode("utf-8", "replace")
                     ras += read_artefacts(str(file), text).ras
+                    if (b"Thread " in raw and (b" (idle)" in raw or b" (active" in raw)) or (
+                        raw.startswith(b"#0 ") or b"\n#0 " in raw  # gdb's backtrace
+                    ):
+                        stacks += read_stacks(str(file), list(enumerate(text.splitlines(), 1)))
                     if b"ollective" in raw:  # the analyzer's heads: "[Cc]ollective"
                         analyses += read_analysis(str(file), text)
                     if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
@@ -99,10 +107,10 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
             continue  # vanished or unreadable: not evidence
     # a process exiting without destroy_process_group() is when, not evidence of a hang
     said = [e for e in errors if not e.exiting]
-    if require and not dumps and not said and not ras and not analyses:
+    if require and not dumps and not said and not ras and not analyses and not stacks:
         raise InputError(
-            "no Flight Recorder dump (or its analyzer's report), rank error line or RAS "
-            "report found there"
+            "no Flight Recorder dump (or its analyzer's report), rank error line, RAS "
+            "report or py-spy dump found there"
             + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
             code="hang-no-evidence",
             where=", ".join(str(p) for p in paths),
@@ -119,4 +127,5 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
         ras=tuple(ras),
         nccl=tuple(nccl),
         analyses=tuple(analyses),
+        stacks=tuple(stacks),
     )

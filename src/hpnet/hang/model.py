@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
     from hpnet.hang.analyzer import Analysis
     from hpnet.hang.placement import Place
+    from hpnet.hang.stacks import Stack
 
 __all__ = ["Cause", "GroupView", "HangReport", "ranks_text"]
 
@@ -104,6 +105,8 @@ class HangReport:
     nccl_logs: int = 0  # NCCL debug logs read
     #: the collectives Flight Recorder analyzer reports name (hpnet.hang.analyzer)
     analyses: tuple[Analysis, ...] = ()
+    #: where each process a py-spy dump shows waits (hpnet.hang.stacks)
+    stacks: tuple[Stack, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -115,6 +115,9 @@ _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before progr
 #: of each communicator on a thread and waits the group's timeout for it
 #: (waitForFutureOrTimeout(fut, options_->timeout, "ProcessGroup abort", ...))
 _ABORT_WAIT = re.compile(r"Future for ProcessGroup abort timed out after (\d+) ?ms")
+#: SGLang's scheduler watchdog: a forward batch did not finish in that many seconds
+#: (scheduler.py watchdog_thread; "Scheduler watchdog timeout (..., self.soft=False)" later)
+_SGLANG_WATCHDOG = re.compile(r"(?:Scheduler w|W)atchdog timeout \(self\.watchdog_timeout=")
 #: the heartbeat monitor's line says how many works the watchdog still held
 _PENDING = re.compile(r"workMetaList_\.size\(\)\s?=\s?(\d+)")
 #: torch's fingerprint check (TORCH_DISTRIBUTED_DEBUG=DETAIL; hpnet.hang.fingerprint says
@@ -142,7 +145,7 @@ KEY_PHRASE = re.compile(
     + r"|may be stuck"
     + r"|NCCL error|Watchdog caught|watchdog got stuck|Heartbeat monitor timed out"
     + r"|watchdog thread terminated with exception: CUDA error|waitForInput: "
-    + r"|Future for ProcessGroup abort timed out"
+    + r"|Future for ProcessGroup abort timed out|atchdog timeout \(self\.watchdog_timeout="
 )
 #: NCCL's error string for a peer that went away (ncclRemoteError, src/misc/utils.cc)
 REMOTE_GONE = "remote process exited or there was a network error"
@@ -228,7 +231,7 @@ def line_time(line: str) -> float | None:
 
 def _line_error(line: str, where: str, named: int | None) -> RankError | None:
     """A line that is not PyTorch's ProcessGroupNCCL text: gloo's and the network's."""
-    timeout = bool(_TIMEOUT.search(line))
+    timeout = bool(_TIMEOUT.search(line) or _SGLANG_WATCHDOG.search(line))
     closed = bool(_CLOSED.search(line))
     mismatch = bool(_MISMATCH.search(line))
     launcher = _RENDEZVOUS.search(line)

@@ -98,6 +98,8 @@ def render_hang(report: HangReport) -> str:
         read += f" (format {', '.join(report.versions)})"
     if report.nccl_logs:
         read += f", {report.nccl_logs} NCCL log(s)"
+    if report.stacks:
+        read += f", {len(report.stacks)} process stack(s) of py-spy"
     under = f" under {escape_controls(base)}" if base else ""
     lines += ["", f"Read{under}: {read}, {len(report.errors)} error line(s) of the ranks"]
     if report.without_dump and report.dumps:  # with no dump at all, every rank is without

@@ -12,6 +12,7 @@ from hpnet.hang.collect import Evidence
 from hpnet.hang.judge import judge
 from hpnet.hang.model import Cause, HangReport, ranks_text
 from hpnet.hang.placement import Place, places
+from hpnet.hang.stacks import with_stacks
 
 __all__ = ["judge_evidence"]
 
@@ -31,6 +32,7 @@ def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangRepor
         ras=evidence.ras,
         analyses=evidence.analyses,
     )
+    report = with_stacks(report, evidence.stacks)
     if not evidence.nccl:
         return report
     where = places(evidence.nccl, world or (len(report.ranks) or None))

@@ -6,6 +6,7 @@ to the same lines (:mod:`hpnet.artefacts.parted`)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -435,11 +436,24 @@ def lines_summary(errors: Sequence[RankError]) -> str:
     )
     ranks = sorted({e.rank for e in errors if e.rank is not None})
     who = ranks_text(ranks) if ranks else "a rank the lines do not name"
+    if labels := _sglang_watchdogs(errors):  # SGLang names its ranks in its prefix
+        who, said = ", ".join(labels), "SGLang's scheduler watchdog fired: a forward batch stalled"
     more = f", and {len(errors) - 1} more line(s)" if len(errors) > 1 else ""
     return (
         f"{who}: {said} ({first.where}{more}); no Flight Recorder dump says which "
         "collective, or which rank is behind"
     )
+
+
+#: SGLang's logging prefix (``[2025-07-11 17:40:14 DP0 TP2] ``) and its watchdog's line
+_SGLANG = re.compile(
+    r"\[\d{4}-\d\d-\d\d [\d:]+ ((?:[A-Z]+\d+ ?)+)\] (?:Scheduler w|W)atchdog timeout"
+)
+
+
+def _sglang_watchdogs(errors: Sequence[RankError]) -> list[str]:
+    """The ranks (``DP0 TP2``) whose SGLang scheduler watchdog fired."""
+    return list(dict.fromkeys(m.group(1).strip() for e in errors if (m := _SGLANG.search(e.text))))
 
 
 def rendezvous_missing(errors: Sequence[RankError]) -> Cause | None:

@@ -1,0 +1,111 @@
+"""Stacks of stuck processes, as py-spy and gdb print them (hpnet.hang.stacks), on real
+posts: where each dumped process waits, and what the processes say together."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpnet.hang.collect import collect
+from hpnet.hang.stacks import read_stacks, stacks_summary
+from hpnet.hang.verdict import judge_evidence
+from tests.conftest import DATA
+
+HANG = DATA / "hang"
+
+#: post -> (kind of each process's stack, in input order; how the headline starts, after
+#: "the stacks: " where the stacks speak first)
+POSTS = {
+    # DeepSpeed ZeRO-3: the main thread idles in backward, an engine thread gathers
+    "accelerate-deepspeed-zero3-8xh100-hang-pyspy-main-idle-in-backward-engine-thread-in-"
+    "all-gather-into-tensor-EXCERPT": (
+        ["collective"],
+        "the stacks: the process at ",
+    ),
+    # rank 0 starved by its data loader while the others all-reduce (fairseq#4816)
+    "fairseq-32gpu-4node-hang-pyspy-rank-zero-main-in-dataloader-queue-get-others-allreduce-"
+    "EXCERPT": (["data"], "the stacks: the process at "),
+    # SGLang's data-parallel controller waits for its schedulers: a parent, no rank
+    "sglang-dp-controller-watchdog-pyspy-idle-join-while-decode-progresses-node-rank-nonzero-"
+    "EXCERPT": (["parent"], "the stacks: pid 10366 (sglang::data_parallel_controller)"),
+    "sglang-pd-prefill-pp0-pyspy-main-blocked-in-c10d-send-send-tensor-dict-EXCERPT": (
+        ["collective"],
+        "the stacks: pid 3438121 (sglang::scheduler_DP1_TP1_EP1_PP0): MainThread waits in "
+        "send (torch/distributed/distributed_c10d.py:2487)",
+    ),
+    # PP1's watchdog fired (its main thread is not in the dump); PP2 waits in Gloo's recv
+    "sglang-pp-hang-pyspy-native-pp2-tp1-gloo-recvwork-wait-after-pp1-watchdog-EXCERPT": (
+        ["unshown", "collective"],
+        "PP1 TP1: SGLang's scheduler watchdog fired",
+    ),
+    "sglang-pyspy-forward-thread-blocked-in-ncclcommwindowregister-gb200-nccl2.27plus-EXCERPT": (
+        ["nccl"],
+        "the stacks: the process at ",
+    ),
+    # gdb: the last rank copies a scalar to the host (.item()) while the others sync
+    "torch1.12-multinode-hang-gdb-last-rank-in-cudamemcpyasync-local-scalar-dense-others-"
+    "cudadevicesynchronize-EXCERPT": (["cuda"], "the stacks: the process at "),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSTS))
+def test_each_dumped_process_is_placed(name: str) -> None:
+    path = HANG / f"{name}.txt"
+    kinds, start = POSTS[name]
+    lines = list(enumerate(path.read_text().splitlines(), 1))
+    assert [s.kind for s in read_stacks(str(path), lines)] == kinds
+    report = judge_evidence(collect([str(path)]))
+    assert report.status == "unknown"
+    assert report.headline.startswith(start), report.headline
+
+
+def test_the_calls_are_the_programs_not_the_waits() -> None:
+    """A thread parked in the standard library is placed at the program's call, with the
+    wait it made (queue.get, process.join)."""
+    path = HANG / (
+        "fairseq-32gpu-4node-hang-pyspy-rank-zero-main-in-dataloader-queue-get-others-allreduce-"
+        "EXCERPT.txt"
+    )
+    (stack,) = read_stacks(str(path), list(enumerate(path.read_text().splitlines(), 1)))
+    assert stack.thread == "MainThread"
+    assert stack.call == "__next__ (fairseq/data/iterators.py:648), waiting in queue.get"
+
+
+def test_a_process_away_from_the_collective_the_others_wait_in_is_named() -> None:
+    """Two dumps pasted one after the other (no headers): one rank's main thread in the
+    data loader, the other's in all_reduce: the first is the one waited for."""
+    fairseq = HANG / (
+        "fairseq-32gpu-4node-hang-pyspy-rank-zero-main-in-dataloader-queue-get-others-allreduce-"
+        "EXCERPT.txt"
+    )
+    deepspeed = HANG / (
+        "accelerate-deepspeed-zero3-8xh100-hang-pyspy-main-idle-in-backward-engine-thread-in-"
+        "all-gather-into-tensor-EXCERPT.txt"
+    )
+    text = fairseq.read_text().splitlines() + deepspeed.read_text().splitlines()
+    stacks = read_stacks("job.log", list(enumerate(text, 1)))
+    assert [s.kind for s in stacks] == ["data", "collective"]
+    said = stacks_summary(stacks)
+    assert said.startswith("the stacks: the process at job.log:1: MainThread waits for data")
+    assert "not in the all_gather_into_tensor that 1 other dumped process(es) wait in" in said
+
+
+def test_processes_in_different_collectives_are_said_so() -> None:
+    send = (
+        HANG / "sglang-pd-prefill-pp0-pyspy-main-blocked-in-c10d-send-send-tensor-dict-EXCERPT.txt"
+    )
+    gather = HANG / (
+        "accelerate-deepspeed-zero3-8xh100-hang-pyspy-main-idle-in-backward-engine-thread-in-"
+        "all-gather-into-tensor-EXCERPT.txt"
+    )
+    text = send.read_text().splitlines() + gather.read_text().splitlines()
+    said = stacks_summary(read_stacks("job.log", list(enumerate(text, 1))))
+    assert "wait in different calls (all_gather_into_tensor, send)" in said
+
+
+def test_a_log_without_a_stack_has_none() -> None:
+    path = (
+        DATA
+        / "nccl-logs"
+        / "slurm-gcp-two-nodes-eth0-socket-init-then-hang-cause-not-shown-nccl2.7.8-EXCERPT.log"
+    )
+    assert read_stacks(str(path), list(enumerate(path.read_text().splitlines(), 1))) == []
