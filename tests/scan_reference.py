@@ -54,9 +54,10 @@ _BARE_HINT = re.compile(
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
     rb"|NET plugin| Network |Process received signal|Nccl error, "
     rb"|taking the entire process down"
-    # a crash as the shell (bash's "Bus error (core dumped)") or faulthandler reports it
+    # a crash as the shell (bash's "Bus error (core dumped)"), faulthandler or UCX reports it
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
-    rb"|core dumped|Fatal Python error: |: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
+    rb"|core dumped|Fatal Python error: |] Caught signal "
+    rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
 )
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096

@@ -249,3 +249,27 @@ def test_a_launchers_rank_tag_outside_torchs_is_not_the_ranks_own() -> None:
     facts = read_artefacts("job.log", line + "\n")
     (event,) = [e for e in facts.torch if e.what == "timeout"]
     assert (event.global_rank, event.seq, event.op) == (4, 7, "RECV")
+
+
+def test_the_same_framework_failure_on_two_threads_is_one_finding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """flax#4942: XLA printed the same failed ncclAllReduce for each of its two replicas:
+    one finding, counted twice, quoting both lines (it had been two alike findings)."""
+    code = main(
+        [
+            "verify",
+            "--json",
+            str(
+                DATA.parent
+                / "nccl-logs/jax-flax-nnx-2gpu-first-train-step-ncclallreduce-invalid-argument-"
+                "empty-last-warning-no-nccl-warn-version-not-shown-EXCERPT.log"
+            ),
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    framework = [f for f in report["findings"] if f["id"] == "framework-nccl-error"]
+    assert len(framework) == 1 and framework[0]["count"] == 2
+    assert framework[0]["title"] == "XLA: ncclAllReduce failed: invalid argument"
+    assert len(framework[0]["evidence"]) == 2

@@ -43,6 +43,8 @@ def test_the_shells_bus_error_after_init_is_a_crash_not_a_pass() -> None:
         "/job/run.sh: line 12: 40213 Segmentation fault      (core dumped) python train.py",
         "./train.sh: line 3: 4711 Killed                  torchrun --nproc-per-node 8 x.py",
         "Fatal Python error: Segmentation fault",
+        # UCX's handler (Megatron-LM#516, recorded)
+        "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
     ],
 )
 def test_each_form_is_a_crash(line: str) -> None:

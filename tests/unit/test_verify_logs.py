@@ -38,6 +38,126 @@ class C:
 
 CASES: dict[str, C] = {
     (
+        "tf-hybridbackend-4rank-comm-aborted-then-allgather-on-freed-comm-invalid-root-0-range-"
+        "minus1-nccl2.12.10-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-aborted", "comm-used-after-destroy", "error-trail", "system-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "rtx5090-ddp-kernel-launch-cuda-700-illegal-address-both-processes-terminate-c10-error-"
+        "interleaved-nccl2.26.2-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-illegal-address", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "pdsh-deepspeed-prefixed-two-node-ib-no-gdrdma-hang-cause-not-shown-nccl2.14-2.15-"
+        "EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "openmpi-tag-output-indented-eks-mpijob-p3-2xlarge-via-net-socket-no-efa-nccl2.18-"
+        "EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"init-incomplete", "socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    (
+        "mi250-rccl-init-segfault-after-affinity-faulthandler-barrier-torchrun-exitcode-11-"
+        "srun-prefix-rccl-unknown-version-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "k8s-openmpi-sigsegv-si-tkill-reraised-libc-under-libnccl-tuning-cost-model-init-"
+        "unreleased-nccl-master-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    (
+        "jax-flax-nnx-2gpu-first-train-step-ncclallreduce-invalid-argument-empty-last-warning-"
+        "no-nccl-warn-version-not-shown-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-failure"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    (
+        "horovod-tf1-net-socket-ring-send-connect-etimedout-peer-unreachable-comminitrank-"
+        "unhandled-system-error-nccl2.3.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "socket-failed", "system-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "docker-sigbus-nccl-proxy-thread-after-p2p-ipc-setup-ucx-caught-signal-7-nccl2.17-2.18-"
+        "EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=1,
+        processes=6,
+    ),
+    (
+        "deepspeed-runtime-sigbus-after-11h-nccl-thread-memcpy-ucx-signal-7-launcher-kills-"
+        "rest-nccl-unknown-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    (
         "torchrun-4gpu-shm-cudahostregister-invalid-argument-dev-shm-64mb-sparse-ftruncate-"
         "prefix-stripped-nccl2.16-2.17-EXCERPT.log"
     ): C(
@@ -1088,10 +1208,11 @@ CASES: dict[str, C] = {
         processes=3,
     ),
     "ras-thread-segfault-ucx-backtrace-libnccl-offsets-only-unsolicited-h100-nccl2.27.7.log": C(
-        status="UNKNOWN",
+        status="FAIL",
         inter=set(),
         intra=set(),
-        findings=set(),
+        # UCX's "[host:pid:0:tid] Caught signal 11 (Segmentation fault: ...)": a crash
+        findings={"process-crashed"},
         versions=set(),
         hosts=0,
         processes=0,

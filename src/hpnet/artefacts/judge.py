@@ -19,6 +19,7 @@ from hpnet.artefacts.model import (
     ArtefactSummary,
     Kind,
     RasComm,
+    WrappedError,
 )
 from hpnet.artefacts.watchdog import ERROR_CAUSE, quotes, torch_findings
 from hpnet.ncclog.signatures import IN_CONTEXT, SIGNATURES
@@ -158,7 +159,14 @@ def artefact_findings(facts: Sequence[ArtefactFacts]) -> list[Finding]:
                 )
         if item.torch and item is first_torch:  # every input's ranks, compared at once
             findings += torch_findings(dataclasses.replace(item, torch=every_torch))
+        # the same failure on several threads or ranks (XLA prints each replica's): one
+        # finding, with how often
+        alike: dict[tuple[object, ...], list[WrappedError]] = {}
         for wrapped in item.wrapped:
+            key = (wrapped.via, wrapped.call, wrapped.error, wrapped.last_error)
+            alike.setdefault(key, []).append(wrapped)
+        for same in alike.values():
+            wrapped = same[0]
             via = {
                 "xla": "XLA",
                 "vllm": "vLLM",
@@ -176,7 +184,8 @@ def artefact_findings(facts: Sequence[ArtefactFacts]) -> list[Finding]:
                     cause=ERROR_CAUSE.get(wrapped.error, "NCCL returned an error"),
                     fix="rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and pass "
                     "that log too: its first WARN names what broke",
-                    evidence=quotes(wrapped.quotes),
+                    evidence=quotes([q for w in same[:3] for q in w.quotes]),
+                    count=len(same),
                     fatal=True,
                 )
             )

@@ -258,9 +258,13 @@ def _unroutable(lines: Sequence[LogLine]) -> tuple[str, ...]:
     return tuple(said)
 
 
-#: Open MPI's signal handler names the process it runs in: ``[host:pid] *** Process
-#: received signal ***`` (the same host:pid as NCCL's prefix)
-_CRASHED = re.compile(r"\[([\w.-]+):(\d+)\] \*\*\* Process received signal")
+#: Open MPI's and UCX's signal handlers name the process they run in: ``[host:pid] ***
+#: Process received signal ***``, ``[host:pid :0:tid] Caught signal`` (NCCL's host:pid)
+_CRASHED = re.compile(
+    r"\[([\w.-]+):(\d+)\] \*\*\* Process received signal"
+    # UCX's handler: "[host:pid :0:tid] Caught signal 7 (...)"
+    r"|\[([\w.-]+):(\d+) ?:\d+:\d+\] Caught signal"
+)
 
 
 def _crashed(lines: Sequence[LogLine]) -> tuple[str, ...]:
@@ -271,7 +275,7 @@ def _crashed(lines: Sequence[LogLine]) -> tuple[str, ...]:
     ('the process that crashed: rtptest1621:405884 (its NCCL lines are those of that host:pid)',)
     """
     found = dict.fromkeys(
-        f"{m.group(1)}:{m.group(2)}"
+        f"{m.group(1) or m.group(3)}:{m.group(2) or m.group(4)}"
         for line in lines
         for m in [_CRASHED.search(line.message or line.text)]
         if m

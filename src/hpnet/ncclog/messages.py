@@ -19,14 +19,18 @@ from hpnet.ncclog.reading import NOTABLE, Message, reading
 __all__ = ["CRASH_REPORT", "RAY_REPEATED", "VERSION", "Message", "read_message"]
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
-#: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py") and as Python's
-#: faulthandler does ("Fatal Python error: Segmentation fault"): a crash
+#: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py"), as Python's
+#: faulthandler does ("Fatal Python error: Segmentation fault") and UCX's handler: a crash
 CRASH_REPORT = (
     r"^\s*(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception"
     r"|Aborted|Killed)(?: \(core dumped\))?\s*$"
     r"|: line \d+: +\d+ +(?:Segmentation fault|Bus error|Illegal instruction"
     r"|Floating point exception|Aborted|Killed)(?: +\(core dumped\))?(?: |$)"
     r"|Fatal Python error: (?:Segmentation fault|Bus error|Aborted|Illegal instruction"
+    r"|Floating point exception)"
+    # UCX's handler (ucs/debug/debug.c), in any process that loaded it (Open MPI, HPC-X):
+    # "[host:pid :0:tid] Caught signal 7 (Bus error: nonexistent physical address)"
+    r"|\] Caught signal \d+ \((?:Segmentation fault|Bus error|Aborted|Illegal instruction"
     r"|Floating point exception)"
 )
 

@@ -24,9 +24,10 @@ BARE_HINT = re.compile(
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
     rb"|NET plugin| Network |Process received signal|Nccl error, "
     rb"|taking the entire process down"
-    # a crash as the shell (bash's "Bus error (core dumped)") or faulthandler reports it
+    # a crash as the shell (bash's "Bus error (core dumped)"), faulthandler or UCX reports it
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
-    rb"|core dumped|Fatal Python error: |: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
+    rb"|core dumped|Fatal Python error: |] Caught signal "
+    rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
 )
 _BARE_TAGS_BYTES = re.compile(BARE_TAGS_PATTERN.encode())
 #: the start of each line's message after its tags, in a text of many lines: the same
