@@ -22,6 +22,12 @@ POSTS = {
         "the stacks: the process at ",
     ),
     # rank 0 starved by its data loader while the others all-reduce (fairseq#4816)
+    # two of eight ZeRO-3 processes, both in backward: neither stands apart
+    "deepspeed-zero3-accelerate-h100-py-spy-two-procs-mainthread-backward-worker-partition-"
+    "grads-odd-gpu-unseen-EXCERPT": (
+        ["elsewhere", "elsewhere"],
+        "the stacks: the 2 dumped processes are all in _engine_run_backward",
+    ),
     "fairseq-32gpu-4node-hang-pyspy-rank-zero-main-in-dataloader-queue-get-others-allreduce-"
     "EXCERPT": (["data"], "the stacks: the process at "),
     # SGLang's data-parallel controller waits for its schedulers: a parent, no rank

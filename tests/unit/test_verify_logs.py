@@ -37,6 +37,15 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "dynamo-vllm-disagg-multinode-hang-ib-gin-gdaki-startup-no-warn-nccl2.28.9-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-known-bug-ras-status-memory-corruption"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=1,
+    ),
     (
         "tf-hybridbackend-4rank-comm-aborted-then-allgather-on-freed-comm-invalid-root-0-range-"
         "minus1-nccl2.12.10-EXCERPT.log"

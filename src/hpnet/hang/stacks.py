@@ -220,6 +220,11 @@ def _together(waiting: Sequence[Stack], others: Sequence[Stack], stacks: Sequenc
             f"{said}{more}: a collective whose peers the dump does not show; a dump "
             "of every rank says which one has not entered it"
         )
+    if len(shown) > 1 and len({s.call for s in shown}) == 1:
+        return (
+            f"the {len(shown)} dumped processes are all in {shown[0].call}: none stands "
+            "apart; a dump of every rank says which one the others wait for"
+        )
     return (
         f"{said}{more}: not in a collective; where the job's other ranks wait in "
         "one, they wait for this (a dump of every rank shows it)"
