@@ -21,6 +21,26 @@ POSTS = {
         ["collective"],
         "the stacks: the process at ",
     ),
+    # recorded here: a gloo job whose rank 1 skips the all_reduce (tests/hang_plant.py)
+    "gloo-skip-plant-culprit-one-of-three-ranks-py-spy-dumps-torch2.13-cpu": (
+        ["collective", "elsewhere", "collective"],
+        "the stacks: pid 24821, --rank 1 (/work/main/.venv/bin/python -m tests.hang_plant "
+        "rank --rank…): MainThread is in _rank (hang_plant.py:146): not waiting in all_reduce "
+        "as 2 other dumped process(es) are",
+    ),
+    # recorded on the H200: the same plant with NCCL: the others wait for the GPU
+    "nccl2.28.9-skip-plant-culprit-one-of-three-ranks-one-h200-py-spy-dumps-torch2.11": (
+        ["cuda", "elsewhere", "cuda"],
+        "the stacks: pid 617, --rank 1 (/opt/torch/.venv/bin/python3 -m tests.hang_plant "
+        "rank --ran…): MainThread is in _rank (hang_plant.py:146): not waiting for the GPU in "
+        "synchronize as 2 other dumped process(es) are (GPU work they queued",
+    ),
+    "nccl2.28.9-skip-plant-culprit-one-of-three-ranks-one-h200-py-spy-native-dumps-torch2.11": (
+        ["cuda", "elsewhere", "cuda"],
+        "the stacks: pid 617, --rank 1 (/opt/torch/.venv/bin/python3 -m tests.hang_plant "
+        "rank --ran…): MainThread is in _rank (hang_plant.py:146), waiting in clock_nanosleep: "
+        "not waiting for the GPU in cudaDeviceSynchronize as 2 other",
+    ),
     # rank 0 starved by its data loader while the others all-reduce (fairseq#4816)
     # two of eight ZeRO-3 processes, both in backward: neither stands apart
     "deepspeed-zero3-accelerate-h100-py-spy-two-procs-mainthread-backward-worker-partition-"
@@ -92,7 +112,7 @@ def test_a_process_away_from_the_collective_the_others_wait_in_is_named() -> Non
     assert [s.kind for s in stacks] == ["data", "collective"]
     said = stacks_summary(stacks)
     assert said.startswith("the stacks: the process at job.log:1: MainThread waits for data")
-    assert "not in the all_gather_into_tensor that 1 other dumped process(es) wait in" in said
+    assert "not waiting in all_gather_into_tensor as 1 other dumped process(es) are" in said
 
 
 def test_processes_in_different_collectives_are_said_so() -> None:

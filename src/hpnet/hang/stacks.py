@@ -106,7 +106,7 @@ def read_stacks(path: str, lines: Sequence[tuple[int, str]]) -> list[Stack]:
         line = raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
         where = f"{path}:{number}"
         if found := _PROCESS.match(line):
-            processes.append(_Process(where, f"pid {found.group(1)} ({found.group(2)})"))
+            processes.append(_Process(where, _label(found.group(1), found.group(2))))
             thread = None
         elif found := _THREAD.match(line):
             name = found.group(3) or f"Thread {found.group(1)}"
@@ -139,6 +139,20 @@ def read_stacks(path: str, lines: Sequence[tuple[int, str]]) -> list[Stack]:
         elif thread is not None and raw.strip() and not raw.startswith("        "):
             thread = None  # a line of the log after the dump
     return [s for p in processes if (s := _judged(p)) is not None]
+
+
+#: a rank a worker's command line names (``--rank 1``, ``--local_rank=3``)
+_RANK_FLAG = re.compile(r"--(?:local[_-])?rank[= ](\d+)\b")
+#: a command line is quoted up to this many characters
+_COMMAND_CHARS = 60
+
+
+def _label(pid: str, command: str) -> str:
+    """``pid 4711, --rank 1 (python -m train ...)``: the command line cut short, and the
+    rank it passes where it passes one."""
+    short = command if len(command) <= _COMMAND_CHARS else command[: _COMMAND_CHARS - 1] + "…"
+    rank = _RANK_FLAG.search(command)
+    return f"pid {pid}{f', {rank.group(0)}' if rank else ''} ({short})"
 
 
 def _judged(process: _Process) -> Stack | None:
@@ -189,24 +203,44 @@ def _call(frames: Sequence[tuple[str, str, str | None]]) -> tuple[str, str]:
     return "elsewhere", named(*frames[0])
 
 
+#: the kinds of a process that waits for the job: in a collective, in NCCL, or for the
+#: GPU (an NCCL job's hung collective holds the host where it next synchronises)
+_WAITS = ("collective", "nccl", "cuda")
+
+
 def stacks_summary(stacks: Sequence[Stack]) -> str:
-    """What the dumped processes say together: those not in the collective the others
-    wait in, processes in different calls, or each one's call."""
-    waiting = [s for s in stacks if s.kind in ("collective", "nccl")]
-    others = [s for s in stacks if s.kind not in ("collective", "nccl", "unshown", "parent")]
+    """What the dumped processes say together: those away from where the others wait,
+    processes in different calls, or each one's call."""
+    waiting = [s for s in stacks if s.kind in _WAITS]
+    others = [s for s in stacks if s.kind not in (*_WAITS, "unshown", "parent")]
     aside = [s.said() for s in stacks if s.kind in ("unshown", "parent")]
     together = _together(waiting, others, stacks) if waiting or others else None
     return "the stacks: " + "; ".join([*([together] if together else []), *aside[:3]])
+
+
+def _where(waiting: Sequence[Stack]) -> str:
+    """Where processes wait: ``in all_reduce``, ``for the GPU in synchronize``."""
+    places = {
+        ("for the GPU in " if s.kind == "cuda" else "in ") + s.call.split(" (", 1)[0]
+        for s in waiting
+    }
+    return " / ".join(sorted(places))
 
 
 def _together(waiting: Sequence[Stack], others: Sequence[Stack], stacks: Sequence[Stack]) -> str:
     shown = [s for s in stacks if s.kind not in ("unshown", "parent")]
     calls = sorted({s.call.split(" (", 1)[0] for s in waiting})
     if waiting and others:
+        gpu = any(s.kind == "cuda" for s in waiting)
         return (
-            f"{'; '.join(s.said() for s in others)}: not in the "
-            f"{' / '.join(calls)} that {len(waiting)} other dumped process(es) wait in: "
-            "where they are one job, the others wait for it"
+            f"{'; '.join(s.said() for s in others)}: not waiting {_where(waiting)} as "
+            f"{len(waiting)} other dumped process(es) are"
+            + (
+                " (GPU work they queued, an NCCL collective among it, has not finished)"
+                if gpu
+                else ""
+            )
+            + ": where they are one job, the others wait for it"
         )
     if len(calls) > 1:
         return (
@@ -215,6 +249,12 @@ def _together(waiting: Sequence[Stack], others: Sequence[Stack], stacks: Sequenc
         )
     said = "; ".join(s.said() for s in shown[:4])
     more = f" and {len(shown) - 4} more" if len(shown) > 4 else ""
+    if waiting and all(s.kind == "cuda" for s in waiting):
+        return (
+            f"{said}{more}: GPU work it queued (an NCCL collective among it, where the job "
+            "queued one) has not finished; a dump of every rank says which one the others "
+            "wait for"
+        )
     if waiting:
         return (
             f"{said}{more}: a collective whose peers the dump does not show; a dump "
