@@ -271,6 +271,33 @@ def test_a_guessed_host_named_by_a_line_of_its_own_is_kept(
         assert set(_read_in_ranges(path, range_bytes, monkeypatch)) == set(one)
 
 
+def test_a_log_forwarders_prefix_is_no_glued_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Azure ML's log forwarder puts "[<pod>, unknown_ip] " before NCCL's host: a
+    forwarder's tags, not program output glued to the host. Read as glued, the pid's
+    host was a guess, resolved in ranges into a host seen elsewhere that ends the name
+    ("-worker-1", another log's) and kept in one pass. Real lines: the forwarder's job
+    log, then a line whose host is "-worker-1"."""
+    job = (
+        (
+            LOGS / "aml-kubernetes-log-forwarder-prefix-invalid-rank-requested-2-of-2-socket-"
+            "nccl2.4.8.log"
+        )
+        .read_text()
+        .splitlines()[:2]
+    )
+    other = (LOGS / "roce-completion-error12-vendor129-oneline-nccl2.8.log").read_text()
+    text = "\n".join(job) + "\n" + other
+    path = tmp_path / "forwarded.log"
+    path.write_text(text)
+    inputs, _ = collect_inputs([str(path)])
+    one = tuple(p.key for p in read_logs(inputs, jobs=1).processes)
+    assert one == ("job-pytorch-distr-nccl-1612503130-4b919e08-worker-1:25", "-worker-1:946")
+    for range_bytes in (len(job[0]) + 1, 64, 200):
+        assert _read_in_ranges(path, range_bytes, monkeypatch) == one
+
+
 def test_lines_and_text_give_the_same_answer() -> None:
     data = (LOGS / "ofi-plugin-pci-fail-ib-roce-gdr-fallback-nccl2.27.5.log").read_bytes()
     from_text = parse_nccl_text(data, source="x")

@@ -37,6 +37,87 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "t4-pcie-nccl-p2p-disable-forces-p2p-level-loc-socket-only-nccl2.8.3-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"env-p2p-disabled", "libibverbs-missing", "no-rdma-device"},
+        versions={"2.8.3"},
+        hosts=1,
+        processes=1,
+    ),
+    "sriov-pod-proxy-call-connect-failed-root-warn-missing-ddp-init-nccl2.12.12-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "proxy-connect-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "pcie-8gpu-intel-p2p-within-switch-only-shm-across-switch-and-socket-nccl2.9-2.12-"
+        "EXCERPT.log"
+    ): C(
+        status="PASS",
+        inter=set(),
+        intra={"P2P/direct pointer", "SHM/direct shared memory"},
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "nvswitch-node-all-intranode-rings-via-shm-no-p2p-two-channels-nccl2.14-2.18-EXCERPT.log": C(
+        status="WARN",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"intra-node-shm-only"},
+        versions=set(),
+        hosts=1,
+        processes=8,
+    ),
+    "mpijob-pods-ib-send-connect-regmr-failed-no-gdr-ring-nccl2.4.6-2.4.7-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/IB"},
+        intra={"P2P/IPC"},
+        findings={"error-trail", "gdr-off"},
+        versions=set(),
+        hosts=2,
+        processes=4,
+    ),
+    "k8s-eight-single-gpu-pods-one-node-single-mlx5-ib-hca-shared-nccl2.19-2.20-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"ib-hca-prefix"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "container-hpcx-ibext-and-internal-ib-no-device-socket-eth0-single-node-tp-"
+        "nccl2.19plus-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    (
+        "a6000-multinode-no-libibverbs-net-socket-tcp-only-slower-than-single-node-nccl2.10.3-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions={"2.10.3"},
+        hosts=1,
+        processes=2,
+    ),
     "dynamo-vllm-disagg-multinode-hang-ib-gin-gdaki-startup-no-warn-nccl2.28.9-EXCERPT.log": C(
         status="UNKNOWN",
         inter=set(),
@@ -1463,7 +1544,7 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter=set(),
         intra={"SHM/direct/direct"},
-        findings={"cuda-failure", "libcuda-missing", "no-rdma-device"},
+        findings={"cuda-failure", "intra-node-shm-only", "libcuda-missing", "no-rdma-device"},
         versions={"2.18.1"},
         hosts=1,
         processes=1,
@@ -1578,10 +1659,10 @@ CASES: dict[str, C] = {
         gdr="no",
     ),
     "l20-8gpu-single-process-default-shm-direct-between-gpus-alltoall-nccl2.20.5-EXCERPT.log": C(
-        status="PASS",
+        status="WARN",
         inter=set(),
         intra={"SHM/direct/direct"},
-        findings=set(),
+        findings={"intra-node-shm-only"},
         versions=set(),
         hosts=1,
         processes=1,
@@ -1602,10 +1683,10 @@ CASES: dict[str, C] = {
         "rtx4090-8gpu-single-node-using-network-ib-roce-bond-but-all-shm-pcie-phb-"
         "sys-nccl2.21.5-EXCERPT.log"
     ): C(
-        status="PASS",
+        status="WARN",
         inter=set(),
         intra={"SHM/direct/direct"},
-        findings=set(),
+        findings={"intra-node-shm-only"},
         versions={"2.21.5"},
         hosts=1,
         processes=1,
@@ -2217,7 +2298,7 @@ CASES: dict[str, C] = {
         status="WARN",
         inter=set(),
         intra={"SHM/direct/direct"},
-        findings={"no-rdma-device", "libcuda-missing", "libibverbs-missing"},
+        findings={"intra-node-shm-only", "libcuda-missing", "libibverbs-missing", "no-rdma-device"},
         versions={"2.18.3"},
         hosts=2,
         processes=2,

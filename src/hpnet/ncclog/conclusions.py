@@ -8,7 +8,8 @@ rows :mod:`hpnet.ncclog.report` computed:
 - :mod:`hpnet.ncclog.gdr` — GPUDirect RDMA off, and the reason the log gives;
 - :mod:`hpnet.ncclog.environment` — what the environment NCCL echoes did
   (``NCCL_X set by environment to Y``), NVLink SHARP asked for and not set up;
-- this module — NET between GPUs of one host, and the helpers the others share.
+- this module — NET between GPUs of one host, a host whose GPUs meet only through SHM,
+  and the helpers the others share.
 
 Each finding quotes the lines it stands on (``file:line: text``) and words what it
 concludes from them as a conclusion.
@@ -17,12 +18,18 @@ concludes from them as a conclusion.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.result import Finding, Severity
 
-__all__ = ["env_of", "placement_findings", "switched_on", "transport_line"]
+if TYPE_CHECKING:
+    from hpnet.ncclog.report import ProcessRow
+
+__all__ = [
+    "env_of", "placement_findings", "shm_only_findings", "switched_on", "transport_line",
+]  # fmt: skip
 
 
 def env_of(process: ProcessLog) -> dict[str, str]:
@@ -160,3 +167,69 @@ def placement_findings(
             )
         )
     return findings
+
+
+# ---------------------------------------------------------------- inside a host
+
+
+def shm_only_findings(log: NcclLog, rows: Sequence[ProcessRow]) -> list[Finding]:
+    """Hosts whose GPUs exchange data only through host memory: every intra-node
+    connection of the host's processes is SHM, none P2P (NCCL's P2P transport refused
+    every pair). Not said where the environment turned P2P off (its own finding)."""
+    by_key = {p.key: p for p in log.processes}
+    hosts: dict[str, list[ProcessRow]] = {}
+    for row in rows:
+        if row.host is not None:
+            hosts.setdefault(row.host, []).append(row)
+    hit: list[tuple[str, list[ProcessLog]]] = []
+    for host, members in hosts.items():
+        labels = {label for row in members for label in row.intra_node}
+        if not labels or not all(label.startswith("SHM") for label in labels):
+            continue
+        processes = [by_key[row.process] for row in members if row.process in by_key]
+        # the environment turned P2P off, or NCCL said per pair that it did: said there
+        if any(_p2p_off(env_of(p)) or _p2p_refused(p) for p in processes):
+            continue
+        shown = [p for p in processes if transport_line(p, "SHM")]
+        if shown:
+            hit.append((host, shown))
+    if not hit:
+        return []
+    return [
+        Finding(
+            id="intra-node-shm-only",
+            severity=Severity.WARNING,
+            title="GPUs of one host exchange data only through host memory (SHM), never "
+            "peer to peer",
+            cause="NCCL connected every pair of GPUs on the host through SHM: its P2P "
+            "transport refused each pair (NVML reports no peer access: a VM or container "
+            "without it, PCIe ACS or an IOMMU in the way, GeForce cards without P2P over "
+            "PCIe, an NVSwitch system whose fabric manager is down). Every hop costs a copy "
+            "through host memory: slower than P2P where the GPUs have it, far slower than "
+            "NVLink",
+            fix="`nvidia-smi topo -m` and `nvidia-smi topo -p2p rw` show what the GPUs can "
+            "do; on NVSwitch systems check nvidia-fabricmanager; on bare metal turn ACS off "
+            "and the IOMMU to passthrough; where the platform has no P2P, SHM is the path",
+            evidence=quotes(
+                transport_line(p, "SHM") for _, found in hit for p in found[:MAX_EVIDENCE]
+            ),
+            conclusions=tuple(
+                f"{host}: every intra-node connection the log shows goes via SHM "
+                f"({len(found)} process(es) show one)"
+                for host, found in hit[:MAX_EVIDENCE]
+            ),
+            processes=tuple(p.key for _, found in hit for p in found),
+        )
+    ]
+
+
+def _p2p_refused(process: ProcessLog) -> bool:
+    """NCCL's own line for a pair without P2P ("P2P is disabled between connected GPUs",
+    the p2p-disabled-pcie signature's)."""
+    return any("P2P is disabled between" in (w.message or w.text) for w in process.warnings)
+
+
+def _p2p_off(env: dict[str, str]) -> bool:
+    """NCCL_P2P_DISABLE on, or NCCL_P2P_LEVEL at LOC (P2P off, as 2.7+ echo the former)."""
+    level = env.get("NCCL_P2P_LEVEL", "").strip().upper()
+    return switched_on(env.get("NCCL_P2P_DISABLE")) or level in ("LOC", "0")

@@ -117,20 +117,23 @@ read_connection: Callable[[bytes], tuple[int, str, int, str, str | None, str] | 
 )
 
 
-def erased(data: bytes) -> bytes:
+def erased(data: bytes) -> tuple[bytes, bool]:
     """The block with channel numbers erased: lines of one connection on every channel
-    become one line. A ring-order line without "/" (``Channel 00 :   0   1``, older
-    releases) is not noise while its number stands (:data:`NOISE`): a block that has one
-    is blanked before it is erased, as the lines are read.
+    become one line; and whether its noise is blanked already. A ring-order line without
+    "/" (``Channel 00 :   0   1``, older releases) is not noise while its number stands
+    (:data:`NOISE`): a block that has one is blanked before it is erased, as the lines
+    are read, and must not be blanked again (erased, that line reads as noise).
 
     >>> erased(b"h:1:1 [0] NCCL INFO Channel 03/0 : 0[0] -> 1[1] via P2P/CUMEM")
-    b'h:1:1 [0] NCCL INFO Channel : 0[0] -> 1[1] via P2P/CUMEM'
+    (b'h:1:1 [0] NCCL INFO Channel : 0[0] -> 1[1] via P2P/CUMEM', False)
     """
     text = _FAST.erase_channels(data) if _FAST is not None else erased_py(data)
+    blanked = text is None
     if text is None:  # a ring-order line without "/"
         text = _CHANNEL_NUMBER.sub(b"Channel :", NOISE.sub(b"NCCL INFO -", data))
     # NCCL's graph search prints its rings, and NCCL 2.4-2.6 name channels "Ring"
-    return _FAST.erase_rings(text) if _FAST is not None else erased_rings_py(text)
+    text = _FAST.erase_rings(text) if _FAST is not None else erased_rings_py(text)
+    return text, blanked
 
 
 def erased_rings_py(data: bytes) -> bytes:

@@ -56,13 +56,15 @@ _BRACKET_RANK = re.compile(r"^\[(\d+)\] ")
 #: misc/utils.cc), with '%' and '/' made '-' from 2.29.2 (debug.cc:51 @2.29.2)
 HOSTNAME = re.compile(r"[A-Za-z0-9_-]+")
 #: text before the host that is a launcher's tags and nothing else (Open MPI's, srun's,
-#: torchrun's, Ray's); ``>`` quotes a line in
+#: torchrun's, Ray's, a log forwarder's); ``>`` quotes a line in
 #: Markdown and e-mail (an issue's pasted log): the host after it is the line's own, not
 #: program output glued to it
 LAUNCHER_ONLY = re.compile(
     r"\s*(?:(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: |\[[A-Za-z_]*\d+(?:\|\d+)?\]:|\[\d+\] |>"
-    # Ray's worker prefix: "(pid=2918546) ", "(RayWorkerWrapper pid=7602, ip=10.0.0.2) "
-    r"|\((?:[\w.-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.]+)?\))\s*)*"
+    # Ray's worker prefix: "(pid=2918546) ", "(RayWorkerWrapper pid=7602, ip=10.0.0.2) ";
+    # Azure ML's log forwarder: "[<pod>, <ip or unknown_ip>] " (its time taken off before)
+    r"|\((?:[\w.-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.]+)?\)"
+    r"|\[[\w.-]+, (?:unknown_ip|[\d.]+|[0-9a-fA-F:]+)\])\s*)*"
 )
 #: a link GitHub's Markdown made of a word that looks like a domain (``net_ib.cc:101``
 #: -> ``[net_ib.cc:101](http://net_ib.cc:101/)``) in a pasted log: the word is what NCCL

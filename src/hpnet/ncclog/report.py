@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from hpnet.artefacts.model import ArtefactSummary
 from hpnet.ncclog.choice import Choice, choice_of, summarize
 from hpnet.ncclog.comms import CommSummary, comm_summaries
-from hpnet.ncclog.conclusions import placement_findings
+from hpnet.ncclog.conclusions import placement_findings, shm_only_findings
 from hpnet.ncclog.diag import DiagComm, diag_findings, summarize_diag
 from hpnet.ncclog.environment import env_findings
 from hpnet.ncclog.expectation import (
@@ -322,6 +322,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         one_host=_one_host(rows, summaries),
     )
     findings += gdr_findings(log, rows)
+    findings += shm_only_findings(log, rows)
     findings += env_findings(log, rows)
     diagnostics = summarize_diag(log.diag)
     findings += diag_findings(diagnostics)

@@ -120,20 +120,21 @@ def scan_block(
     classify = classifier if classifier is not None else Classifier()
     state = classify.scan
     state.start(source)
-    text = erased(data)
+    text, blanked = erased(data)
     dead = state.dead
     # the lines not known to be dead, noise blanked, counted; a program's own lines apart
     counts: collections.Counter[bytes] = collections.Counter()
     words = () if state.framework_seen else RCCL_BYTES
+    blank = not blanked
     split = count_split(
-        text, counts, dead, MIN_PROGRAM_LINES, MAX_LINE_BYTES, blank=True, words=words
+        text, counts, dead, MIN_PROGRAM_LINES, MAX_LINE_BYTES, blank=blank, words=words
     )
     result.num_lines = split.lines
     programs = program_output(split, classify)
     if programs.recount:  # one may be an NCCL line: all are counted, and read
         counts.clear()
         split = count_split(
-            text, counts, dead, sys.maxsize, MAX_LINE_BYTES, blank=True, words=words
+            text, counts, dead, sys.maxsize, MAX_LINE_BYTES, blank=blank, words=words
         )
     reader = _Reader(classify, result, split.firsts, _InputLines(data, start_line))
     reader.read_all(counts)
@@ -146,6 +147,8 @@ def scan_block(
     # a word of a dead line was seen when it was new; count_split looked in the others
     # and in what blanking took away
     framework = reader.framework or programs.framework or split.worded
+    # noise blanked before the count: what blanking took away was not looked at there
+    framework = framework or (blanked and any(word in data for word in words))
     state.framework_seen = state.framework_seen or framework
     result.framework = framework
     return result
