@@ -26,7 +26,9 @@ logs, in the folders or files given) and say why it is stuck, per process group:
 Make a job leave the dumps: TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1
 TORCH_FR_DUMP_TEMP_FILE=<shared folder>/nccl_trace_rank_ on every rank (hpnet launch
 --hang-capture DIR sets them). NCCL's logs (NCCL_DEBUG=INFO, one file per process) in
-the folders add where each rank named ran: host, GPU, NIC, transports, WARNs.
+the folders add where each rank named ran: host, GPU, NIC, transports, WARNs. Stacks of
+the stuck processes (`py-spy dump --pid P` of each, or gdb's bt) saved there say where
+each waits, and which one the others wait for.
 
   hpnet hang /shared/job-1234/
   hpnet hang --ras node7 /shared/job-1234/        # and ask the running job's NCCL RAS

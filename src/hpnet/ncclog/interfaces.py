@@ -48,20 +48,16 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
             name, _, address = interface.split("<", 1)[0].partition(":")
             if "(OOB)" not in interface and _host_local(name, address):
                 boot.append(name)
-        choice = choices.get(process.key)
-        sockets = (choice is not None and choice.network == "Socket") or (
-            choice is None and process.ib_no_device
-        )
-        if boot or (local and sockets):
+        if boot or (local and _sockets_may_carry(process, choices.get(process.key))):
             hits.append((process, sorted(set(local + boot)), bool(boot)))
-        by_index: dict[int | None, str] = {n.index: n.name for n in process.socket_interfaces}
-        used = {
-            (by_index[c.transport.nic], c.transport.raw)
-            for c in process.connections
-            if c.transport.name == "Socket"
-            and by_index.get(c.transport.nic, "").startswith(LOCAL_INTERFACES)
-        }
-        carrying += [(process, name, raw) for name, raw in sorted(used)]
+        carrying += _carried(
+            process,
+            {
+                n.index: n.name
+                for n in process.socket_interfaces
+                if n.name.startswith(LOCAL_INTERFACES)
+            },
+        )
     if not hits:
         return []
     said = [
@@ -102,6 +98,20 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
     ]
 
 
+def _carried(
+    process: ProcessLog, names: Mapping[int | None, str]
+) -> list[tuple[ProcessLog, str, str]]:
+    """The process's socket connections through the interfaces ``names`` lists (by their
+    index in the socket list: ``NET/Socket/1`` is interface 1): (process, interface,
+    transport), one per interface and transport."""
+    used = {
+        (names[c.transport.nic], c.transport.raw)
+        for c in process.connections
+        if c.transport.name == "Socket" and c.transport.nic in names
+    }
+    return [(process, name, raw) for name, raw in sorted(used)]
+
+
 def _sockets_may_carry(process: ProcessLog, choice: Choice | None) -> bool:
     """NCCL chose its socket transport, or found no RDMA device and said no choice."""
     if choice is not None:
@@ -134,7 +144,7 @@ def link_local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) ->
     hits: list[tuple[ProcessLog, list[str]]] = []
     carrying: list[tuple[ProcessLog, str, str]] = []
     for process in log.processes:
-        local = {
+        local: dict[int | None, str] = {
             n.index: f"{n.name} ({address})"
             for n in process.socket_interfaces
             if (address := _link_local(n))
@@ -142,12 +152,7 @@ def link_local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) ->
         if not local or not _sockets_may_carry(process, choices.get(process.key)):
             continue
         hits.append((process, list(local.values())))
-        used = {
-            (local[c.transport.nic], c.transport.raw)
-            for c in process.connections
-            if c.transport.name == "Socket" and c.transport.nic in local
-        }
-        carrying += [(process, name, raw) for name, raw in sorted(used)]
+        carrying += _carried(process, local)
     if not hits:
         return []
     said = [
