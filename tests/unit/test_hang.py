@@ -456,6 +456,10 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # verl#5607: rank 0 queued 290 works behind #78: it entered it, a peer did not
+    "verl-vllm-rollout-dp2-dense-default-pg-coalesced-seq78-stuck-enqueued-368-r0-EXCERPT": (
+        "unknown", None, "rank 0 timed out in coalesced #78 of group 0; rank 0 had enqueued up",
+    ),
     "sglang-scheduler-watchdog-timeout-300s-two-dp-ranks-pyspy-not-found-no-stacks-EXCERPT": (
         "unknown", None, "DP0 TP2, DP1 TP5: SGLang's scheduler watchdog fired",
     ),
@@ -1152,3 +1156,37 @@ def test_xla_waits_that_ended_and_fingerprints_name_no_culprit(tmp_path: Path) -
     )
     done = _hpnet("hang", str(fingerprints))
     assert done.returncode == 2 and "hang-no-evidence" in done.stderr
+
+
+def test_a_store_a_process_could_not_reach_while_the_job_ran_is_said() -> None:
+    """OpenRLHF#265: a vLLM worker timed out connecting to 172.17.0.2 (a Docker bridge
+    address; the terminal wrapped the line after the host) while an actor's allreduce
+    timed out: the job ran, so this is no failed start, and the store's address is
+    named with what 172.17.0.0/16 is."""
+    path = (
+        DATA
+        / "hang"
+        / (
+            "openrlhf-ray-vllm-worker-tcpstore-connect-docker-bridge-172.17.0.2-timeout-1800s-"
+            "actor-allreduce-watchdog-EXCERPT.txt"
+        )
+    )
+    report = judge([], read_errors(str(path), path.read_bytes()))
+    assert report.status == "unknown"
+    assert report.headline.startswith("rank 3 timed out in allreduce #3856"), report.headline
+    assert "timed out connecting to a store at 172.17.0.2 (" in report.headline
+    assert f"{path}:1)" in report.headline
+    assert "Docker's default bridge network" in report.headline
+    assert "never started" not in report.headline
+
+
+def test_a_store_connect_timeout_alone_is_still_a_failed_start() -> None:
+    """The same line without any collective: the launcher's rendezvous never met."""
+    line = (
+        "[E socket.cpp:922] [c10d] The client socket has timed out after 1800s while trying "
+        "to connect to (172.17.0.2, 44737).\n"
+    )
+    report = judge([], read_errors("a.log", line.encode()))
+    assert report.headline.startswith("the job never started"), report.headline
+    assert "172.17.0.2:44737" in report.headline
+    assert "Docker's default bridge network" in report.headline

@@ -63,6 +63,12 @@ POSTS = {
         ["unshown", "collective"],
         "PP1 TP1: SGLang's scheduler watchdog fired",
     ),
+    # docker compose's "sglang-1  | " before every line, frames too (sglang#12076)
+    "sglang-eagle-hicache-scheduler-watchdog-300s-pyspy-tp6-active-in-penalty-apply-not-nccl-"
+    "EXCERPT": (
+        ["unshown", "elsewhere"],
+        "TP3: SGLang's scheduler watchdog fired",
+    ),
     "sglang-pyspy-forward-thread-blocked-in-ncclcommwindowregister-gb200-nccl2.27plus-EXCERPT": (
         ["nccl"],
         "the stacks: the process at ",

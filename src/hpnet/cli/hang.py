@@ -28,7 +28,8 @@ TORCH_FR_DUMP_TEMP_FILE=<shared folder>/nccl_trace_rank_ on every rank (hpnet la
 --hang-capture DIR sets them). NCCL's logs (NCCL_DEBUG=INFO, one file per process) in
 the folders add where each rank named ran: host, GPU, NIC, transports, WARNs. Stacks of
 the stuck processes (`py-spy dump --pid P` of each, or gdb's bt) saved there say where
-each waits, and which one the others wait for.
+each waits, and which one the others wait for. The launcher's output (torchrun,
+mpirun, srun, vLLM) adds the processes that ended: which first, and by which signal.
 
   hpnet hang /shared/job-1234/
   hpnet hang --ras node7 /shared/job-1234/        # and ask the running job's NCCL RAS

@@ -14,6 +14,7 @@ from hpnet.artefacts.model import RasReport
 from hpnet.artefacts.scan import read_artefacts
 from hpnet.errors import InputError
 from hpnet.hang.analyzer import Analysis, read_analysis
+from hpnet.hang.exits import Exit, mentions_exit, read_exits
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
 from hpnet.hang.stacks import Stack, read_stacks
@@ -40,6 +41,8 @@ class Evidence:
     analyses: tuple[Analysis, ...] = ()
     #: the processes py-spy dumps show, where each waits
     stacks: tuple[Stack, ...] = ()
+    #: the processes a launcher says ended
+    exits: tuple[Exit, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -74,6 +77,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
     nccl: list[NcclLog] = []
     analyses: list[Analysis] = []
     stacks: list[Stack] = []
+    exits: list[Exit] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -96,6 +100,8 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                         raw.startswith(b"#0 ") or b"\n#0 " in raw  # gdb's backtrace
                     ):
                         stacks += read_stacks(str(file), list(enumerate(text.splitlines(), 1)))
+                    if mentions_exit(raw):
+                        exits += read_exits(str(file), list(enumerate(text.splitlines(), 1)))
                     if b"ollective" in raw:  # the analyzer's heads: "[Cc]ollective"
                         analyses += read_analysis(str(file), text)
                     if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
@@ -107,10 +113,10 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
             continue  # vanished or unreadable: not evidence
     # a process exiting without destroy_process_group() is when, not evidence of a hang
     said = [e for e in errors if not e.exiting]
-    if require and not dumps and not said and not ras and not analyses and not stacks:
+    if require and not (dumps or said or ras or analyses or stacks or exits):
         raise InputError(
             "no Flight Recorder dump (or its analyzer's report), rank error line, RAS "
-            "report or py-spy dump found there"
+            "report, py-spy dump or launcher's report of a process that ended found there"
             + (f" ({len(unreadable)} unreadable: {unreadable[0]})" if unreadable else ""),
             code="hang-no-evidence",
             where=", ".join(str(p) for p in paths),
@@ -128,4 +134,5 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
         nccl=tuple(nccl),
         analyses=tuple(analyses),
         stacks=tuple(stacks),
+        exits=tuple(exits),
     )

@@ -42,7 +42,7 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError
 from hpnet.hang.ras import ras_causes
-from hpnet.hang.unhung import crashed, never_met, store_waited
+from hpnet.hang.unhung import crashed, never_met, store_unreached, store_waited
 from hpnet.hang.watchdog import (
     lines_summary,
     rendezvous_missing,
@@ -417,6 +417,8 @@ def judge(
                 else lines_summary(errors)
             )
         )
+        if (unreached := store_unreached(errors)) is not None:
+            headline = f"{headline}; {unreached}"
     elif not dumps and ras:
         # RAS said RUNNING OK while every rank of a 2-rank NCCL job sat in an all_reduce
         # whose network path had stalled (benchmarks/results/hang-plants-nccl-2026-11-27/

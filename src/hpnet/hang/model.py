@@ -11,6 +11,7 @@ from hpnet.hang.ranklog import RankError
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
     from hpnet.hang.analyzer import Analysis
+    from hpnet.hang.exits import Exit
     from hpnet.hang.placement import Place
     from hpnet.hang.stacks import Stack
 
@@ -107,6 +108,8 @@ class HangReport:
     analyses: tuple[Analysis, ...] = ()
     #: where each process a py-spy dump shows waits (hpnet.hang.stacks)
     stacks: tuple[Stack, ...] = ()
+    #: the processes a launcher says ended (hpnet.hang.exits)
+    exits: tuple[Exit, ...] = ()
 
     @property
     def exit_code(self) -> int:

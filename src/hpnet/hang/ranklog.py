@@ -66,13 +66,14 @@ _INIT = re.compile(
 )
 #: torchrun's rendezvous (torch.distributed.elastic: the agents of every node meet in
 #: the store at --rdzv_endpoint before any worker starts) failed: its errors, the c10d
-#: client's connect timeout (with the store's address), and the launch's own random id
+#: client's connect timeout (with the store's address; a terminal's hard wrap may cut the
+#: line after the host), and the launch's own random id
 #: (launcher/api.py: no --rdzv_id given, each node's agent draws one of its own)
 _RENDEZVOUS = re.compile(
     r"(?P<shutdown>has failed to shutdown the rendezvous)"
     r"|Rendezvous(?:Timeout|Connection|Closed)Error"
     r"|The client socket has timed out after \d+ ?m?s while trying to connect to "
-    r"\((?P<host>[^,()]+), (?P<port>\d+)\)"
+    r"\((?P<host>[^,()\s]+)(?:, (?P<port>\d+)\)|\s*$)"
     r"|(?P<random>config has no run_id, generated a random run_id)"
 )
 #: torch's monitored barrier (ProcessGroupGloo::monitoredBarrier; with
@@ -286,7 +287,8 @@ def _launcher(found: re.Match[str] | None) -> dict[str, Any]:
     host, port = found.group("host", "port")
     return {
         "launcher": True,
-        "endpoint": f"{host}:{port}" if host else None,
+        # a terminal that wrapped the line after the host left the port on the next
+        "endpoint": (f"{host}:{port}" if port else host) if host else None,
         "random_id": bool(found.group("random")),
         "shutdown": bool(found.group("shutdown")),
     }

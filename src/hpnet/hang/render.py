@@ -89,6 +89,17 @@ def render_hang(report: HangReport) -> str:
             )
             more = f" (+{len(g.last) - 32} ranks: --json)" if len(g.last) > 32 else ""
             lines.append(f"  group {name}: ranks {_span(g.ranks)}: {shown}{more}")
+    read = _read(report)
+    under = f" under {escape_controls(base)}" if base else ""
+    lines += ["", f"Read{under}: {read}, {len(report.errors)} error line(s) of the ranks"]
+    if report.without_dump and report.dumps:  # with no dump at all, every rank is without
+        lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")
+    lines += [f"Not read: {escape_controls(u)}" for u in report.unreadable]
+    return "\n".join(lines) + "\n"
+
+
+def _read(report: HangReport) -> str:
+    """What the verdict was read from, counted."""
     read = f"{len(report.dumps)} Flight Recorder dump(s)"
     if report.ras:
         read += f", {len(report.ras)} RAS report(s)"
@@ -100,9 +111,6 @@ def render_hang(report: HangReport) -> str:
         read += f", {report.nccl_logs} NCCL log(s)"
     if report.stacks:
         read += f", {len(report.stacks)} process stack(s) of py-spy"
-    under = f" under {escape_controls(base)}" if base else ""
-    lines += ["", f"Read{under}: {read}, {len(report.errors)} error line(s) of the ranks"]
-    if report.without_dump and report.dumps:  # with no dump at all, every rank is without
-        lines.append(f"No dump from: rank(s) {_span(report.without_dump)}")
-    lines += [f"Not read: {escape_controls(u)}" for u in report.unreadable]
-    return "\n".join(lines) + "\n"
+    if report.exits:
+        read += f", {len(report.exits)} process exit(s) a launcher reported"
+    return read

@@ -34,6 +34,8 @@ _GDB_FRAME = re.compile(
 )
 #: a launcher's prefix before py-spy's own lines (SGLang's ``[time PP2 TP1] ``)
 _PREFIX = re.compile(r"^(?:\[[^\]]*\] )?")
+#: a log forwarder's before every line, frames too: docker compose's ``<service>  | ``
+_FORWARDER = re.compile(r"^[\w.-]+ +\| ?")
 #: the calls a process can wait in, by where the frame is: torch's collectives and
 #: point-to-point calls (the function named is the call), c10d's native waits, NCCL's API
 _C10D = "torch/distributed/distributed_c10d.py"
@@ -103,7 +105,9 @@ def read_stacks(path: str, lines: Sequence[tuple[int, str]]) -> list[Stack]:
     """Every process a ``py-spy dump`` in these numbered lines shows, in input order."""
     processes: list[_Process] = []
     thread: _Thread | None = None
-    for number, raw in lines:
+    for number, forwarded in lines:
+        tagged = _FORWARDER.match(forwarded)
+        raw = forwarded[tagged.end() :] if tagged else forwarded
         line = raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
         where = f"{path}:{number}"
         if found := _PROCESS.match(line):

@@ -12,7 +12,7 @@ from pathlib import Path
 from hpnet.hang.model import ranks_text
 from hpnet.hang.ranklog import RankError
 
-__all__ = ["crashed", "never_met", "store_waited"]
+__all__ = ["crashed", "never_met", "store_unreached", "store_waited"]
 
 #: what torch's store barrier counted when it gave up (distributed_c10d.py
 #: _store_based_barrier: it waits while ``worker_count != world_size``)
@@ -98,12 +98,13 @@ def _rendezvous(errors: Sequence[RankError]) -> str:
         ]
     endpoint = next((e.endpoint for e in launcher if e.endpoint), None)
     if endpoint is not None:
-        host, port = endpoint.rsplit(":", 1)
+        host, _, port = endpoint.partition(":")
         said.append(
             f"the agent's connection to the rendezvous store at {endpoint} timed out: no "
             "store listened there (the node whose own address is the endpoint starts it) "
-            f"or the port is not reachable; on that node `ss -ltnp | grep {port}` shows "
-            f"whether it listens, from the others `nc -vz {host} {port}`"
+            f"or the port is not reachable; on that node `ss -ltnp | grep {port or 'PORT'}` "
+            f"shows whether it listens, from the others `nc -vz {host} {port or 'PORT'}`"
+            + _bridge(host)
         )
     if any(e.random_id for e in launcher):
         said.append(
@@ -117,6 +118,37 @@ def _rendezvous(errors: Sequence[RankError]) -> str:
             "its address and port, a firewall, a node that never started"
         )
     return "; ".join(said)
+
+
+def _bridge(host: str) -> str:
+    """Docker's default bridge network (docker0, 172.17.0.0/16): an address of a
+    container reachable inside its own host only."""
+    if not host.startswith("172.17."):
+        return ""
+    return (
+        f"; {host} is in 172.17.0.0/16, Docker's default bridge network (docker0): a "
+        "container's address there is reachable from its own host only, so a store's host "
+        "that published it cannot be reached from other nodes: run the containers with "
+        "host networking, or give the store a routable address (MASTER_ADDR and the "
+        "framework's host address)"
+    )
+
+
+def store_unreached(errors: Sequence[RankError]) -> str | None:
+    """A process's connection to a store timed out while other ranks' collectives had
+    run: a group made while the job ran (a framework's group for another set of
+    processes, its own store) never met; the ranks waiting in a collective may wait for
+    a process stuck there."""
+    unreached = next((e for e in errors if e.launcher and e.endpoint), None)
+    if unreached is None or not any(e.op is not None for e in errors):
+        return None
+    host = unreached.endpoint.partition(":")[0] if unreached.endpoint else ""
+    return (
+        f"and a process timed out connecting to a store at {unreached.endpoint} "
+        f"({unreached.where}): a process group being made while the job ran never met "
+        "there, and a rank that waits in its making is not in the collective the others "
+        f"wait in{_bridge(host)}"
+    )
 
 
 def crashed(errors: Sequence[RankError]) -> str | None:

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from hpnet.hang.collect import Evidence
+from hpnet.hang.exits import with_exits
 from hpnet.hang.judge import judge
 from hpnet.hang.model import Cause, HangReport, ranks_text
 from hpnet.hang.placement import Place, places
@@ -32,7 +33,7 @@ def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangRepor
         ras=evidence.ras,
         analyses=evidence.analyses,
     )
-    report = with_stacks(report, evidence.stacks)
+    report = with_exits(with_stacks(report, evidence.stacks), evidence.exits)
     if not evidence.nccl:
         return report
     where = places(evidence.nccl, world or (len(report.ranks) or None))

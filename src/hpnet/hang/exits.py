@@ -1,0 +1,359 @@
+"""Processes a launcher says ended: which, how (an exit code, or the signal that ended
+it) and which it saw fail first. A job whose processes ended is over, whatever stalled it
+before; ranks that wait while a peer ended wait for one that is gone.
+
+Read from what the launchers print:
+
+- torchrun (torch.distributed.elastic): ``failed (exitcode: -6) local_rank: 1 (pid:
+  314) of binary: ...`` (multiprocessing/api.py: the first failure its agent saw on
+  that node) and ChildFailedError's table (multiprocessing/errors: ``Failures:`` and
+  ``Root Cause (first observed failure):``, each record's ``host``, ``rank : R
+  (local_rank: L)`` and ``exitcode : S (pid: P)``);
+- torch.multiprocessing's spawn: ``process 1 terminated with signal SIGKILL`` / ``...
+  with exit code 1`` (ProcessExitedException: the index is the local rank);
+- vLLM's multiprocessing executor: ``Worker VllmWorkerProcess pid 198 died, exit code:
+  -6``;
+- Open MPI's mpirun: ``mpirun noticed that process rank 3 with PID 4711 on node gpu1
+  exited on signal 9 (Killed).`` (the first it saw);
+- Slurm's srun: ``srun: error: node1: task 3: Killed`` / ``tasks 0-3: Exited with exit
+  code 1`` (task ids are the job's ranks);
+- a process's own report of the signal that ends it (UCX's handler: ``[host:pid :0:tid]
+  Caught signal 7 (Bus error: ...)``) and the shell's of a child (``run.sh: line 3:
+  4711 Killed  python x.py``, ``Segmentation fault (core dumped)``).
+
+An exit status below zero is the signal that ended the process (Python's convention,
+which torchrun and vLLM print); a status of 0 is no failure and is not kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import signal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hpnet.hang.model import ranks_text
+
+if TYPE_CHECKING:
+    from hpnet.hang.model import HangReport
+
+__all__ = ["Exit", "ended", "exits_summary", "mentions_exit", "read_exits", "with_exits"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Exit:
+    """One process a launcher says ended."""
+
+    where: str  # file:line of the line that says how it ended
+    text: str  # that line, stripped
+    status: int  # its exit code; below zero, the signal that ended it
+    reporter: str  # the launcher that said so
+    rank: int | None = None  # the job's rank, where the lines say
+    local_rank: int | None = None
+    pid: int | None = None
+    host: str | None = None
+    first: bool = False  # the launcher's first observed failure
+    name: str | None = None  # what the launcher calls the process (vLLM's worker class)
+
+    def who(self) -> str:
+        """``rank 3 (pid 4711 on gpu1)``, or what the lines name of the process."""
+        place = ", ".join(
+            x
+            for x in (
+                f"pid {self.pid}" if self.pid is not None else "",
+                f"on {self.host}" if self.host else "",
+                f"local rank {self.local_rank}"
+                if self.rank is None and self.local_rank is not None
+                else "",
+            )
+            if x
+        )
+        name = f"rank {self.rank}" if self.rank is not None else self.name or "a process"
+        return f"{name} ({place})" if place else name
+
+
+_TORCHRUN_LINE = re.compile(
+    r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of (?:binary|fn)"
+)
+_TABLE_FAILURES = re.compile(r"^\W*Failures:\s*$")
+_TABLE_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*$")
+#: a record's own lines (a paste may start at a record, without the table's head)
+_TABLE_RECORD = re.compile(r"^\s*\[\d+\]:\s*$")
+_TABLE_HOST = re.compile(r"^\s*host\s*: (\S+)\s*$")
+_TABLE_RANK = re.compile(r"\brank\s*: (\d+) \(local_rank: (\d+)\)")
+_TABLE_EXIT = re.compile(r"\bexitcode\s*: (-?\d+) \(pid: (\d+)\)")
+#: a process's own report of the signal that ends it: UCX's handler (ucs/debug/debug.c,
+#: in any process that loaded it: Open MPI, HPC-X), "[host:pid :0:tid] Caught signal 7
+#: (Bus error: ...)"; and the shell's report of a child a signal ended ("run.sh: line 3:
+#:  4711 Killed  python x.py", or bash's whole line "Segmentation fault (core dumped)")
+_UCX = re.compile(r"\[([^\s:\]]+):(\d+) *:\d+:\d+\] Caught signal (\d+) \(")
+_SHELL_SIGNALS = {
+    "Segmentation fault": signal.SIGSEGV, "Bus error": signal.SIGBUS,
+    "Illegal instruction": signal.SIGILL, "Floating point exception": signal.SIGFPE,
+    "Aborted": signal.SIGABRT, "Killed": signal.SIGKILL,
+}  # fmt: skip
+_SHELL = re.compile(
+    r"^\s*(?P<alone>" + "|".join(_SHELL_SIGNALS) + r")(?: \(core dumped\))?\s*$"
+    r"|: line \d+: +(?P<pid>\d+) +(?P<name>" + "|".join(_SHELL_SIGNALS) + r")(?: |$)"
+)
+_SPAWN = re.compile(r"\bprocess (\d+) terminated with (?:signal (SIG[A-Z0-9]+)|exit code (\d+))")
+_VLLM = re.compile(r"Worker (\w+) pid (\d+) died, exit code: (-?\d+)")
+_MPIRUN = re.compile(
+    r"noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)"
+)
+_SRUN = re.compile(
+    r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Aborted|Terminated|Segmentation fault"
+    r"|Bus error|Exited with exit code (\d+))"
+)
+_SRUN_SIGNALS = {
+    "Killed": signal.SIGKILL,
+    "Aborted": signal.SIGABRT,
+    "Terminated": signal.SIGTERM,
+    "Segmentation fault": signal.SIGSEGV,
+    "Bus error": signal.SIGBUS,
+}
+#: a list of task ids as srun prints them (``0-3,5``): at most this many are read
+MAX_TASKS = 4096
+
+
+def _tasks(listed: str) -> list[int]:
+    out: list[int] = []
+    for part in listed.split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return []
+        out += range(int(low), int(high or low) + 1)[: MAX_TASKS - len(out)]
+    return out
+
+
+#: words one of the forms above holds: a file without any is not read line by line
+_WORDS = (
+    b"exit", b"terminated with", b"srun: error", b"Caught signal", b"Killed",
+    b"Segmentation fault", b"Bus error", b"Aborted", b"Illegal instruction", b"Floating point",
+)  # fmt: skip
+
+
+def mentions_exit(raw: bytes) -> bool:
+    """Could ``raw`` hold a report of a process that ended (a cheap test first)?"""
+    return any(word in raw for word in _WORDS)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
+    """Every process these numbered lines say ended, in input order (one per process:
+    a table that repeats a line's failure adds its rank and host to it)."""
+    found: list[Exit] = []
+    section = ""  # torchrun's table: "failures" or "root"
+    record: dict[str, object] = {}
+    for number, line in lines:
+        where = f"{path}:{number}"
+        text = line.strip()
+        if _TABLE_FAILURES.search(line):
+            section, record = "failures", {}
+        elif section and _TABLE_ROOT.search(line):
+            section, record = "root", {}
+        elif _TABLE_RECORD.search(line):
+            section, record = section or "failures", {}
+        elif section and (host := _TABLE_HOST.search(line)):
+            record["host"] = host.group(1)
+        elif section and (ranked := _TABLE_RANK.search(line)):
+            record["rank"], record["local_rank"] = int(ranked.group(1)), int(ranked.group(2))
+        elif exited := _TABLE_EXIT.search(line):
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=int(exited.group(1)),
+                    reporter="torchrun",
+                    rank=_int(record.get("rank")),
+                    local_rank=_int(record.get("local_rank")),
+                    pid=int(exited.group(2)),
+                    host=_str(record.get("host")),
+                    first=section == "root",
+                )
+            )
+        elif found_line := _TORCHRUN_LINE.search(line):
+            status, local, pid = (int(g) for g in found_line.groups())
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=status,
+                    reporter="torchrun",
+                    local_rank=local,
+                    pid=pid,
+                    first=True,
+                )
+            )
+        elif spawned := _SPAWN.search(line):
+            name = spawned.group(2)
+            status = -int(getattr(signal, name, 0)) if name else int(spawned.group(3))
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=status,
+                    reporter="torch.multiprocessing",
+                    local_rank=int(spawned.group(1)),
+                )
+            )
+        elif died := _VLLM.search(line):
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=int(died.group(3)),
+                    reporter="vLLM",
+                    pid=int(died.group(2)),
+                    name=f"vLLM's {died.group(1)}",
+                )
+            )
+        elif noticed := _MPIRUN.search(line):
+            mpi_rank, mpi_pid, node, signum = noticed.groups()
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=-int(signum),
+                    reporter="Open MPI",
+                    rank=int(mpi_rank),
+                    pid=int(mpi_pid),
+                    host=node,
+                    first=True,
+                )
+            )
+        elif crashed := _UCX.search(line):
+            node_name, pid_text, signum = crashed.groups()
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=-int(signum),
+                    reporter="UCX's signal handler",
+                    pid=int(pid_text),
+                    host=node_name,
+                )
+            )
+        elif shell := _SHELL.search(line):
+            how = shell.group("alone") or shell.group("name")
+            found.append(
+                Exit(
+                    where=where,
+                    text=text,
+                    status=-int(_SHELL_SIGNALS[how]),
+                    reporter="the shell",
+                    pid=int(shell.group("pid")) if shell.group("pid") else None,
+                )
+            )
+        elif srun := _SRUN.search(line):
+            how = srun.group(3)
+            status = int(srun.group(4)) if srun.group(4) else -int(_SRUN_SIGNALS[how])
+            found += [
+                Exit(
+                    where=where,
+                    text=text,
+                    status=status,
+                    reporter="Slurm",
+                    rank=task,
+                    host=srun.group(1),
+                )
+                for task in _tasks(srun.group(2))
+            ]
+    return _merged([e for e in found if e.status != 0])
+
+
+def _merged(found: Sequence[Exit]) -> list[Exit]:
+    """One per process (pid and status): the first line's, with the rank, host and
+    first-failure mark any other line adds."""
+    out: dict[tuple[object, ...], Exit] = {}
+    for one in found:
+        key = (one.pid, one.status) if one.pid is not None else (one.where, one.rank)
+        known = out.get(key)
+        if known is None:
+            out[key] = one
+            continue
+        out[key] = dataclasses.replace(
+            known,
+            rank=known.rank if known.rank is not None else one.rank,
+            local_rank=known.local_rank if known.local_rank is not None else one.local_rank,
+            host=known.host or one.host,
+            first=known.first or one.first,
+        )
+    return list(out.values())
+
+
+def ended(status: int) -> str:
+    """How a status ended a process, and what that usually means."""
+    if status > 0:
+        return f"exited with code {status}: the process's own error (its traceback says which)"
+    number = -status
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    meaning = {
+        signal.SIGABRT: "an abort: PyTorch's NCCL watchdog aborts its process when a "
+        "collective timed out or NCCL failed (that rank's 'Watchdog caught' or NCCL error "
+        "line says which), as a failed C++ assertion does",
+        signal.SIGKILL: "killed: by the kernel's OOM killer (`dmesg | grep -i -e oom -e "
+        "killed` on its node) or by the launcher or scheduler (a time limit, a cancelled job)",
+        signal.SIGTERM: "stopped by the launcher or scheduler: launchers end the other "
+        "processes once one failed, so this is seldom the first failure",
+        signal.SIGSEGV: "a crash in native code (the driver, NCCL, a compiled extension): "
+        "its stderr and a core dump say where",
+        signal.SIGBUS: "a bus error: most often /dev/shm out of room (a container's 64 MB "
+        "default) under NCCL's or the data loader's shared memory",
+        signal.SIGINT: "interrupted (Ctrl-C, or a launcher passing it on)",
+    }.get(number, "")  # type: ignore[call-overload]
+    return f"ended by {name} (exit code {status})" + (f": {meaning}" if meaning else "")
+
+
+def exits_summary(exits: Sequence[Exit]) -> str:
+    """The processes that ended: the first the launcher saw fail, then the rest by how
+    they ended."""
+    first = next((e for e in exits if e.first), None)
+    said = []
+    if first is not None:
+        said.append(
+            f"{first.who()} failed first as {first.reporter} saw it, {ended(first.status)} "
+            f"({first.where})"
+        )
+    rest: dict[int, list[Exit]] = {}
+    for other in exits:
+        if other is not first:
+            rest.setdefault(other.status, []).append(other)
+    for status, same in rest.items():
+        ranks = sorted({e.rank for e in same if e.rank is not None})
+        more = f" and {len(same) - 4} more" if len(same) > 4 else ""
+        who = (
+            ranks_text(ranks)
+            if len(ranks) == len(same)
+            else ", ".join(e.who() for e in same[:4]) + more
+        )
+        how = ended(status) if first is None or status != first.status else "the same way"
+        said.append(f"{who}{' also' if first is not None else ''} {how} ({same[0].where})")
+    if first is None and any(e.reporter == "torchrun" for e in exits):
+        said.append("torchrun's first observed failure (its Root Cause record) is not in the lines")
+    return "; ".join(said)
+
+
+def with_exits(report: HangReport, exits: Sequence[Exit]) -> HangReport:
+    """The verdict with the processes that ended: its headline where nothing else spoke
+    (the job's processes ended), else after it (the ranks that wait may wait for
+    one that is gone)."""
+    if not exits:
+        return report
+    summary = exits_summary(exits)
+    if report.status == "no-hang" and not report.dumps and not report.stacks:
+        status, headline = "unknown", f"processes of the job ended: {summary}"
+    else:
+        status, headline = report.status, f"{report.headline}; processes ended: {summary}"
+    return dataclasses.replace(report, status=status, headline=headline, exits=tuple(exits))
