@@ -32,9 +32,11 @@ _EDITED = re.compile(rb"Channel :|INFO Ring :|NCCL INFO -$")
 #: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
 #: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
 #: process whose lines are all noise still appears (one "seen" event per prefix). A GPU's
-#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise.
+#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise, and so
+#: is a PCIe link NCCL rates below 3 GB/s (``+ PCI[0.2] - PCI/0-65000``).
 _NOISE = re.compile(
-    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|(?! *\+ NVL\[)[ +=]"
+    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection"
+    rb"|(?! *\+ (?:NVL\[|PCI\[[0-2]\.\d+\]))[ +=]"
     rb"|\[Proxy|ENV/Plugin"
     rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
     rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"
@@ -58,6 +60,11 @@ _BARE_HINT = re.compile(
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
     rb"|core dumped|Fatal Python error: |] Caught signal "
     rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
+    # a launcher's report that a process failed (messages.LAUNCHER_FAILED)
+    rb"|failed \(exitcode: |ChildFailedError|exited on signal \d|Per user-direction"
+    rb"|exited with non-zero status| died, exit code: |srun: error: "
+    # nccl-tests' failed data check (messages.TESTS_WRONG)
+    rb"|Out of bounds values"
 )
 #: evidence lines are quoted up to this many characters (NCCL's own lines are shorter)
 MAX_QUOTE_CHARS = 4096

@@ -231,9 +231,11 @@ def _noise_alternatives() -> list[bytes]:
     """A message for each of NOISE's alternatives, read from its pattern: a word
     added there and not in _fastscan.c's NOISE_WORDS fails the test below."""
     inner = passes.NOISE_ERASED.pattern.split(b"(?:", 1)[1].rsplit(b")[^\\n]*", 1)[0]
+    # the topology dump's lines that are read: a GPU's NVLink, a slow PCIe link
+    inner = inner.replace(b"(?! *\\+ (?:NVL\\[|PCI\\[[0-2]\\.\\d+\\]))[ +=]", b"=")
     made = []
     for alternative in inner.split(b"|"):
-        word = alternative.replace(b"(?! *\\+ NVL\\[)[ +=]", b"=").replace(b"\\d", b"7")
+        word = alternative.replace(b"\\d", b"7")
         word = word.replace(b"\\[", b"[").replace(b"(?: +7+)+\\r?$", b" 0 1")
         assert b"\\" not in word and b"(" not in word, alternative
         made.append(word)
@@ -244,6 +246,9 @@ NOISE_MESSAGES = [
     *_noise_alternatives(),
     *(b"%s tail" % m for m in _noise_alternatives()),
     b" ", b"+", b"=", b"  + NVL[370.8] - NVS/0", b"+ NVL[", b" + NVL", b" x", b"++ NVL[",
+    b"+ PCI[0.2] - PCI/0-65000 (104c823200000000)", b"    + PCI[2.9] - GPU/1", b"+ PCI[0.0]",
+    b"+ PCI[3.0] - GPU/1", b"+ PCI[0.]", b"+ PCI[0]", b"+ PCI[12] - GPU/1000", b"+ PCI[1.5",
+    b"+ PCI[24.0] - PCI/2", b"+ PCI[0.25]", b"+ PCI[0.2x]", b"+ PCI[", b"+ PCI[2.", b"+ PCI",
     b"NET/", b"NET/x", b"NET/1", b"Channel :", b"Channel : 1", b"Channel : 1\r", b"Channel : 1 ",
     b"Channel :  12   3", b"Channel : 1\r\r", b"Channel :1", b"Channel : x", b"Channel : 1 x",
     b"Tree", b"Trees", b"Connected to prox", b"connected to proxy", b"", b"-",

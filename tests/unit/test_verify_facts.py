@@ -134,3 +134,60 @@ def test_shm_between_gpus_nvlink_connects_is_a_fact_with_its_three_lines() -> No
     assert "NCCL_P2P_DISABLE set by environment to 1" in quoted
     report = _report("h200x2-p2p-on-cumem-nvlink-graph-subsys-nccl2.28.9.log")
     assert not any(f.id == "shm-between-nvlink" for f in report.facts)
+
+
+def test_a_slow_pcie_link_in_the_topology_dump_is_a_fact() -> None:
+    """NVIDIA/nccl-tests#256: a VM's emulated switches hang off links NCCL rates 0.2 GB/s
+    (x1 at 2.5 GT/s); the links under them (48.0) are noise as before."""
+    report = _report(
+        "vm-qemu-x3130-switch-pcie-root-link-x1-2.5gts-pci0.2-topology-h200-nccl2.24plus-EXCERPT.log"
+    )
+    (fact,) = [f for f in report.facts if f.id == "slow-pci-link"]
+    assert "to a PCI switch or bridge 0.2 GB/s (on 1 process): x1 at 2.5 GT/s" in fact.text
+    assert [e.split(": ", 1)[0].rsplit(":", 1)[1] for e in fact.evidence] == ["4", "9", "14"]
+
+
+def test_links_nccl_rates_3_gb_s_or_more_say_nothing() -> None:
+    lines = [
+        "vm:1:1 [0] NCCL INFO + PCI[24.0] - GPU/1000 (0)",
+        "vm:1:1 [0] NCCL INFO               + PCI[3.0] - PCI/2000 (1000c01010000000)",
+        "vm:1:1 [0] NCCL INFO + PCI[12] - GPU/1000 (0)",  # 2.5's constant width, no GB/s
+    ]
+    assert _ids(lines) == []
+    (fact,) = explaining_facts(parse_nccl_log(["vm:1:1 [0] NCCL INFO + PCI[0.8] - NIC/3000"]))
+    assert "a NIC 0.8 GB/s (on 1 process): x1 at 8 GT/s or x2 at 5 GT/s or x4 at 2.5" in fact.text
+    (unknown,) = explaining_facts(parse_nccl_log(["vm:1:1 [0] NCCL INFO + PCI[0.0] - GPU/3000"]))
+    assert "did not know the link's speed as sysfs printed it" in unknown.text
+
+
+def test_the_topology_file_nccl_loaded_is_nccl_topo_file() -> None:
+    """A GRAPH line names the file NCCL read (Azure's NCv4 image, NVIDIA/nccl#1008), and
+    aws-ofi-nccl says which it set (NVIDIA/nccl#526): both are NCCL_TOPO_FILE's value; the
+    virtual-topology daemon's default file is no setting."""
+    azure = _report(
+        "azure-ncv4-hyperv-vmbus-nic-not-pci-topo-file-injected-failure-not-shown-nccl2.18.5-"
+        "EXCERPT.log"
+    )
+    assert [f.id for f in azure.facts] == ["topology-file"]
+    assert azure.facts[0].text.startswith("NCCL_TOPO_FILE=/opt/microsoft/ncv4/topo.xml")
+    aws = _report(
+        "aws-p4d-efa-16-node-init-hang-plugin-loaded-no-warn-shown-nccl2.9-2.10-EXCERPT.log"
+    )
+    assert aws.facts[0].text.startswith(
+        "NCCL_TOPO_FILE=/usr/local/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml (on 1 process)"
+    )
+    default = (
+        "vm:1:1 [0] NCCL INFO Loading topology file /var/run/nvidia-topologyd/virtualTopology.xml"
+    )
+    assert _ids([default]) == []
+
+
+def test_a_bootstrap_on_dockers_default_bridge_is_a_fact() -> None:
+    """NVIDIA/nccl#367: every process of a container bootstraps on eth0:172.17.0.2."""
+    report = _report(
+        "docker-bridge-same-ip-172-17-0-2-on-both-hosts-socket-transport-nccl2.4.8-EXCERPT.log"
+    )
+    (fact,) = [f for f in report.facts if f.id == "bootstrap-docker-bridge"]
+    assert fact.text.startswith("bootstrap on eth0:172.17.0.2 (on 6 processes), in 172.17.0.0/16")
+    assert len(fact.processes) == 6
+    assert _ids(["h:1:1 [0] NCCL INFO Bootstrap : Using eth0:172.18.0.2<0>"]) == []

@@ -37,6 +37,213 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "two-host-tcp-init-socket-ring-root-side-only-no-init-complete-shown-nccl2.4.2-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"init-incomplete", "libibverbs-missing", "socket-fallback"},
+        versions={"2.4.2"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "torchrun-one-rank-cuinit-fails-cumem-probe-cudawrap-initialization-error-3-nccl2.20.x-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure"},
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
+    (
+        "torch-multinode-lazy-init-bootstrap-root-connect-poll-no-pollout-second-node-ranks-"
+        "nccl2.20.5-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    (
+        "rtx4090-nccl-tests-kernel-init-cudafuncgetattributes-named-symbol-not-found-nccl2.21.5-"
+        "cuda11.8-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-no-kernel-for-gpu"},
+        versions={"2.21.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "h100-nvls-cumulticastbindmem-invalid-argument-8gpu-single-process-driver550-nccl2.26.2-"
+        "2.26.3-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail", "nvls-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "docker-bridge-same-ip-172-17-0-2-on-both-hosts-socket-transport-nccl2.4.8-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions={"2.4.8"},
+        hosts=1,
+        processes=6,
+    ),
+    (
+        "mpirun-docker-ib-ncclcomminitrank-last-net-ib-connect-then-process-nonzero-exit-sigbus-"
+        "title-nccl2.13.4-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-off", "launcher-reported-failure"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "azureml-hpcx-ibext-plugin-no-ib-device-ib-disabled-by-env-socket-eth0-nccl2.10.3-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"env-ib-disabled"},
+        versions={"2.10.3"},
+        hosts=1,
+        processes=1,
+    ),
+    "xgbe0-host-getcudapath-realpath-sys-pci-bus-fail-setcpuaffinity-nccl2.4.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"env-ib-disabled", "topology-no-pci-sysfs"},
+        versions={"2.4.2"},
+        hosts=1,
+        processes=2,
+    ),
+    (
+        "aws-sagemaker-p4d-ofi-plugin-1.5.0-efa-selected-init-ok-smddp-error-not-in-lines-"
+        "nccl2.19plus-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "roce-mlx5-bond-9-hca-megatron-hang-no-nccl-error-init-lines-only-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=5,
+    ),
+    "docker-shm-recv-setup-shmopen-fail-warn-not-pasted-8gpu-v100-nccl2.8.3-2.8.4-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "azure-nc-a100-v4-mlx5-an0-roce-ib-selected-init-start-then-unhandled-system-error-not-"
+        "shown-nccl2.18.6-EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions={"2.18.6"},
+        hosts=1,
+        processes=1,
+    ),
+    "aws-p4d-efa-16-node-init-hang-plugin-loaded-no-warn-shown-nccl2.9-2.10-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=3,
+        processes=5,
+    ),
+    (
+        "vm-qemu-x3130-switch-pcie-root-link-x1-2.5gts-pci0.2-topology-h200-nccl2.24plus-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "netsocket-connect-peer-ipv6-linklocal-fe80-network-unreachable-no-socket-ifname-"
+        "nccl2.7.8-EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/IPC"},
+        findings={"socket-failed", "socket-fallback"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "ray-vllm-weight-broadcast-ib-plugin-ibv-modify-qp-etimedout-openrlhf-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"modify-qp-etimedout"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "azure-ncv4-hyperv-vmbus-nic-not-pci-topo-file-injected-failure-not-shown-nccl2.18.5-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions={"2.18.5"},
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "net-socket-gdr-disabled-benign-hgx-nvswitch-4gpu-hang-cause-not-shown-nccl2.18-2.19-"
+        "EXCERPT.log"
+    ): C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=3,
+    ),
     "t4-pcie-nccl-p2p-disable-forces-p2p-level-loc-socket-only-nccl2.8.3-EXCERPT.log": C(
         status="UNKNOWN",
         inter=set(),
@@ -2774,6 +2981,44 @@ def test_an_error_trail_names_the_stage_it_failed_in() -> None:
     )
 
 
+def test_a_system_error_in_the_shared_memory_transport_says_what_it_usually_is() -> None:
+    """CPM-2-Finetune#2: the WARN was not pasted; code 2 through transport/shm.cc is a
+    system call of its /dev/shm segment (a CUDA call there returns 1), and the rerun asks
+    for the SHM subsystem, not NET."""
+    report = _report(
+        "docker-shm-recv-setup-shmopen-fail-warn-not-pasted-8gpu-v100-nccl2.8.3-2.8.4-EXCERPT.log"
+    )
+    (said,) = _finding(report, "error-trail")
+    assert "(transport/shm.cc:101 in its trail); a system call failed there" in said
+    assert "(shm_open, fallocate, mmap)" in said
+    trail = next(f for f in report.findings if f.id == "error-trail")
+    assert "NCCL_DEBUG_SUBSYS=INIT,SHM to see" in trail.fix
+    # a WARN says what failed (attaching to a segment named ""): no guess beside it
+    shm = _report(
+        "shm-attach-empty-name-size0-cumem-host-probe-diverges-across-ranks-nccl2.28.7-2.28.9-EXCERPT.log"
+    )
+    assert not any("a system call failed" in c for c in _finding(shm, "error-trail"))
+
+
+def test_a_launchers_report_that_a_process_failed_is_a_failure() -> None:
+    """NVIDIA/nccl#983: the NCCL lines end at connection setup; mpirun says a process
+    returned non-zero and aborted the job: not a WARN about GPUDirect RDMA. A torchrun
+    report names the process and its signal (an MI250 job's segfault)."""
+    mpirun = _report(
+        "mpirun-docker-ib-ncclcomminitrank-last-net-ib-connect-then-process-nonzero-exit-"
+        "sigbus-title-nccl2.13.4-EXCERPT.log"
+    )
+    assert mpirun.verdict.startswith(
+        "the launcher reports a process of the job failed, and ended the job — "
+    ), mpirun.verdict
+    torchrun = _report(
+        "mi250-rccl-init-segfault-after-affinity-faulthandler-barrier-torchrun-exitcode-11-"
+        "srun-prefix-rccl-unknown-version-EXCERPT.log"
+    )
+    said = _finding(torchrun, "launcher-reported-failure")
+    assert said[0].startswith("a process (pid 2128869, local rank 0) ended by SIGSEGV (exit"), said
+
+
 def test_an_efa_error_and_a_bind_error_are_read_out() -> None:
     """libfabric's EFA error 4126 is a peer that never answered the handshake (its
     process most likely gone), and 'Peer host id: N/A' says no handshake reached it; a
@@ -2855,3 +3100,39 @@ def test_connections_through_a_host_only_interface_are_an_error() -> None:
     listed = _report("mpirun-tags-no-ib-socket-lo-nccl2.5.6.log")
     local = next(f for f in listed.findings if f.id == "socket-local-interfaces")
     assert local.severity == "warning" and not any("go via" in c for c in local.conclusions)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "multi-5ops-dgx2-12gpu-g12-allgather-FAILED-ncclTests2.0-2.9-c864b73.txt",
+        "hypercube-1node-8xb200-16-FAILED-ompi-abort-EXCERPT-ncclTests2.13.4-2.14.0.txt",
+        "multi-10ops-2node-16xb200-hypercube-FAILED-ncclTests2.13.4-2.14.0.txt",
+    ],
+)
+def test_nccl_tests_wrong_data_is_what_failed(name: str) -> None:
+    """'# Out of bounds values : N FAILED': a collective returned wrong data. It leads,
+    before mpirun's abort that follows from it (the DGX-2 run had been UNKNOWN)."""
+    found, notes = collect_inputs([str(DATA / "nccl-tests" / name)])
+    report = analyse(read_logs(found, jobs=1, notes=notes))
+    assert report.status == "FAIL"
+    assert report.verdict.startswith("nccl-tests found wrong results: its check of the"), (
+        report.verdict
+    )
+    assert report.findings[0].id == "nccl-tests-wrong-data"
+
+
+def test_a_cuda_call_failing_in_the_cumem_probe_is_no_failure() -> None:
+    """pytorch#130113: one rank's 'Cuda failure 3' at misc/cudawrap.cc:36 is a check in
+    ncclIsCuMemSupported (2.20.x), which returns a flag: NCCL goes on without cuMem there
+    (the same process bootstraps on the next line). Not 'fatal: NCCL returned an error'."""
+    report = _report(
+        "torchrun-one-rank-cuinit-fails-cumem-probe-cudawrap-initialization-error-3-nccl2.20.x-"
+        "EXCERPT.log"
+    )
+    finding = next(f for f in report.findings if f.id == "cuda-failure")
+    assert (finding.severity, finding.fatal) == ("warning", False)
+    assert report.status == "UNKNOWN"
+    assert finding.conclusions[0].startswith(
+        "misc/cudawrap.cc:36 is a check in NCCL's cuMem probe (ncclIsCuMemSupported"
+    )

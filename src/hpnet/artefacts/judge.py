@@ -246,7 +246,9 @@ def summaries(facts: Sequence[ArtefactFacts]) -> tuple[ArtefactSummary, ...]:
 
 #: log findings of a framework's own consequence lines: after the artefacts' findings
 #: that name what happened (PyTorch's "Some NCCL operations have failed or timed out")
-_AFTER_ARTEFACTS = frozenset({"watchdog-teardown"})
+#: log findings that follow what the artefacts name: PyTorch's teardown, and a launcher's
+#: report that a process failed (what failed in it is the cause)
+_AFTER_ARTEFACTS = frozenset({"watchdog-teardown", "launcher-reported-failure"})
 
 
 def _after(finding: Finding, named: set[Severity]) -> bool:
@@ -307,7 +309,13 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
         said = (
             "NCCL failed: "
             if first.fatal
-            and first.id not in ("watchdog-timeout", "watchdog-stuck", "process-crashed")
+            and first.id
+            not in (
+                "watchdog-timeout",
+                "watchdog-stuck",
+                "process-crashed",
+                "launcher-reported-failure",
+            )
             else ""
         )
         tail = (

@@ -55,9 +55,24 @@ static const Word NOISE_WORDS[] = {
 };
 #define NUM_NOISE_WORDS (sizeof NOISE_WORDS / sizeof *NOISE_WORDS)
 
+/* Does s[:n] start with "+ PCI[" and a bandwidth below 3 GB/s (a digit 0-2, ".", digits,
+ * "]")? A PCIe link that slow in the topology dump is read, not noise. */
+static int slow_pci(const char *s, Py_ssize_t n)
+{
+    if (!starts_with(s, n, "+ PCI[") || n < 10 || s[6] < '0' || s[6] > '2' || s[7] != '.')
+        return 0;
+    Py_ssize_t i = 8;
+    if (s[i] < '0' || s[i] > '9')
+        return 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    return i < n && s[i] == ']';
+}
+
 /* Is the message s[:n] (what follows "NCCL INFO ", to the end of its line) one that
  * passes.NOISE_ERASED blanks? Its other alternatives: "=", or a " " or "+" not before
- * spaces and "+ NVL[" (a GPU's NVLink in the topology dump); "NET/" and a digit; and
+ * spaces and "+ NVL[" (a GPU's NVLink in the topology dump) or a slow "+ PCI[" link
+ * (slow_pci); "NET/" and a digit; and
  * "Channel :" with nothing after but numbers behind spaces (and a CR). */
 static int is_noise(const char *s, Py_ssize_t n)
 {
@@ -69,7 +84,7 @@ static int is_noise(const char *s, Py_ssize_t n)
         Py_ssize_t i = 0;
         while (i < n && s[i] == ' ')
             i++;
-        return !starts_with(s + i, n - i, "+ NVL[");
+        return !starts_with(s + i, n - i, "+ NVL[") && !slow_pci(s + i, n - i);
     }
     for (size_t k = 0; k < NUM_NOISE_WORDS; k++) {
         const Word *word = &NOISE_WORDS[k];

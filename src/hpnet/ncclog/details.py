@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from hpnet.ncclog.model import LogLine
+from hpnet.ncclog.recovery import ABSORBED
 
 __all__ = ["line_details"]
 
@@ -61,6 +62,10 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
         return _efa_errors(lines)
     if signature == "process-crashed":
         return _crashed(lines)
+    if signature == "launcher-reported-failure":
+        return _launcher(lines)
+    if signature == "cuda-failure":
+        return _cumem_probe(lines)
     if not signature.startswith("completion"):
         return ()
     codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
@@ -265,6 +270,39 @@ _CRASHED = re.compile(
     # UCX's handler: "[host:pid :0:tid] Caught signal 7 (...)"
     r"|\[([\w.-]+):(\d+) ?:\d+:\d+\] Caught signal"
 )
+
+
+#: a WARN's own site, ``WARN misc/cudawrap.cc:36 Cuda failure ...``
+_SITE = re.compile(r"WARN (\S+?\.(?:cc|cu|c|h|cpp):\d+) ")
+
+
+def _cumem_probe(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """A CUDA call that failed in NCCL's cuMem probe (recovery.ABSORBED's cudawrap.cc
+    sites, ncclIsCuMemSupported / ncclCuMemHostEnable): NCCL went on without cuMem."""
+    sites = {m.group(1) for line in lines for m in [_SITE.match(line.message)] if m}
+    probed = sorted(s for s in sites if s.rsplit("/", 1)[-1] in ABSORBED and "cudawrap" in s)
+    if not probed:
+        return ()
+    return (
+        f"{', '.join(probed)} is a check in NCCL's cuMem probe (ncclIsCuMemSupported, or "
+        "ncclCuMemHostEnable for host memory) in every release that prints it there: the "
+        "probe answers 'not supported' and NCCL goes on without cuMem in that process "
+        "('initialization error': CUDA's driver API was not initialised there); ranks "
+        "that disagree on cuMem can fail later when they exchange buffers: "
+        "NCCL_CUMEM_ENABLE=0 (or 1) on every rank keeps them alike",
+    )
+
+
+def _launcher(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """Which processes the launcher's lines name, and how each ended."""
+    from hpnet.hang.exits import ended, read_exits  # noqa: PLC0415 - hang reads ncclog
+
+    numbered = [(line.line_number or 0, line.message or line.text) for line in lines]
+    return tuple(
+        f"{found.who()} {ended(found.status)}"
+        + (" (the first failure it saw)" if found.first else "")
+        for found in read_exits("", numbered)[:3]
+    )
 
 
 def _crashed(lines: Sequence[LogLine]) -> tuple[str, ...]:

@@ -8,6 +8,8 @@ why NCCL built what it built, each on the log's own lines.
 - ``bootstrap-link-local``: ``Bootstrap : Using ib0:fe80::...%ib0<0>``: the address
   NCCL publishes for out-of-band connections is IPv6 link-local (fe80::/10, RFC 4291
   2.5.6), reachable on that one link only (misc/socket.cc keeps the scope id);
+- ``bootstrap-docker-bridge``: ``Bootstrap : Using eth0:172.17.0.2<0>``: the address is
+  in Docker's default bridge subnet (172.17.0.0/16), reachable from its host only;
 - ``nic-distance-sys``: ``GPU Direct RDMA Disabled/Enabled for GPU x / HCA y (distance
   d > l)`` (transport/net_ib.cc / net.cc) with ``d`` NCCL's path type SYS: the path from
   the GPU to that NIC crosses the inter-socket link (graph/topo.h ``PATH_SYS``);
@@ -15,6 +17,8 @@ why NCCL built what it built, each on the log's own lines.
   send through a NIC next to another GPU of the node, over NVLink (PXN, 2.12+);
 - ``nvls``: ``%d coll channels, %d collnet channels, %d nvls channels, ...`` with N > 0
   NVLS channels (init.cc, 2.17+): NVLink SHARP set up in the NVSwitches;
+- ``slow-pci-link``: ``+ PCI[0.2] - PCI/0-65000`` in the topology dump (GRAPH): NCCL
+  rates a PCIe link below 3 GB/s (x1 at 2.5 GT/s: a VM's emulated port, a narrow slot);
 - ``collnet``: ``CollNet NN/N : r [send] via COLLNET/...`` connection lines
   (transport/coll_net.cc): in-network reduction (SHARP) connected, with the plugin's
   device when it names one (``Sharp rank r/n initialized on mlx5_0:1``). Neither that
@@ -59,6 +63,8 @@ class Fact:
 
 #: ``fe80::`` to ``febf::``: IPv6 link-local unicast (RFC 4291 2.5.6)
 _LINK_LOCAL = re.compile(r"^[^:]+:(fe[89ab][0-9a-f]:[0-9a-f:]*)(%\S+?)?<", re.IGNORECASE)
+#: 172.17.0.0/16: the subnet of Docker's default bridge network (docker0)
+_DOCKER_BRIDGE = re.compile(r"^[^:]+:(172\.17\.\d{1,3}\.\d{1,3})<")
 _PXN = re.compile(r"use ring PXN (\d+)")
 
 
@@ -135,6 +141,26 @@ def _bootstrap_link_local(processes: Sequence[ProcessLog]) -> list[Fact]:
         )
 
     return _grouped(found, text, "bootstrap-link-local")
+
+
+def _bootstrap_docker_bridge(processes: Sequence[ProcessLog]) -> list[Fact]:
+    found = []
+    for process in processes:
+        first = process.bootstrap[0] if process.bootstrap else ""
+        hit = _DOCKER_BRIDGE.match(first)
+        if hit:
+            found.append((first.split("<", 1)[0], process, (process.line("bootstrap"),)))
+
+    def text(address: str, count: int) -> str:
+        return (
+            f"bootstrap on {address} ({_on(count)}), in 172.17.0.0/16, the subnet of "
+            "Docker's default bridge network: a container's address there is reachable "
+            "from its own host only (every host's first container is 172.17.0.2), so a job "
+            "across hosts needs the containers on the host network (--network=host) or "
+            "NCCL_SOCKET_IFNAME on an interface the hosts share"
+        )
+
+    return _grouped(found, text, "bootstrap-docker-bridge")
 
 
 def _nic_distance_sys(processes: Sequence[ProcessLog]) -> list[Fact]:
@@ -264,12 +290,67 @@ def _shm_between_nvlink(processes: Sequence[ProcessLog]) -> list[Fact]:
     return _grouped(found, text, "shm-between-nvlink")
 
 
+#: graph/topo.cc's kvDictPciGen: a lane's speed in 100 Mb/s per PCIe generation's GT/s
+_PCI_SPEEDS = (("2.5", 15), ("5", 30), ("8", 60), ("16", 120), ("32", 240), ("64", 480))
+#: what a slow link leads to, as the dump names it
+_PCI_CHILD = {"GPU": "a GPU", "PCI": "a PCI switch or bridge", "NIC": "a NIC"}
+
+
+def _pci_links(rated: str) -> str:
+    """The links (lanes, speed) NCCL rates ``rated`` GB/s: width x speed / 80 printed with
+    one decimal (graph/topo.cc, 2.6+)."""
+    links = [
+        f"x{width} at {gts} GT/s"
+        for width in (1, 2, 4, 8, 16)
+        for gts, speed in _PCI_SPEEDS
+        if f"{width * speed / 80:.1f}" == rated
+    ]
+    return " or ".join(links)
+
+
+def _slow_pci(processes: Sequence[ProcessLog]) -> list[Fact]:
+    """A PCIe link of NCCL's topology dump (GRAPH) rated below 3 GB/s: NCCL takes the
+    lower of the device's and its port's ``max_link_width`` / ``max_link_speed`` in sysfs
+    (graph/xml.cc) and rates the link width x speed / 80 GB/s (graph/topo.cc)."""
+    found: list[tuple[str, ProcessLog, list[LogLine | None]]] = []
+    for process in processes:
+        links: dict[str, list[LogLine | None]] = {}
+        for key, line in process.lines_of("pci-slow:"):
+            rated, child = key.split(":")[1:3]
+            links.setdefault(f"{rated}:{child.split('/')[0]}", []).append(line)
+        found.extend((value, process, lines) for value, lines in links.items())
+
+    def text(value: str, count: int) -> str:
+        rated, child = value.split(":")
+        to = _PCI_CHILD.get(child, child)
+        if float(rated) == 0:
+            return (
+                f"NCCL rated a PCIe link to {to} 0 GB/s ({_on(count)}): it did not know the "
+                "link's speed as sysfs printed it (NCCL 2.6 knows the forms of kernels up to "
+                "5.6, not '16.0 GT/s PCIe'), so its search rates what crosses that link as "
+                "unusable; NCCL 2.7 and later rate an unknown speed as 8 GT/s"
+            )
+        return (
+            f"NCCL rates a PCIe link to {to} {rated} GB/s ({_on(count)}): {_pci_links(rated)} "
+            "by sysfs's max_link_width and max_link_speed (the lower of the device's and "
+            "its port's), far below the x16 of a GPU or an RDMA NIC: a VM's emulated PCIe "
+            "port (QEMU's XIO3130 switch ports and its root ports before 4.0 advertise x1 "
+            "at 2.5 GT/s) or a slot or riser with "
+            "fewer lanes. NCCL's search rates what crosses it (GPU to CPU memory, to a NIC "
+            "under another switch, SHM) that slow; `lspci -vv` shows the port's LnkCap"
+        )
+
+    return _grouped(found, text, "slow-pci-link")
+
+
 _READERS: tuple[Callable[[Sequence[ProcessLog]], list[Fact]], ...] = (
     _topology_file,
     _bootstrap_link_local,
+    _bootstrap_docker_bridge,
     _nic_distance_sys,
     _pxn,
     _nvls,
     _collnet,
     _shm_between_nvlink,
+    _slow_pci,
 )

@@ -33,7 +33,7 @@ from hpnet.ncclog.process import (
     ProcessFacts,
     in_order,
 )
-from hpnet.ncclog.recovery import recover
+from hpnet.ncclog.recovery import ABSORBED, recover
 from hpnet.ncclog.scan import MAX_LINE_BYTES, BlockResult, iter_blocks, scan_block
 from hpnet.ncclog.versions import empty, format_range, hint_for, intersect
 
@@ -79,38 +79,30 @@ def _narrow_release(process: ProcessFacts, event: Event) -> None:
     process.version_range = merged
 
 
+#: located kinds -> the key their statement is kept under, formatted with the event's data
+#: (ib-qp: each GID a process's queue pairs use; topo-pci: each slow link and what it
+#: leads to; the first line of each)
+_STATEMENTS = {
+    "gin": "gin:{0}", "collnet-device": "collnet", "topo-nvlink": "nvlink",
+    "topo-pci": "pci-slow:{0}:{1}/{2}", "net-list": "nics:{0}", "net-nic": "nics:{0}",
+    "net-module": "module:{0}", "net-iface": "nics:Socket", "env": "env:{0}",
+    "connection": "transport:{5}", "ib-qp": "gid:{0}:{1}/{2}", "ib-no-device": "ib-no-device",
+    "ib-failed": "ib-no-device", "version": "version", "bare-version": "bare-version",
+    "bootstrap": "bootstrap", "provider": "provider", "channels": "channels",
+    "nvls-support": "nvls-support", "cuda-driver": "cuda-driver", "ring-gdr": "ring-gdr",
+}  # fmt: skip
+
+
 def _statement(kind: str, data: tuple[object, ...]) -> str | None:
     """What a located event states, as a key of :attr:`ProcessLog.lines`."""
     if kind == "network":  # "Using network X" is the line users look for: it comes first
         return f"network:{data[0]}" if data[1] == "using" else f"assigned:{data[0]}"
-    if kind == "gin":
-        return f"gin:{data[0]}"
-    if kind == "collnet-device":
-        return "collnet"
-    if kind == "topo-nvlink":
-        return "nvlink"
-    if kind == "comm" and data[0] == "Abort":
-        return "abort"
-    if kind in ("net-list", "net-nic"):
-        return f"nics:{data[0]}"
-    if kind == "net-module":
-        return f"module:{data[0]}"
-    if kind == "net-iface":
-        return "nics:Socket"
-    if kind == "env":
-        return f"env:{data[0]}"
-    if kind == "connection":
-        return f"transport:{data[5]}"
-    if kind == "ib-qp":  # each GID a process's queue pairs use, first line of each
-        return f"gid:{data[0]}:{data[1]}/{data[2]}"
-    if kind == "plugin" and data:
-        return f"plugin:{data[0]}"
-    if kind in ("ib-no-device", "ib-failed"):
-        return "ib-no-device"
-    if kind in ("version", "bare-version", "bootstrap", "provider", "channels", "nvls-support",
-                "cuda-driver", "ring-gdr"):  # fmt: skip
-        return kind
-    return None
+    if kind == "comm":
+        return "abort" if data[0] == "Abort" else None
+    if kind == "plugin":
+        return f"plugin:{data[0]}" if data else None
+    key = _STATEMENTS.get(kind)
+    return key.format(*data) if key is not None else None
 
 
 class LogFolder:
@@ -316,6 +308,8 @@ class LogFolder:
             process.warn_fatal[said] = "unknown"
             return
         fatal, releases = load_table().warn(where, event.text)
+        if where and where.rsplit("/", 1)[-1].split(" ", 1)[0] in ABSORBED:
+            fatal = "nonfatal"  # a check in a function that returns a flag, not the error
         process.warn_fatal[said] = fatal or "unknown"
         if releases is None or process.version_conflict:
             return

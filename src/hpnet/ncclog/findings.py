@@ -115,8 +115,8 @@ def _judged(
         return "error", signature.escalate[1]
     if severity != "error":
         return severity, False
-    if not failure:
-        return "warning", False  # an INFO line: NCCL went on
+    if not failure or (process is not None and process.warn_fatal.get(message) == "nonfatal"):
+        return "warning", False  # an INFO line, or a WARN NCCL's source goes on after
     if not signature.survivable:
         return severity, True
     if process is None:
@@ -352,6 +352,16 @@ def _broke(subsystem: Subsystem, said: Sequence[tuple[ProcessLog | None, LogLine
     )
 
 
+def _subsystems(lists: Iterable[str]) -> str:
+    """The debug subsystems of comma-separated lists, as one: INIT first, then by name.
+
+    >>> _subsystems(["INIT,GRAPH", "INIT,SHM"])
+    'INIT,GRAPH,SHM'
+    """
+    names = {name for names in lists for name in names.split(",")}
+    return ",".join(sorted(names, key=lambda name: (name != "INIT", name)))
+
+
 def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     """Return-code trails (``transport/net.cc:1362 -> 6``): a call failed and the error
     went up through these functions. An error unless the process went on afterwards;
@@ -366,6 +376,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     named = {s.name for s in stages.values() if s is not None}
     # one stage for every failing process: the title names it
     stage = f" in {named.pop()}" if len(named) == 1 and None not in stages.values() else ""
+    subsystems = {s.subsystem for s in stages.values() if s is not None} or {"INIT,NET"}
     return [
         Finding(
             id="error-trail",
@@ -375,12 +386,19 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             "its way up (include/checks.h); the first WARN of the same process says what "
             "failed, and without one the first trail line is where it started",
             fix="read the WARN lines before the trail; if there are none, rerun with "
-            "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see the failing call",
+            f"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS={_subsystems(subsystems)} "
+            "to see the failing call",
             evidence=quotes(line for p in failing for line in p.trails[:2]),
             conclusions=tuple(
                 f"process {p.key}: error code {', '.join(map(str, p.trail_codes))}"
                 + (
                     f", failed in {at.text} ({at.where} in its trail)"
+                    # what a system error there usually is, where no WARN says it
+                    + (
+                        f"; {at.system_error}"
+                        if at.system_error and 2 in p.trail_codes and p.key not in explained
+                        else ""
+                    )
                     if (at := stages[p.key])
                     else ""
                 )

@@ -65,7 +65,9 @@ EVIDENCE: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
          {"ib-no-device"}),
         ("bootstrap", r"^Bootstrap ?: Using", {"bootstrap"}),
         ("gdr", r"GPU Direct RDMA (?:\([^)]*\) )?(?:[Dd]isabled|[Ee]nabled|%s) for", {"gdr"}),
-        ("env", r"^(?:%s|NCCL_\w+) set (?:by environment )?to ", {"env"}),
+        # and NCCL_TOPO_FILE's value as the file NCCL loaded, or as aws-ofi-nccl set it
+        ("env", r"^(?:%s|NCCL_\w+) set (?:by environment )?to |^Loading topology file "
+         r"|Setting NCCL_TOPO_FILE environment variable to ", {"env"}),
         ("transport", r"^(?:Channel|Ring|CollNet|Coll) %0?2?d.* via ", {"connection"}),
         ("version", r"^NCCL version|^cudaDriverVersion %d$", {"version", "cuda-driver"}),
         ("comm", r"- (?:Init|Abort|Destroy|Revoke|%s) (?:START|COMPLETE)"

@@ -23,7 +23,7 @@ import re
 from hpnet.ncclog.diag import read_diag
 from hpnet.ncclog.event import Event, ProcessRef
 from hpnet.ncclog.formats import load_table
-from hpnet.ncclog.messages import CRASH_REPORT, RAY_REPEATED, VERSION, read_message
+from hpnet.ncclog.messages import PROCESS_ENDED, RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.passes import read_comm, read_connection
 from hpnet.ncclog.prefix import (
     HOSTNAME,
@@ -48,7 +48,7 @@ IDEMPOTENT = frozenset(
         "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version",
         "cuda-driver", "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr",
         "connected", "trail", "provider", "channels", "nvls-support", "net-nic",
-        "net-module", "gin", "collnet-device",
+        "net-module", "gin", "collnet-device", "topo-pci",
         # a connection a process reports again (a new communicator generation on the
         # same ranks and NIC) adds channels to a count nothing reads
         "connection",
@@ -65,8 +65,8 @@ LOCATED_KINDS = frozenset(
     {
         "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
         "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
-        "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support",
-        "net-nic", "net-module", "gin", "collnet-device", "diag", "topo-nvlink", "ib-qp",
+        "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support", "net-nic",
+        "net-module", "gin", "collnet-device", "diag", "topo-nvlink", "ib-qp", "topo-pci",
     }
 )  # fmt: skip
 #: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are
@@ -90,7 +90,7 @@ _SIGNAL = re.compile(
     r"|Test NCCL failure|NCCL communicator was aborted|DistBackendError"
     r"|Some NCCL operations have failed or timed out|taking the entire process down"
     # a process crashed: Open MPI's handler (opal/util/stacktrace.c), the shell, faulthandler
-    rf"|\*\*\* Process received signal \*\*\*|{CRASH_REPORT}"
+    rf"|\*\*\* Process received signal \*\*\*|{PROCESS_ENDED}"
     # nccl-tests before its "Test" prefix: "NCCL failure all_reduce.cu:95 'unhandled cuda
     # error'", "Cuda failure common.cu:12 '...'" (src/common.h @b188a15)
     r"|(?:^|: )(?:NCCL|Cuda|CUDA) failure \S+\.(?:cu|cc|c|h):\d+ '"

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from hpnet.ncclog.net_messages import gdr_event, net_event
 from hpnet.ncclog.reading import NOTABLE, Message, reading
 
-__all__ = ["CRASH_REPORT", "RAY_REPEATED", "VERSION", "Message", "read_message"]
+__all__ = [
+    "CRASH_REPORT", "LAUNCHER_FAILED", "PROCESS_ENDED", "RAY_REPEATED", "TESTS_WRONG", "VERSION",
+    "Message", "read_message",
+]  # fmt: skip
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
 #: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py"), as Python's
@@ -33,6 +36,31 @@ CRASH_REPORT = (
     r"|\] Caught signal \d+ \((?:Segmentation fault|Bus error|Aborted|Illegal instruction"
     r"|Floating point exception)"
 )
+
+
+#: a launcher's report that a process of the job failed and the job ended: torchrun's
+#: agent ("failed (exitcode: -9) local_rank: 3 (pid: 4711) of binary: ...",
+#: elastic/multiprocessing/api.py; ChildFailedError), Open MPI's mpirun ("mpirun noticed
+#: that process rank 3 with PID 4711 on node n1 exited on signal 9 (Killed).", "Per
+#: user-direction, the job has been aborted.", "mpirun detected that one or more processes
+#: exited with non-zero status"), vLLM's executor ("Worker VllmWorkerProcess pid 198 died,
+#: exit code: -6") and Slurm's srun ("srun: error: n1: task 3: Killed")
+LAUNCHER_FAILED = (
+    r"failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of (?:binary|fn)"
+    r"|\bChildFailedError\b"
+    r"|noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+"
+    r"|Per user-direction, the job has been aborted"
+    r"|detected that one or more processes exited with non-zero status"
+    r"|Worker \w+ pid \d+ died, exit code: -?[1-9]"
+    r"|srun: error: \S+: tasks? [\d,-]+: (?:Killed|Aborted|Terminated|Segmentation fault"
+    r"|Bus error|Exited with exit code [1-9])"
+)
+#: nccl-tests' footer when its data check found wrong elements (src/util.cu
+#: writeResultFooter, "# %-20s : %d %s"; before 2.13 src/common.cu " Out of bounds values
+#: : %d %s"): it then exits with an error
+TESTS_WRONG = r"Out of bounds values\s*: *[1-9]\d* FAILED"
+#: a process a signal ended, its launcher's report that it failed, nccl-tests' failed check
+PROCESS_ENDED = f"{CRASH_REPORT}|{LAUNCHER_FAILED}|{TESTS_WRONG}"
 
 
 #: a connection after the channel number is erased (scan): ``Channel : 2[2] -> 3[3]
@@ -71,6 +99,10 @@ _PLUGIN_FAILED = re.compile(r"^Failed to initialize NET plugin (.+?)$")
 #: "NCCL_IB_HCA set by environment to mlx5_0." (param.cc, 2.7.3+ for string values; the
 #: integer form ends without a period), "NCCL_IB_HCA set to mlx5_0" (2.4-2.15, NET)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment |by \S+ )?to (.*?)\.?$")
+#: the topology file NCCL read (graph/xml.cc, 2.10.3+, GRAPH): NCCL_TOPO_FILE's value
+#: (graph/topo.cc passes getenv's), or the virtual-topology daemon's default file
+_TOPO_FILE = re.compile(r"^Loading topology file (.+)$")
+DEFAULT_TOPO_FILE = "/var/run/nvidia-topologyd/virtualTopology.xml"
 _LAST_VERBS_LIB = re.compile(r"^Count not open libibverbs\.so\.1\s*$")
 _RING_GDR = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
 #: the return-code trail of a failed call (include/checks.h: "%s:%d -> %d", with
@@ -244,6 +276,15 @@ def _env(message: str, head: str) -> Message | None:
     return reading("env", None, found.groups()) if found else None
 
 
+def _topology_file(message: str, head: str) -> Message | None:
+    """``Loading topology file /opt/microsoft/ncv4/topo.xml``: what NCCL_TOPO_FILE is set
+    to, said where the ENV subsystem's echo of it is not shown (GRAPH without ENV)."""
+    found = _TOPO_FILE.match(message)
+    if found is None or found.group(1) == DEFAULT_TOPO_FILE:
+        return None
+    return reading("env", None, ("NCCL_TOPO_FILE", found.group(1)))
+
+
 def _comm_state(message: str, head: str) -> Message | None:
     if not (
         "Init START" in message
@@ -321,6 +362,19 @@ def _trail(message: str, head: str) -> Message | None:
 _TOPO_NVLINK = re.compile(r"^\s*\+ NVL\[([\d.]+)\] - (NVS|GPU)/")
 
 
+#: a PCIe link of the dump that NCCL rates below 3 GB/s (only those are not noise:
+#: hpnet.ncclog.passes), and what it leads to (``+ PCI[0.2] - PCI/0-65000 (104c...)``);
+#: 2.6+ print GB/s with one decimal (``%2.1f``), 2.5 a constant width (``%2d``, 12)
+_TOPO_PCI = re.compile(r"^\s*\+ PCI\[([0-2]\.\d+)\] - (GPU|PCI|NIC|NVS|CPU)/(\S+)")
+
+
+def _topo_pci(message: str, head: str) -> Message | None:
+    if "+ PCI[" not in message:
+        return None
+    found = _TOPO_PCI.match(message)
+    return reading("topo-pci", None, found.groups()) if found else None
+
+
 def _topo_nvlink(message: str, head: str) -> Message | None:
     if "+ NVL[" not in message:
         return None
@@ -344,6 +398,7 @@ _READERS: tuple[tuple[str | tuple[str, ...], _Reader], ...] = (
     ("P2P plug", _p2p_plugin),
     (("Initiali", "Failed t", "Successf", "Disablin"), _plugin),
     ("NCCL_", _env),
+    ("Loading ", _topology_file),
     ("", _comm_state),
     ("comm 0x", _comm_info),
     ("rank ", _comm_info_23),
@@ -353,5 +408,6 @@ _READERS: tuple[tuple[str | tuple[str, ...], _Reader], ...] = (
     ("Connecte", _connected),
     ("", _gdr),
     ("", _topo_nvlink),
+    ("", _topo_pci),
     ("", _trail),
 )

@@ -73,6 +73,10 @@ _OFI_PROVIDER = re.compile(
 #: aws-ofi-nccl starting: "NET/OFI Using aws-ofi-nccl 1.7.4-aws" (v1.7+), "NET/OFI
 #: Initializing aws-ofi-nccl 1.4.0" (older); a plugin's "NET/FastSocket plugin initialized"
 _OFI_VERSION = re.compile(r"^NET/OFI (?:Using|Initializing) aws-ofi-nccl \S+")
+#: aws-ofi-nccl sets NCCL_TOPO_FILE (setenv, overwriting) to its platform's topology, or
+#: to one it wrote (``/proc/self/fd/N``): "[Running on %s platform, ]Setting NCCL_TOPO_FILE
+#: environment variable to %s" (nccl_ofi_net.c / nccl_ofi_topo.c)
+_OFI_TOPO_FILE = re.compile(r"^NET/OFI .*?Setting NCCL_TOPO_FILE environment variable to (\S+)")
 
 _PLUGIN_STARTED = re.compile(r"^NET/(\w+) plugin initialized")
 
@@ -127,6 +131,9 @@ def _ofi_event(message: str) -> Message:
         return reading("provider", None, (name, fabric, num_nics), message)
     if _OFI_VERSION.match(message):
         return reading("net-module", None, ("AWS Libfabric",), message)
+    topology = _OFI_TOPO_FILE.match(message)
+    if topology:
+        return reading("env", None, ("NCCL_TOPO_FILE", topology.group(1)))
     if NOTABLE.search(message):
         return reading("notable", None, (), message)
     return reading("other", None)

@@ -42,9 +42,11 @@ _RING_NUMBER = re.compile(rb"INFO Ring \d+ :")
 #: threads, tuning tables, plugin probes): blanked in C so that Python never looks at
 #: them (with NCCL_DEBUG_SUBSYS including GRAPH they are most of a log's lines). A
 #: process whose lines are all noise still appears (one "seen" event per prefix). A GPU's
-#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise.
+#: NVLink in the topology dump (``+ NVL[370.8] - NVS/0-0``) is read, not noise, and so
+#: is a PCIe link NCCL rates below 3 GB/s (``+ PCI[0.2] - PCI/0-65000``: x1 at 2.5 GT/s).
 NOISE = re.compile(
-    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection|(?! *\+ NVL\[)[ +=]"
+    rb"NCCL INFO (?:Connected to proxy|New proxy|Topology detection"
+    rb"|(?! *\+ (?:NVL\[|PCI\[[0-2]\.\d+\]))[ +=]"
     rb"|\[Proxy|ENV/Plugin"
     rb"|RAS |MNNVL|TOPO/|ncclTopo|CPU/|GPU/|NET/\d|Pattern |Tree |Trees |P2P Chunksize"
     rb"|PROFILER/|TUNER/|Check P2P|ncclP2p|threadThresholds|CC Off|Init timings|Comm config"

@@ -35,6 +35,8 @@ _EFFECTS_OF_FAILURE = (
     "proxy-connect-failed",
     "nccl-failure",
     "init-incomplete",
+    # the launcher's report that a process failed: what failed in it explains it
+    "launcher-reported-failure",
 )
 EXPLAINS: dict[str, tuple[str, ...]] = {
     "ib-async-event": ("completion-*", "collective-timeout", "net-socket-error",

@@ -28,6 +28,11 @@ BARE_HINT = re.compile(
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
     rb"|core dumped|Fatal Python error: |] Caught signal "
     rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
+    # a launcher's report that a process failed (messages.LAUNCHER_FAILED)
+    rb"|failed \(exitcode: |ChildFailedError|exited on signal \d|Per user-direction"
+    rb"|exited with non-zero status| died, exit code: |srun: error: "
+    # nccl-tests' failed data check (messages.TESTS_WRONG)
+    rb"|Out of bounds values"
 )
 _BARE_TAGS_BYTES = re.compile(BARE_TAGS_PATTERN.encode())
 #: the start of each line's message after its tags, in a text of many lines: the same

@@ -17,8 +17,10 @@ from any other site still failed.
 Some sites end their error where they print it, WARN or none: ``ncclTransportCollNetSetup``
 returns a flag, not the error (``return fail``, 2.10-2.22; ``return ret != ncclSuccess``,
 2.23 on), which its caller ORs before it warns "Cannot initialize CollNet" and sets up the
-communicator without CollNet. A process whose every trail is at such a site
-(:data:`ABSORBED`) passed no error up either.
+communicator without CollNet; ``ncclIsCuMemSupported`` returns ``ret == ncclSuccess``, and
+a CUDA call that fails there (its WARN "Cuda failure 3 'initialization error'") only turns
+cuMem off. A process whose every trail is at such a site (:data:`ABSORBED`) passed no
+error up either, and a WARN printed at one is no failure.
 """
 
 from __future__ import annotations
@@ -29,66 +31,70 @@ from collections.abc import Sequence
 
 from hpnet.ncclog.model import LogLine, ProcessLog
 
-#: ``transport.cc`` lines that are a check (NCCLCHECK, NCCLCHECKGOTO, CUDACHECK,
-#: CUDACHECKGOTO) inside ``ncclTransportCollNetSetup`` in every release that has a check
-#: there, 2.3.5 to 2.30.7 (tools/nccl_formats/absorbed_sites.py): a trail at one is a
-#: CollNet setup failure that stopped in that function
+_TRANSPORT = (
+    157,
+    177,
+    192,
+    210,
+    215,
+    224,
+    229,
+    247,
+    255,
+    258,
+    261,
+    265,
+    275,
+    279,
+    280,
+    283,
+    298,
+    299,
+    301,
+    302,
+    305,
+    306,
+    313,
+    314,
+    317,
+    318,
+    327,
+    329,
+    331,
+    332,
+    334,
+    335,
+    337,
+    340,
+    346,
+    349,
+    350,
+    351,
+    353,
+    354,
+    355,
+    356,
+    357,
+    358,
+    361,
+    373,
+    374,
+    409,
+    413,
+    431,
+    433,
+    437,
+)
+_CUDAWRAP = (29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 41)
+#: check sites (NCCLCHECK, CUDACHECK, CUCHECK, SYSCHECK and their GOTO forms) that are
+#: inside a function returning a flag, not the error, in every release that has a check
+#: there, 2.3.5 to 2.30.7 (tools/nccl_formats/absorbed_sites.py): ``transport.cc``'s in
+#: ``ncclTransportCollNetSetup`` (a CollNet setup failure NCCL goes on without) and
+#: ``cudawrap.cc``'s in ``ncclIsCuMemSupported`` / ``ncclCuMemHostEnable`` (a failed CUDA
+#: call there is "cuMem not supported": NCCL goes on with its legacy buffers). A trail,
+#: or a WARN, at one passed no error up
 ABSORBED = frozenset(
-    f"transport.cc:{n}"
-    for n in (
-        157,
-        177,
-        192,
-        210,
-        215,
-        224,
-        229,
-        247,
-        255,
-        258,
-        261,
-        265,
-        275,
-        279,
-        280,
-        283,
-        298,
-        299,
-        301,
-        302,
-        305,
-        306,
-        313,
-        314,
-        317,
-        318,
-        327,
-        329,
-        331,
-        332,
-        334,
-        335,
-        337,
-        340,
-        346,
-        349,
-        350,
-        351,
-        353,
-        354,
-        355,
-        356,
-        357,
-        358,
-        361,
-        373,
-        374,
-        409,
-        413,
-        431,
-        433,
-        437,
-    )
+    [f"transport.cc:{n}" for n in _TRANSPORT] + [f"cudawrap.cc:{n}" for n in _CUDAWRAP]
 )
 _TRAIL = re.compile(r"(\S+\.(?:cc|cu|c|h|cpp):\d+) (?:\([^)]*\) )?-> (\d+)")
 #: a WARN whose text, after its own file:line, is a trail

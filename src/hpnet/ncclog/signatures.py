@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpnet.ncclog.messages import CRASH_REPORT
+from hpnet.ncclog.messages import CRASH_REPORT, LAUNCHER_FAILED, TESTS_WRONG
 
 if TYPE_CHECKING:
     from hpnet.ncclog.model import NcclLog, ProcessLog
@@ -1088,6 +1088,44 @@ SIGNATURES: tuple[Signature, ...] = (
         "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal "
         "***'); bash's report of a job a signal ended (jobs.c, strsignal and '(core dumped)'); "
         "CPython's faulthandler ('Fatal Python error: ')",
+    ),
+    _sig(
+        "nccl-tests-wrong-data",
+        "error",
+        "nccl-tests found wrong results: its check of the collectives' data failed",
+        TESTS_WRONG,
+        "nccl-tests checks every result (-c 1, the default) against the values it expects "
+        "and counts the elements that differ (#wrong on each row, in and out of place); a "
+        "count above zero is a collective that returned wrong data, and nccl-tests exits "
+        "with an error (mpirun then aborts the job): a GPU, NVLink, PCIe or memory fault, "
+        "or a bug in NCCL or in the test of that operation",
+        "find the rows with #wrong above 0 (sizes, in or out of place): one operation "
+        "failing where the others pass on the same GPUs points at that operation's code "
+        "(NVIDIA/nccl-tests#356: hypercube) before the hardware; every operation failing "
+        "points at a GPU or link: `dcgmi diag -r 3`, `nvidia-smi -q -d ECC`, Xid lines in "
+        "dmesg, and `hpnet isolate` over the nodes",
+        "nccl-tests src/util.cu writeResultFooter ('# %-20s : %d %s', 'Out of bounds values', "
+        "FAILED); before 2.13 src/common.cu (' Out of bounds values : %d %s')",
+    ),
+    _sig(
+        "launcher-reported-failure",
+        "error",
+        "the launcher reports a process of the job failed, and ended the job",
+        LAUNCHER_FAILED,
+        "the launcher (torchrun's agent, mpirun, srun, vLLM's executor) saw a process exit "
+        "with an error or a signal and stopped the job: a negative exit code is the signal "
+        "that ended it (-9 SIGKILL: the OOM killer or a scheduler; -6 SIGABRT: PyTorch's "
+        "watchdog after a timeout or an NCCL error; -11 SIGSEGV: a crash), a positive one "
+        "the program's own error; the lines before it say what failed first",
+        "read the first failing process's own output (torchrun: its 'Root Cause (first "
+        "observed failure)' record names it; `torchrun --redirects 3 --log-dir DIR` keeps "
+        "each rank's output); for SIGKILL check `dmesg` on its node; `hpnet hang` on the "
+        "ranks' logs joins the launcher's report with their watchdog lines",
+        "torch.distributed.elastic multiprocessing/api.py ('failed (exitcode: %s) local_rank: "
+        "%s (pid: %s) of binary: %s') and errors (ChildFailedError); Open MPI orterun's "
+        "help-orterun.txt (proc-aborted-signal, non-zero-exit); vLLM multiproc_worker_utils.py; "
+        "Slurm srun",
+        consequence=True,
     ),
     _sig(
         "watchdog-teardown",

@@ -17,35 +17,59 @@ _FILE = re.compile(r"(([\w./-]+\.(?:cc|cu|h|c|cpp)):\d+) -> \d+")
 
 class Stage(NamedTuple):
     """Where a trail failed: the trail line's ``file:line``, the stage's name (what a
-    title says) and what it was doing there (the name, and for bootstrap what that is)."""
+    title says), what it was doing there (the name, and for bootstrap what that is), the
+    ``NCCL_DEBUG_SUBSYS`` that shows its calls, and what a system error (code 2) there
+    most often is, where that is known."""
 
     where: str
     name: str
     text: str
+    subsystem: str = "INIT,NET"
+    system_error: str = ""
 
 
-#: source file (a path's start) -> the stage it is the code of, and what it does where
-#: the name alone does not say; the first of a trail's files, innermost first, that
-#: names one is where it failed (socket, group and init code serve every stage, so they
-#: name none)
-_STAGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+#: a system call of a /dev/shm segment (include/shm.h up to 2.11, misc/shmutils.cc
+#: from 2.12: shm_open, fallocate, mmap under SYSCHECK, ncclSystemError; the CUDA
+#: registration after them returns ncclUnhandledCudaError, 1)
+_SHM_SYSTEM = (
+    "a system call failed there: most often creating or mapping its /dev/shm segment "
+    "(shm_open, fallocate, mmap), which fails when /dev/shm is too small or full (a "
+    "container's default is 64 MB); a CUDA call there would have returned 1. The WARN "
+    "before the trail names the call (`df -h /dev/shm` shows the room)"
+)
+
+
+#: source file (a path's start) -> the stage it is the code of, what it does where the
+#: name alone does not say, the debug subsystem that shows its calls (src/debug.cc: SHM
+#: and GRAPH in every release covered) and what a system error there is; the first of a
+#: trail's files, innermost first, that names one is where it failed (socket, group and
+#: init code serve every stage, so they name none)
+_STAGES: tuple[tuple[tuple[str, ...], str, str, str, str], ...] = (
     (
         ("bootstrap.c",),
         "bootstrap",
         "as the ranks exchanged their addresses over TCP (on the network NCCL_SOCKET_IFNAME "
         "picks) before any transport was set up",
+        "INIT,NET",
+        "",
     ),
-    (("transport/net_ib", "transport/ib"), "the IB / RoCE network transport", ""),
-    (("transport/net_socket",), "the Socket network transport", ""),
-    (("transport/net.c", "transport/net."), "the network transport (NET)", ""),
-    (("transport/shm",), "the shared-memory (SHM) transport", ""),
-    (("include/shm", "misc/shmutils"), "a shared-memory segment (/dev/shm)", ""),
-    (("transport/p2p",), "the P2P (GPU to GPU) transport", ""),
-    (("transport/nvls",), "NVLink SHARP (NVLS)", ""),
-    (("transport/coll_net", "transport/collnet"), "CollNet", ""),
-    (("proxy.c",), "the proxy thread that drives the network", ""),
-    (("graph/",), "topology detection and the graph search", ""),
-    (("enqueue.c",), "a collective's launch", ""),
+    (("transport/net_ib", "transport/ib"), "the IB / RoCE network transport", "", "INIT,NET", ""),
+    (("transport/net_socket",), "the Socket network transport", "", "INIT,NET", ""),
+    (("transport/net.c", "transport/net."), "the network transport (NET)", "", "INIT,NET", ""),
+    (("transport/shm",), "the shared-memory (SHM) transport", "", "INIT,SHM", _SHM_SYSTEM),
+    (
+        ("include/shm", "misc/shmutils"),
+        "a shared-memory segment (/dev/shm)",
+        "",
+        "INIT,SHM",
+        _SHM_SYSTEM,
+    ),
+    (("transport/p2p",), "the P2P (GPU to GPU) transport", "", "INIT", ""),
+    (("transport/nvls",), "NVLink SHARP (NVLS)", "", "INIT", ""),
+    (("transport/coll_net", "transport/collnet"), "CollNet", "", "INIT,NET", ""),
+    (("proxy.c",), "the proxy thread that drives the network", "", "INIT,NET", ""),
+    (("graph/",), "topology detection and the graph search", "", "INIT,GRAPH", ""),
+    (("enqueue.c",), "a collective's launch", "", "INIT,COLL", ""),
 )
 
 
@@ -56,7 +80,7 @@ def trail_stage(trail: Iterable[str]) -> Stage | None:
     >>> trail_stage(["x [0] NCCL INFO misc/socket.cc:564 -> 2",
     ...              "x [0] NCCL INFO bootstrap.cc:270 -> 2", "x [0] NCCL INFO init.cc:1350 -> 2"])
     ... # doctest: +ELLIPSIS
-    Stage(where='bootstrap.cc:270', name='bootstrap', text='bootstrap, as the ranks exchanged ...')
+    Stage(where='bootstrap.cc:270', name='bootstrap', text='bootstrap, as the ranks ...', ...)
     """
     named = []
     for text in trail:
@@ -72,5 +96,6 @@ def trail_stage(trail: Iterable[str]) -> Stage | None:
     # bootstrap runs over the socket code (2.2-2.3: over the NET transport's), never the
     # other way round: a trail through it failed in it
     index, where = min(named, key=lambda n: n[0] != 0)
-    _starts, name, detail = _STAGES[index]
-    return Stage(where, name, f"{name}, {detail}" if detail else name)
+    _starts, name, detail, subsystem, system_error = _STAGES[index]
+    text = f"{name}, {detail}" if detail else name
+    return Stage(where, name, text, subsystem, system_error)

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # report.py imports this module: its rows are a type here onl
 __all__ = ["verdict_of"]
 
 
+#: failures that are the process's or its launcher's, whoever's code was running
+_NOT_NCCL = frozenset({"process-crashed", "launcher-reported-failure", "nccl-tests-wrong-data"})
+
+
 def _processes(covered: int, count: int) -> str:
     """``all 16 processes``, ``3 of 8 processes``, ``the one process``."""
     if count == 1:
@@ -98,7 +102,7 @@ def verdict_of(
         # the traffic sentence would only repeat that nothing was proven: the count is
         # what it adds.
         # a crash is the process's, whoever's code it was in
-        said = "NCCL failed: " if errors[0].fatal and errors[0].id != "process-crashed" else ""
+        said = "NCCL failed: " if errors[0].fatal and errors[0].id not in _NOT_NCCL else ""
         if errors[0].fatal and not (inter or intra or chose):
             count = len(rows)
             sentence = f"NCCL started on {_processes(count, count)}; no connection line follows"

@@ -24,6 +24,8 @@ _STOPPED = {
     "collective-mismatch": "the collective did not complete (PyTorch's watchdog)",
     "watchdog-teardown": "PyTorch ended the process",
     "process-crashed": "the process crashed",
+    "launcher-reported-failure": "the launcher ended the job",
+    "nccl-tests-wrong-data": "the collective returned wrong data",
 }
 
 
