@@ -37,6 +37,66 @@ class C:
 
 
 CASES: dict[str, C] = {
+    (
+        "two-container-ib-gdr-disabled-no-module-both-hosts-multi-comm-hang-line-format-nccl-le-"
+        "2.11-not-2.14.3-EXCERPT.log"
+    ): C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={"gdr-disabled-hca", "gdr-off"},
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "rdna4-r9700-vllm-ray-multinode-socket-only-no-ibverbs-rccl-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "rdna3-gfx1100-p2p-hipipcgetmemhandle-invalid-argument-rccl2.22.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail", "p2p-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "rdna3-7900xtx-therock-cumem-requires-vmm-rdma-zero-ib-devices-rccl2.30.4-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"other-warnings"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    (
+        "nccl-tests-two-node-a100-mixed-nccl-versions-2.22.3-vs-2.19-2.20-plugin-message-format-"
+        "EXCERPT.log"
+    ): C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"mixed-nccl-versions"},
+        versions={"2.22.3"},
+        hosts=2,
+        processes=2,
+    ),
+    "mi50-gfx906-rccl-tests-mscclpp-not-compatible-init-complete-4gpu-rccl2.21.5-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"other-warnings"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     "two-host-tcp-init-socket-ring-root-side-only-no-init-complete-shown-nccl2.4.2-EXCERPT.log": C(
         status="FAIL",
         inter={"NET/Socket"},
@@ -3136,3 +3196,13 @@ def test_a_cuda_call_failing_in_the_cumem_probe_is_no_failure() -> None:
     assert finding.conclusions[0].startswith(
         "misc/cudawrap.cc:36 is a check in NCCL's cuMem probe (ncclIsCuMemSupported"
     )
+
+
+def test_a_vendor_builds_full_path_names_its_stage() -> None:
+    """ROCm/vllm#390: RCCL prints its build's full path, which holds "/src/" twice
+    (.../src/out/.../build/rccl/hipify/src/transport/p2p.cc): the WARN is the P2P
+    transport's ('hipIpcGetMemHandle failed : invalid argument'), and so is the trail."""
+    report = _report("rdna3-gfx1100-p2p-hipipcgetmemhandle-invalid-argument-rccl2.22.3-EXCERPT.log")
+    assert report.findings[0].id == "p2p-setup-failed"
+    trail = _finding(report, "error-trail")
+    assert any("failed in the P2P (GPU to GPU) transport (/longer_pathname" in c for c in trail)

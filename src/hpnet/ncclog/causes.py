@@ -345,7 +345,8 @@ def _covers(path: str, prefix: str) -> bool:
 def _by_path(path: str) -> Subsystem | None:
     # a location may carry a build directory (RCCL's /long/.../src/graph/paths.cc, a
     # generated /.../build/obj/device/gensrc/... of 2.31) or a relative ../include/
-    path = path.split("/src/", 1)[-1].split("/gensrc/", 1)[-1].removeprefix("../")
+    # (the last "/src/": a build tree may hold another, /src/out/.../build/rccl/hipify/src/)
+    path = path.rsplit("/src/", 1)[-1].split("/gensrc/", 1)[-1].removeprefix("../")
     for subsystem in SUBSYSTEMS:
         if any(_covers(path, prefix) for prefix in subsystem.paths):
             return subsystem

@@ -87,7 +87,8 @@ def trail_stage(trail: Iterable[str]) -> Stage | None:
         found = _FILE.search(text)
         if found is None:
             continue
-        path = found.group(2)
+        # a vendor build's full path (RCCL's ".../build/rccl/hipify/src/transport/p2p.cc")
+        path = found.group(2).rsplit("/src/", 1)[-1]
         index = next((i for i, (starts, *_) in enumerate(_STAGES) if path.startswith(starts)), None)
         if index is not None:
             named.append((index, found.group(1)))
