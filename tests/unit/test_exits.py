@@ -49,6 +49,12 @@ POSTS = {
     # UCX's handler in the process itself (pipedream#76)
     "docker-default-shm-sigbus-nonexistent-physical-address-nccl-proxy-thread-torchrun-"
     "childfailederror.txt": [(None, None, 3039, -7, False)],
+    # recorded on the lent H200: torchrun, rank 1 SIGKILLs / SIGSEGVs itself after one
+    # all_reduce (benchmarks/torchrun_exit.py); the agent then stops rank 0 (SIGTERM)
+    "torchrun-plant-second-process-sigkill-after-first-allreduce-peer-remote-error-h200-"
+    "torch2.11-nccl2.28.9.txt": [(1, 1, 736, -9, True), (0, 0, 735, -15, False)],
+    "torchrun-plant-second-process-sigsegv-after-first-allreduce-peer-remote-error-h200-"
+    "torch2.11-nccl2.28.9.txt": [(1, 1, 782, -11, True), (0, 0, 781, -15, False)],
     # vLLM's executor (vllm#9839)
     "vllm-mp-tp-worker-sigabrt-after-watchdog-then-driver-pg2-heartbeat-monitor-timeout-9-"
     "works-pending-EXCERPT.txt": [(None, None, 198, -6, False)],
@@ -171,3 +177,36 @@ def test_what_each_ending_says() -> None:
     said = exits_summary([first, *same])
     assert said.startswith("rank 1 failed first as torchrun saw it, ended by SIGKILL")
     assert "; ranks 2, 3 also ended by SIGTERM (exit code -15)" in said
+
+
+@pytest.mark.parametrize(
+    ("name", "death"),
+    [
+        (
+            "torchrun-plant-second-process-sigkill-after-first-allreduce-peer-remote-error-"
+            "h200-torch2.11-nccl2.28.9.txt",
+            "SIGKILL",
+        ),
+        (
+            "torchrun-plant-second-process-sigsegv-after-first-allreduce-peer-remote-error-"
+            "h200-torch2.11-nccl2.28.9.txt",
+            "SIGSEGV",
+        ),
+        (
+            "torchrun-plant-second-process-sigkill-nccl-debug-init-h200-torch2.11-nccl2.28.9.txt",
+            "SIGKILL",
+        ),
+    ],
+)
+def test_a_rank_that_died_leads_the_error_it_caused(name: str, death: str) -> None:
+    """The plant's culprit is rank 1, which ended itself by a signal; rank 0's NCCL error
+    (a peer gone) and its SIGTERM follow: the death leads, the rank's line after it."""
+    report = judge_evidence(collect([str(HANG / name)]))
+    assert report.headline.startswith(
+        f"processes of the job ended: rank 1 (pid {report.exits[0].pid}, on localhost) failed "
+        f"first as torchrun saw it, ended by {death}"
+    ), report.headline
+    assert "; rank 0 also ended by SIGTERM (exit code -15): stopped by the launcher" in (
+        report.headline
+    )
+    assert "; the ranks' own lines: rank 0 failed in allreduce #2 of group 0" in report.headline

@@ -3206,3 +3206,17 @@ def test_a_vendor_builds_full_path_names_its_stage() -> None:
     assert report.findings[0].id == "p2p-setup-failed"
     trail = _finding(report, "error-trail")
     assert any("failed in the P2P (GPU to GPU) transport (/longer_pathname" in c for c in trail)
+
+
+def test_ranks_on_one_gpu_that_nccl_accepted_are_not_a_duplicate_gpu() -> None:
+    """Recorded on the H200: two ranks on GPU 0 as two NCCL hosts (NCCL_HOSTID, not
+    echoed); each printed its nNodes line and Init COMPLETE, which NCCL prints only after
+    its duplicate-GPU check passed: no ranks-share-a-gpu error."""
+    name = "torchrun-plant-second-process-sigkill-nccl-debug-init-h200-torch2.11-nccl2.28.9.txt"
+    found, notes = collect_inputs([str(DATA / "hang" / name)])
+    report = analyse(read_logs(found, jobs=1, notes=notes))
+    ids = [f.id for f in report.findings]
+    assert "ranks-share-a-gpu" not in ids
+    assert "launcher-reported-failure" in ids
+    inside = next(f for f in report.findings if f.id == "net-inside-node")
+    assert "NCCL_HOSTID made NCCL hosts of one machine" in inside.cause

@@ -113,6 +113,10 @@ _SRUN_SIGNALS = {
     "Segmentation fault": signal.SIGSEGV,
     "Bus error": signal.SIGBUS,
 }
+#: signals that end a process whatever its code was doing: a first failure by one of
+#: these is the cause the other ranks' errors follow from (SIGABRT is PyTorch's watchdog
+#: after a timeout, SIGTERM the launcher's stop: those follow, they do not lead)
+_DEATHS = frozenset({signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE})
 #: a list of task ids as srun prints them (``0-3,5``): at most this many are read
 MAX_TASKS = 4096
 
@@ -352,8 +356,14 @@ def with_exits(report: HangReport, exits: Sequence[Exit]) -> HangReport:
     if not exits:
         return report
     summary = exits_summary(exits)
+    first = next((e for e in exits if e.first), None)
     if report.status == "no-hang" and not report.dumps and not report.stacks:
         status, headline = "unknown", f"processes of the job ended: {summary}"
+    elif first is not None and -first.status in _DEATHS:
+        # the first failure the launcher saw is a death no rank's own code chose (not
+        # the watchdog's abort, not the launcher's stop): the others' lines follow it
+        status = report.status
+        headline = f"processes of the job ended: {summary}; the ranks' own lines: {report.headline}"
     else:
         status, headline = report.status, f"{report.headline}; processes ended: {summary}"
     return dataclasses.replace(report, status=status, headline=headline, exits=tuple(exits))

@@ -112,7 +112,8 @@ def placement_findings(
                 "NCCL_NET_DISABLE_INTRA=1 turns this off), or P2P / SHM were unusable: "
                 "NCCL_P2P_DISABLE / NCCL_SHM_DISABLE / NCCL_NET set without the log echoing "
                 "them (NCCL_DEBUG_SUBSYS=ENV shows them), or ranks in containers without a "
-                "shared IPC namespace or /dev/shm"
+                "shared IPC namespace or /dev/shm, or NCCL_HOSTID made NCCL hosts of one "
+                "machine (a test of the network path; ENV shows it too)"
             )
             severity = "warning"
             fix = (

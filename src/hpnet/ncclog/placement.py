@@ -403,4 +403,20 @@ def _gpus_shared(place: Placement, alike: Alike) -> list[tuple[str, str, list[in
             continue
         gpu = (place.nccl_host(process), member.bus_id.lower().lstrip("0") or "0")
         by_gpu.setdefault(gpu, []).append(rank)
-    return [(host, bus_id, ranks) for (host, bus_id), ranks in by_gpu.items() if len(ranks) > 1]
+    return [
+        (host, bus_id, ranks)
+        for (host, bus_id), ranks in by_gpu.items()
+        if len(ranks) > 1 and not _passed_duplicate_check(alike, ranks)
+    ]
+
+
+def _passed_duplicate_check(alike: Alike, ranks: Sequence[int]) -> bool:
+    """Did NCCL accept these ranks on one GPU? It refuses two ranks of one hostHash on one
+    busId ("Duplicate GPU detected", init.cc) before it prints a rank's ``nNodes`` line or
+    completes its init: ranks that got that far were different NCCL hosts (NCCL_HOSTID
+    the log does not echo), which crowded hosts and fake hosts say."""
+    return any(
+        member is not None and (member.completed or member.nnodes is not None)
+        for comm in alike.comms
+        for member in (comm.by_rank.get(rank) for rank in ranks)
+    )
