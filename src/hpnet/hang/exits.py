@@ -31,9 +31,10 @@ import dataclasses
 import re
 import signal
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hpnet.hang.model import ranks_text
+from hpnet.ncclog.messages import MPIRUN_SIGNAL, SRUN_ENDED, TORCHRUN_FAILED, VLLM_DIED
 
 if TYPE_CHECKING:
     from hpnet.hang.model import HangReport
@@ -73,9 +74,7 @@ class Exit:
         return f"{name} ({place})" if place else name
 
 
-_TORCHRUN_LINE = re.compile(
-    r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of (?:binary|fn)"
-)
+_TORCHRUN_LINE = re.compile(TORCHRUN_FAILED)
 _TABLE_FAILURES = re.compile(r"^\W*Failures:\s*$")
 _TABLE_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*$")
 #: a record's own lines (a paste may start at a record, without the table's head)
@@ -98,14 +97,9 @@ _SHELL = re.compile(
     r"|: line \d+: +(?P<pid>\d+) +(?P<name>" + "|".join(_SHELL_SIGNALS) + r")(?: |$)"
 )
 _SPAWN = re.compile(r"\bprocess (\d+) terminated with (?:signal (SIG[A-Z0-9]+)|exit code (\d+))")
-_VLLM = re.compile(r"Worker (\w+) pid (\d+) died, exit code: (-?\d+)")
-_MPIRUN = re.compile(
-    r"noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)"
-)
-_SRUN = re.compile(
-    r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Aborted|Terminated|Segmentation fault"
-    r"|Bus error|Exited with exit code (\d+))"
-)
+_VLLM = re.compile(VLLM_DIED)
+_MPIRUN = re.compile(MPIRUN_SIGNAL)
+_SRUN = re.compile(SRUN_ENDED)
 _SRUN_SIGNALS = {
     "Killed": signal.SIGKILL,
     "Aborted": signal.SIGABRT,
@@ -184,94 +178,45 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
                     first=section == "root",
                 )
             )
-        elif found_line := _TORCHRUN_LINE.search(line):
-            status, local, pid = (int(g) for g in found_line.groups())
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=status,
-                    reporter="torchrun",
-                    local_rank=local,
-                    pid=pid,
-                    first=True,
-                )
-            )
-        elif spawned := _SPAWN.search(line):
-            name = spawned.group(2)
-            status = -int(getattr(signal, name, 0)) if name else int(spawned.group(3))
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=status,
-                    reporter="torch.multiprocessing",
-                    local_rank=int(spawned.group(1)),
-                )
-            )
-        elif died := _VLLM.search(line):
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=int(died.group(3)),
-                    reporter="vLLM",
-                    pid=int(died.group(2)),
-                    name=f"vLLM's {died.group(1)}",
-                )
-            )
-        elif noticed := _MPIRUN.search(line):
-            mpi_rank, mpi_pid, node, signum = noticed.groups()
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=-int(signum),
-                    reporter="Open MPI",
-                    rank=int(mpi_rank),
-                    pid=int(mpi_pid),
-                    host=node,
-                    first=True,
-                )
-            )
-        elif crashed := _UCX.search(line):
-            node_name, pid_text, signum = crashed.groups()
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=-int(signum),
-                    reporter="UCX's signal handler",
-                    pid=int(pid_text),
-                    host=node_name,
-                )
-            )
-        elif shell := _SHELL.search(line):
-            how = shell.group("alone") or shell.group("name")
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=-int(_SHELL_SIGNALS[how]),
-                    reporter="the shell",
-                    pid=int(shell.group("pid")) if shell.group("pid") else None,
-                )
-            )
-        elif srun := _SRUN.search(line):
-            how = srun.group(3)
-            status = int(srun.group(4)) if srun.group(4) else -int(_SRUN_SIGNALS[how])
-            found += [
-                Exit(
-                    where=where,
-                    text=text,
-                    status=status,
-                    reporter="Slurm",
-                    rank=task,
-                    host=srun.group(1),
-                )
-                for task in _tasks(srun.group(2))
-            ]
+        else:
+            found += [Exit(where=where, text=text, **fields) for fields in _line_exits(line)]
     return _merged([e for e in found if e.status != 0])
+
+
+def _line_exits(line: str) -> list[dict[str, Any]]:
+    """The processes a line of one of the single-line forms says ended, as an
+    :class:`Exit`'s fields besides where and what it says."""
+    if found := _TORCHRUN_LINE.search(line):
+        status, local, pid = (int(g) for g in found.groups())
+        return [{"status": status, "reporter": "torchrun", "local_rank": local, "pid": pid,
+                 "first": True}]  # fmt: skip
+    if found := _SPAWN.search(line):
+        name = found.group(2)
+        status = -int(getattr(signal, name, 0)) if name else int(found.group(3))
+        return [{"status": status, "reporter": "torch.multiprocessing",
+                 "local_rank": int(found.group(1))}]  # fmt: skip
+    if found := _VLLM.search(line):
+        return [{"status": int(found.group(3)), "reporter": "vLLM", "pid": int(found.group(2)),
+                 "name": f"vLLM's {found.group(1)}"}]  # fmt: skip
+    if found := _MPIRUN.search(line):
+        rank, pid_text, node, signum = found.groups()
+        return [{"status": -int(signum), "reporter": "Open MPI", "rank": int(rank),
+                 "pid": int(pid_text), "host": node, "first": True}]  # fmt: skip
+    if found := _UCX.search(line):
+        node, pid_text, signum = found.groups()
+        return [{"status": -int(signum), "reporter": "UCX's signal handler",
+                 "pid": int(pid_text), "host": node}]  # fmt: skip
+    if found := _SHELL.search(line):
+        how = found.group("alone") or found.group("name")
+        pid_text = found.group("pid")
+        return [{"status": -int(_SHELL_SIGNALS[how]), "reporter": "the shell",
+                 "pid": int(pid_text) if pid_text else None}]  # fmt: skip
+    if found := _SRUN.search(line):
+        how = found.group(3)
+        status = int(found.group(4)) if found.group(4) else -int(_SRUN_SIGNALS[how])
+        return [{"status": status, "reporter": "Slurm", "rank": task, "host": found.group(1)}
+                for task in _tasks(found.group(2))]  # fmt: skip
+    return []
 
 
 def _merged(found: Sequence[Exit]) -> list[Exit]:

@@ -17,8 +17,9 @@ from hpnet.ncclog.net_messages import gdr_event, net_event
 from hpnet.ncclog.reading import NOTABLE, Message, reading
 
 __all__ = [
-    "CRASH_REPORT", "LAUNCHER_FAILED", "PROCESS_ENDED", "RAY_REPEATED", "TESTS_WRONG", "VERSION",
-    "Message", "read_message",
+    "CRASH_REPORT", "LAUNCHER_FAILED", "MPIRUN_SIGNAL", "PROCESS_ENDED", "RAY_REPEATED",
+    "SRUN_ENDED", "TESTS_WRONG", "TORCHRUN_FAILED", "VERSION", "VLLM_DIED", "Message",
+    "read_message",
 ]  # fmt: skip
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
@@ -38,23 +39,31 @@ CRASH_REPORT = (
 )
 
 
-#: a launcher's report that a process of the job failed and the job ended: torchrun's
-#: agent ("failed (exitcode: -9) local_rank: 3 (pid: 4711) of binary: ...",
-#: elastic/multiprocessing/api.py; ChildFailedError), Open MPI's mpirun ("mpirun noticed
-#: that process rank 3 with PID 4711 on node n1 exited on signal 9 (Killed).", "Per
-#: user-direction, the job has been aborted.", "mpirun detected that one or more processes
-#: exited with non-zero status"), vLLM's executor ("Worker VllmWorkerProcess pid 198 died,
-#: exit code: -6") and Slurm's srun ("srun: error: n1: task 3: Killed")
-LAUNCHER_FAILED = (
-    r"failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of (?:binary|fn)"
-    r"|\bChildFailedError\b"
-    r"|noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+"
-    r"|Per user-direction, the job has been aborted"
-    r"|detected that one or more processes exited with non-zero status"
-    r"|Worker \w+ pid \d+ died, exit code: -?[1-9]"
-    r"|srun: error: \S+: tasks? [\d,-]+: (?:Killed|Aborted|Terminated|Segmentation fault"
-    r"|Bus error|Exited with exit code [1-9])"
+#: a launcher's report that a process of the job failed, each with what it names
+#: (hpnet.hang.exits reads them): torchrun's agent (elastic/multiprocessing/api.py: its
+#: first failure, exit status, local rank, pid), Open MPI's mpirun (orterun's
+#: help-orterun.txt: rank, pid, node, signal), vLLM's executor (multiproc_worker_utils.py:
+#: worker, pid, exit status) and Slurm's srun (node, task ids, how; an exit code)
+TORCHRUN_FAILED = r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of (?:binary|fn)"
+MPIRUN_SIGNAL = (
+    r"noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)"
 )
+VLLM_DIED = r"Worker (\w+) pid (\d+) died, exit code: (-?[1-9]\d*)"
+SRUN_ENDED = (
+    r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Aborted|Terminated|Segmentation fault"
+    r"|Bus error|Exited with exit code ([1-9]\d*))"
+)
+#: any of them, or another word of a failed launch: ChildFailedError, mpirun's abort
+#: ("Per user-direction, the job has been aborted.", "mpirun detected that one or more
+#: processes exited with non-zero status")
+LAUNCHER_FAILED = "|".join(
+    re.sub(r"(?<!\\)\((?!\?)", "(?:", pattern)  # their groups, not captured here
+    for pattern in (
+        TORCHRUN_FAILED, MPIRUN_SIGNAL, VLLM_DIED, SRUN_ENDED, r"\bChildFailedError\b",
+        r"Per user-direction, the job has been aborted",
+        r"detected that one or more processes exited with non-zero status",
+    )
+)  # fmt: skip
 #: nccl-tests' footer when its data check found wrong elements (src/util.cu
 #: writeResultFooter, "# %-20s : %d %s"; before 2.13 src/common.cu " Out of bounds values
 #: : %d %s"): it then exits with an error
