@@ -125,13 +125,20 @@ def _topology_file(processes: Sequence[ProcessLog]) -> list[Fact]:
     return _grouped(found, text, "topology-file")
 
 
+def _bootstraps_on(
+    processes: Sequence[ProcessLog], address: re.Pattern[str]
+) -> list[tuple[str, ProcessLog, Sequence[LogLine | None]]]:
+    """The processes whose bootstrap address (the first NCCL publishes) ``address``
+    matches: (the interface and address, the process, its line)."""
+    return [
+        (first.split("<", 1)[0], process, (process.line("bootstrap"),))
+        for process in processes
+        if (first := process.bootstrap[0] if process.bootstrap else "") and address.match(first)
+    ]
+
+
 def _bootstrap_link_local(processes: Sequence[ProcessLog]) -> list[Fact]:
-    found = []
-    for process in processes:
-        first = process.bootstrap[0] if process.bootstrap else ""
-        hit = _LINK_LOCAL.match(first)
-        if hit:
-            found.append((first.split("<", 1)[0], process, (process.line("bootstrap"),)))
+    found = _bootstraps_on(processes, _LINK_LOCAL)
 
     def text(address: str, count: int) -> str:
         return (
@@ -144,12 +151,7 @@ def _bootstrap_link_local(processes: Sequence[ProcessLog]) -> list[Fact]:
 
 
 def _bootstrap_docker_bridge(processes: Sequence[ProcessLog]) -> list[Fact]:
-    found = []
-    for process in processes:
-        first = process.bootstrap[0] if process.bootstrap else ""
-        hit = _DOCKER_BRIDGE.match(first)
-        if hit:
-            found.append((first.split("<", 1)[0], process, (process.line("bootstrap"),)))
+    found = _bootstraps_on(processes, _DOCKER_BRIDGE)
 
     def text(address: str, count: int) -> str:
         return (
