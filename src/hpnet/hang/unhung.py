@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hpnet.hang.model import ranks_text
 from hpnet.hang.ranklog import RankError
+from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 
 __all__ = ["crashed", "never_met", "store_unreached", "store_waited"]
 
@@ -123,10 +124,10 @@ def _rendezvous(errors: Sequence[RankError]) -> str:
 def _bridge(host: str) -> str:
     """Docker's default bridge network (docker0, 172.17.0.0/16): an address of a
     container reachable inside its own host only."""
-    if not host.startswith("172.17."):
+    if not in_docker_bridge(host):
         return ""
     return (
-        f"; {host} is in 172.17.0.0/16, Docker's default bridge network (docker0): a "
+        f"; {host} is in {DOCKER_BRIDGE}, Docker's default bridge network (docker0): a "
         "container's address there is reachable from its own host only, so a store's host "
         "that published it cannot be reached from other nodes: run the containers with "
         "host networking, or give the store a routable address (MASTER_ADDR and the "

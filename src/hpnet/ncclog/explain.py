@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.gdr import _PATH_TYPES, path_name
+from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.releases import _parse_range
 
@@ -63,8 +64,8 @@ class Fact:
 
 #: ``fe80::`` to ``febf::``: IPv6 link-local unicast (RFC 4291 2.5.6)
 _LINK_LOCAL = re.compile(r"^[^:]+:(fe[89ab][0-9a-f]:[0-9a-f:]*)(%\S+?)?<", re.IGNORECASE)
-#: 172.17.0.0/16: the subnet of Docker's default bridge network (docker0)
-_DOCKER_BRIDGE = re.compile(r"^[^:]+:(172\.17\.\d{1,3}\.\d{1,3})<")
+#: an IPv4 bootstrap address, ``eth0:172.17.0.2<0>``
+_IPV4 = re.compile(r"^[^:]+:(\d{1,3}(?:\.\d{1,3}){3})<")
 _PXN = re.compile(r"use ring PXN (\d+)")
 
 
@@ -126,19 +127,24 @@ def _topology_file(processes: Sequence[ProcessLog]) -> list[Fact]:
 
 
 def _bootstraps_on(
-    processes: Sequence[ProcessLog], address: re.Pattern[str]
+    processes: Sequence[ProcessLog], wanted: Callable[[str], bool]
 ) -> list[tuple[str, ProcessLog, Sequence[LogLine | None]]]:
-    """The processes whose bootstrap address (the first NCCL publishes) ``address``
-    matches: (the interface and address, the process, its line)."""
+    """The processes whose bootstrap address (the first NCCL publishes, ``eth0:1.2.3.4<0>``)
+    is ``wanted``: (the interface and address, the process, its line)."""
     return [
         (first.split("<", 1)[0], process, (process.line("bootstrap"),))
         for process in processes
-        if (first := process.bootstrap[0] if process.bootstrap else "") and address.match(first)
+        if (first := process.bootstrap[0] if process.bootstrap else "") and wanted(first)
     ]
 
 
+def _on_docker_bridge(bootstrap: str) -> bool:
+    found = _IPV4.match(bootstrap)
+    return found is not None and in_docker_bridge(found.group(1))
+
+
 def _bootstrap_link_local(processes: Sequence[ProcessLog]) -> list[Fact]:
-    found = _bootstraps_on(processes, _LINK_LOCAL)
+    found = _bootstraps_on(processes, lambda first: bool(_LINK_LOCAL.match(first)))
 
     def text(address: str, count: int) -> str:
         return (
@@ -151,11 +157,11 @@ def _bootstrap_link_local(processes: Sequence[ProcessLog]) -> list[Fact]:
 
 
 def _bootstrap_docker_bridge(processes: Sequence[ProcessLog]) -> list[Fact]:
-    found = _bootstraps_on(processes, _DOCKER_BRIDGE)
+    found = _bootstraps_on(processes, _on_docker_bridge)
 
     def text(address: str, count: int) -> str:
         return (
-            f"bootstrap on {address} ({_on(count)}), in 172.17.0.0/16, the subnet of "
+            f"bootstrap on {address} ({_on(count)}), in {DOCKER_BRIDGE}, the subnet of "
             "Docker's default bridge network: a container's address there is reachable "
             "from its own host only (every host's first container is 172.17.0.2), so a job "
             "across hosts needs the containers on the host network (--network=host) or "

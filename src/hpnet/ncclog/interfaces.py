@@ -14,11 +14,32 @@ from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.model import NcclLog, Nic, ProcessLog
 from hpnet.result import Finding, Severity
 
-__all__ = ["LOCAL_INTERFACES", "link_local_interfaces", "local_interfaces"]
+__all__ = [
+    "DOCKER_BRIDGE", "LOCAL_INTERFACES", "in_docker_bridge", "link_local_interfaces",
+    "local_interfaces",
+]  # fmt: skip
 
 #: interfaces that exist on one host only: a socket transport over them cannot reach
 #: another node (NCCL skips docker* and lo by default, virbr* since 2.28)
 LOCAL_INTERFACES = ("docker", "virbr", "br-", "veth", "cni", "flannel", "lo")
+
+
+#: the subnet of Docker's default bridge network (docker0): a container's address there
+#: is reachable from its own host only (every host's first container is 172.17.0.2)
+DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
+
+
+def in_docker_bridge(address: str) -> bool:
+    """Is ``address`` (an IP, maybe with ``%scope``; a host name is not) in
+    :data:`DOCKER_BRIDGE`?
+
+    >>> in_docker_bridge("172.17.0.2"), in_docker_bridge("172.18.0.2"), in_docker_bridge("h1")
+    (True, False, False)
+    """
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]) in DOCKER_BRIDGE
+    except ValueError:
+        return False
 
 
 def _host_local(name: str, address: str) -> bool:
