@@ -13,14 +13,16 @@ classifier reads as the kinds its category names.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from hpnet.ncclog.formats import EVIDENCE, evidence_of, format_regex, load_table
+from hpnet.ncclog.formats import EVIDENCE, WarnIndex, evidence_of, format_regex, load_table
 from hpnet.ncclog.lines import classify
 from hpnet.ncclog.versions import FINGERPRINTS, contains
 
 TABLE = load_table()
+DATA = Path(__file__).parents[1] / "data"
 FORMATS = [f for f in TABLE.formats if evidence_of(str(f["level"]), str(f["format"]))]
 #: every release from 2.4.2 to 2.30.7 (and the two 2.3 tags) from the source; 2.31.2 and
 #: 2.32.3 from the libnccl.so.2 of their PyPI wheels (tools/nccl_formats/binary.py)
@@ -207,3 +209,36 @@ def test_version_fingerprints_hold_for_every_release_that_prints_the_form() -> N
             if outside:
                 wrong.append((kind, pattern.pattern, entry["format"], outside[:3]))
     assert not wrong, wrong
+
+
+def _warn_texts() -> list[str]:
+    """Every WARN format's example and every WARN message of the recorded NCCL logs."""
+    texts = {str(f["example"]) for f in TABLE.formats if f["level"] == "WARN" and f.get("example")}
+    for path in sorted(DATA.glob("nccl-logs/*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            found = re.search(r"NCCL WARN (?:\S+\.(?:cc|cu|c|h):\d+ )?(.*)", line)
+            if found:
+                texts.add(found.group(1).strip())
+    return sorted(texts)
+
+
+def test_a_warn_is_matched_against_exactly_the_formats_that_can_print_it() -> None:
+    # the index tries only the formats whose leading literal starts the message; trying
+    # every format finds the same ones, on every example and recorded WARN
+    warns = WarnIndex(TABLE.formats)
+    every = [
+        (re.compile(format_regex(str(f["format"]).strip()) + r"\s*"), f)
+        for f in TABLE.formats
+        if f["level"] == "WARN" and f.get("format") and not f.get("plugin")
+    ]
+    texts = _warn_texts()
+    assert len(texts) > 500
+    for text in texts:
+        found = [warns.entry(i) for i in warns.candidates(text) if warns.matches(i, text)]
+        assert found == [f for p, f in every if p.fullmatch(text)], text
+    # an example's own format is among them: none of them is empty by accident
+    assert all(
+        warns.candidates(str(f["example"]))
+        for f in TABLE.formats
+        if f["level"] == "WARN" and f.get("example") and not f.get("plugin")
+    )
