@@ -42,11 +42,23 @@ POSTS = {
         "not waiting for the GPU in cudaDeviceSynchronize as 2 other",
     ),
     # rank 0 starved by its data loader while the others all-reduce (fairseq#4816)
-    # two of eight ZeRO-3 processes, both in backward: neither stands apart
+    # two of eight ZeRO-3 processes, each main thread idle in backward while its engine
+    # thread works in partition_grads: neither stands apart
     "deepspeed-zero3-accelerate-h100-py-spy-two-procs-mainthread-backward-worker-partition-"
     "grads-odd-gpu-unseen-EXCERPT": (
         ["elsewhere", "elsewhere"],
-        "the stacks: the 2 dumped processes are all in _engine_run_backward",
+        "the stacks: the 2 dumped processes are all in partition_grads "
+        "(deepspeed/runtime/zero/stage3.py:1500): none stands apart",
+    ),
+    # SGLang's overlap scheduler: the main thread idles in queue.get, the forward thread
+    # is active in a torch op under flashinfer's prefill (sglang#4257)
+    "sglang-tp-overlap-scheduler-pyspy-tp0-main-waits-result-queue-forward-thread-active-"
+    "flashinfer-EXCERPT": (
+        ["elsewhere"],
+        "the stacks: pid 2696393 (sglang::scheduler_None): Thread-3 (forward_thread_func) is "
+        "in a torch op called from ragged_run (flashinfer/prefill.py:237) (active when dumped; "
+        "its MainThread, idle, is in resolve_batch_result (tp_worker_overlap_thread.py:169), "
+        "waiting in queue.get): not in a collective",
     ),
     "fairseq-32gpu-4node-hang-pyspy-rank-zero-main-in-dataloader-queue-get-others-allreduce-"
     "EXCERPT": (["data"], "the stacks: the process at "),
@@ -100,6 +112,28 @@ def test_the_calls_are_the_programs_not_the_waits() -> None:
     (stack,) = read_stacks(str(path), list(enumerate(path.read_text().splitlines(), 1)))
     assert stack.thread == "MainThread"
     assert stack.call == "__next__ (fairseq/data/iterators.py:648), waiting in queue.get"
+
+
+def test_a_main_thread_that_idles_is_placed_at_the_thread_that_works() -> None:
+    """py-spy saw the main thread idle outside the job's waits (a queue, autograd's
+    engine) and another thread active: the process is where that thread is; a main thread
+    that is itself active, or waits for data, stays the telling one."""
+    text = [
+        'Thread 1 (idle): "MainThread"',
+        "    wait (threading.py:327)",
+        "    get (queue.py:171)",
+        "    step (train.py:10)",
+        'Thread 2 (active): "Thread-1 (worker)"',
+        "    forward (model.py:5)",
+    ]
+    (stack,) = read_stacks("x", list(enumerate(text, 1)))
+    assert (stack.thread, stack.call) == ("Thread-1 (worker)", "forward (model.py:5)")
+    assert stack.main == "step (train.py:10), waiting in queue.get"
+    for main in ('Thread 1 (active): "MainThread"', 'Thread 1 (idle): "MainThread"'):
+        frames = ["    step (train.py:10)"] if "active" in main else ["    __next__ (data/it.py:1)"]
+        lines = [main, *frames, *text[4:]]
+        (stack,) = read_stacks("x", list(enumerate(lines, 1)))
+        assert stack.thread == "MainThread" and not stack.main
 
 
 def test_a_process_away_from_the_collective_the_others_wait_in_is_named() -> None:

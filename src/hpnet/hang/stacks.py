@@ -69,6 +69,9 @@ class Stack:
     thread: str  # "MainThread", "Thread 4079"
     kind: str  # collective, nccl, data, cuda, elsewhere, unshown (its main thread not dumped)
     call: str  # "all_reduce (torch/distributed/distributed_c10d.py:2050)"
+    #: where the main thread is, when it idles while the telling thread works
+    #: (py-spy's "active"): "resolve_batch_result (...:169), waiting in queue.get"
+    main: str = ""
 
     def said(self) -> str:
         what = {
@@ -84,6 +87,11 @@ class Stack:
                 f"{self.process}: {self.thread} waits for its child processes in {self.call}: "
                 "a parent of the ranks, not one of them"
             )
+        if self.main:
+            return (
+                f"{self.process}: {self.thread} {what} {self.call} (active when dumped; "
+                f"its MainThread, idle, is in {self.main})"
+            )
         return f"{self.process}: {self.thread} {what} {self.call}"
 
 
@@ -91,6 +99,7 @@ class Stack:
 class _Thread:
     where: str
     name: str
+    status: str = ""  # py-spy's: idle, active, active+gil, ...
     frames: list[tuple[str, str, str | None]] = dataclasses.field(default_factory=list)
 
 
@@ -122,7 +131,7 @@ def read_stacks(path: str, lines: Sequence[tuple[int, str]]) -> list[Stack]:
             )):  # fmt: skip
                 last = _Process(where, f"the process at {where}")
                 processes.append(last)
-            thread = _Thread(where, name)
+            thread = _Thread(where, name, found.group(2))
             last.threads.append(thread)
         elif found := _GDB_THREAD.match(line):
             if not processes:
@@ -167,7 +176,14 @@ def _judged(process: _Process) -> Stack | None:
     if not read:
         return None
     telling = next((r for r in read if r[1][0] in ("collective", "nccl")), None)
-    telling = telling or next((r for r in read if r[0].name == "MainThread"), read[0])
+    main = next((r for r in read if r[0].name == "MainThread"), None)
+    if telling is None and main is not None and (working := _working(main, read)):
+        thread, (kind, call) = working
+        return Stack(
+            where=process.where, process=process.label, thread=thread.name, kind=kind,
+            call=call, main=main[1][1],
+        )  # fmt: skip
+    telling = telling or main or read[0]
     thread, (kind, call) = telling
     if thread.name.startswith("Thread-") and kind in ("data", "elsewhere"):
         # a helper thread (Python's default name) that waits in nothing: the main
@@ -176,6 +192,28 @@ def _judged(process: _Process) -> Stack | None:
     return Stack(
         where=process.where, process=process.label, thread=thread.name, kind=kind, call=call
     )
+
+
+def _working(
+    main: tuple[_Thread, tuple[str, str]], read: Sequence[tuple[_Thread, tuple[str, str]]]
+) -> tuple[_Thread, tuple[str, str]] | None:
+    """The thread that works for a main thread py-spy saw idle outside any wait of the
+    job (in a queue's get, autograd's engine): the first other thread it saw active,
+    where one is (SGLang's forward thread, the autograd engine's device thread)."""
+    if main[0].status != "idle" or main[1][0] != "elsewhere":
+        return None
+    return next(
+        (
+            r
+            for r in read
+            if r[0] is not main[0] and r[0].status.startswith("active") and r[1][0] != "parent"
+        ),
+        None,
+    )
+
+
+#: torch's operator dispatch: a frame there is an op, called from the frame after it
+_DISPATCH = re.compile(r"^torch/(?:_ops|overrides|utils/_device)\.py$")
 
 
 def _call(frames: Sequence[tuple[str, str, str | None]]) -> tuple[str, str]:
@@ -194,6 +232,11 @@ def _call(frames: Sequence[tuple[str, str, str | None]]) -> tuple[str, str]:
         if _CUDA_SYNC.match(function):
             return "cuda", named(function, file, line)
     waited = None
+    dispatched = 0  # innermost frames in torch's operator dispatch
+    while dispatched < len(frames) - 1 and _DISPATCH.match(frames[dispatched][1]):
+        dispatched += 1
+    if dispatched:
+        return "elsewhere", f"a torch op called from {named(*frames[dispatched])}"
     for function, file, line in frames:
         if _WAITING.search(file):
             # the outermost wait is the call the program made (queue.get, process.join)
