@@ -171,19 +171,29 @@ def scan_block(
                 continue
             event.count = count
             kind = event.kind
+            # a process's first connection per transport, and its first Init START
+            pair = None
+            if event.process is not None and kind == "connection":
+                pair = (event.process[0], event.data[5])
+            elif (
+                event.process is not None
+                and kind == "comm"
+                and event.data[:2]
+                == (
+                    "Init",
+                    "START",
+                )
+            ):
+                pair = (event.process[0], "Init START")
             if (
                 kind in LOCATED_KINDS
-                or (
-                    kind == "connection"
-                    and event.process is not None
-                    and (event.process[0], event.data[5]) not in quoted
-                )
+                or (pair is not None and pair not in quoted)
                 or (kind == "comm" and event.data[0] == "Abort")
             ):
-                if kind == "connection" and event.process is not None:
+                if pair is not None:
                     if len(quoted) >= MAX_QUOTED:
                         quoted.clear()  # quoted again: the folder keeps the first
-                    quoted.add((event.process[0], event.data[5]))
+                    quoted.add(pair)
                 number = locate(whole)
                 event.line_number = number
                 if number:

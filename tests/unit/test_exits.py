@@ -58,6 +58,30 @@ POSTS = {
     # vLLM's executor (vllm#9839)
     "vllm-mp-tp-worker-sigabrt-after-watchdog-then-driver-pg2-heartbeat-monitor-timeout-9-"
     "works-pending-EXCERPT.txt": [(None, None, 198, -6, False)],
+    # two agents' tables: each its own Root Cause (accelerate#1519); a paste that starts
+    # inside rank 1's record, its host and rank read all the same (pytorch#121209)
+    "slurm-accelerate-two-torchrun-agents-same-host-gpu187-second-agent-fails-51s-first-"
+    "exitcode-1-gpu-oom-EXCERPT.txt": [
+        (3, 3, 19418, 1, False),
+        (0, 0, 19414, 1, True),
+        (4, 0, 19401, 1, True),
+    ],
+    "azure-vm-torchrun-all-four-local-workers-exitcode-1-same-second-root-cause-is-lowest-"
+    "rank-not-first-nccl-unknown-EXCERPT.txt": [
+        (1, 1, 69812, 1, False),
+        (2, 2, 69813, 1, False),
+        (3, 3, 69814, 1, False),
+        (0, 0, 69811, 1, True),
+    ],
+    # no line says a process ended: the workers the launcher stopped (ColossalAI#6202,
+    # LLaMA-Factory#2470)
+    "colossalai-torchrun-pg-not-destroyed-warning-then-agent-sigterms-workers-one-pid-"
+    "missing-cause-unknown-torch2.4plus-EXCERPT.txt": [
+        (None, None, pid, -15, False) for pid in (2448006, 2448007, 2448009, 2448010, 2448011)
+    ]
+    + [(None, None, 2448012, -15, False)],
+    "deepspeed-pdsh-hostfile-gpu003-launcher-kills-subprocess-in-main-process-first-barrier-"
+    "ncclid-store-get-reset-EXCERPT.txt": [(None, None, 275125, -15, False)],
 }
 
 
@@ -141,6 +165,13 @@ def test_a_file_with_nothing_that_ended_is_still_refused(tmp_path: Path) -> None
             "run.sh: line 3:  4711 Segmentation fault      (core dumped) python train.py",
             [(None, None, 4711, -11, False, None)],
         ),
+        # DeepSpeed's launcher (launch.py sigkill_handler): the status of the worker that
+        # failed, after the command it spawned last (its --local_rank is not that worker's)
+        (
+            "gpu3: [2024-02-11 22:36:23,110] [ERROR] [launch.py:321:sigkill_handler] "
+            "['/usr/bin/python', '-u', 'train.py', '--local_rank=7'] exits with return code = -9",
+            [(None, None, None, -9, True, "gpu3")],
+        ),
         # no failure: nothing kept
         ("Worker VllmWorkerProcess pid 198 died, exit code: 0", []),
         ("srun: error: node7: task x: Killed", []),
@@ -149,6 +180,73 @@ def test_a_file_with_nothing_that_ended_is_still_refused(tmp_path: Path) -> None
 def test_the_other_launchers_forms(line: str, expected: list[tuple[object, ...]]) -> None:
     found = read_exits("a.log", [(1, line)])
     assert [(e.rank, e.local_rank, e.pid, e.status, e.first, e.host) for e in found] == expected
+
+
+def _said(name: str) -> str:
+    return judge_evidence(collect([str(HANG / name)])).headline
+
+
+def test_the_records_times_order_several_agents_tables() -> None:
+    """Two agents' tables on one host (accelerate#1519): the second's Root Cause, rank 4,
+    failed 51 s before the first's, rank 0: rank 4 is the job's first failure; ranks 0
+    and 4 are each local rank 0 of gpu187: two agents ran there."""
+    said = _said(next(n for n in POSTS if n.startswith("slurm-accelerate")))
+    assert said.startswith(
+        "processes of the job ended: rank 4 (pid 19401, on gpu187.cluster.local) failed first "
+        "as torchrun saw it at 2023-06-03_22:45:01, exited with code 1"
+    ), said
+    assert "ranks 0, 3 also the same way" in said
+    assert "ranks 0, 4 are each local rank 0 on gpu187.cluster.local: 2 torchrun agents" in said
+
+
+def test_failures_of_one_second_are_none_proven_first() -> None:
+    """pytorch#121209: the Root Cause, rank 0, failed in the same second as ranks 2 and 3
+    (torchrun's timestamps are whole seconds; it picks the lowest rank): none is named
+    first; rank 1's record lost its time line."""
+    said = _said(next(n for n in POSTS if n.startswith("azure-vm")))
+    assert said.startswith(
+        "processes of the job ended: ranks 0, 2, 3 failed in the same second "
+        "(2024-03-05_07:01:51) as torchrun recorded them"
+    ), said
+    assert "failed first" not in said
+    assert "rank 1 exited with code 1" in said and "whose time is not in the lines" in said
+    # the agent's SIGTERM to the worker left follows the failure of the same second
+    lines = [
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-01-01_00:00:01",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : -15 (pid: 10)",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-01-01_00:00:01",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : -9 (pid: 11)",
+    ]
+    said = exits_summary(read_exits("a.log", list(enumerate(lines, 1))))
+    assert said.startswith("rank 1 (pid 11) failed first as torchrun saw it at 2026-01-01_00:00:01")
+    # without a Root Cause record in the lines, times name no first: one may not be shown
+    assert "failed first" not in exits_summary(read_exits("a.log", list(enumerate(lines[:5], 1))))
+
+
+def test_the_workers_a_launcher_stopped_are_read_where_nothing_else_is() -> None:
+    """torchrun's agent SIGTERMs only the workers still alive: the missing pid of their
+    run is named (ColossalAI#6202); DeepSpeed's launcher kills every worker of its node
+    (LLaMA-Factory#2470). Beside a line that says a process ended, they are no exits."""
+    said = _said(next(n for n in POSTS if n.startswith("colossalai-torchrun-pg")))
+    assert said.startswith(
+        "processes of the job ended: torchrun's agent sent SIGTERM to pid(s) 2448006, 2448007, "
+        "2448009"
+    ), said
+    assert "the one that ended first is not among them (pid 2448008 is missing" in said
+    said = _said(next(n for n in POSTS if n.startswith("deepspeed-pdsh")))
+    assert "DeepSpeed's launcher on gpu003 sent SIGTERM to pid(s) 275125" in said, said
+    assert "the failed one too" in said
+    both = [
+        "W0219 api.py:858] Sending process 12 closing signal SIGTERM",
+        "failed (exitcode: -9) local_rank: 0 (pid: 11) of binary: /venv/bin/python",
+    ]
+    assert [e.pid for e in read_exits("a.log", list(enumerate(both, 1)))] == [11]
 
 
 def test_a_table_record_repeating_the_line_is_one_process() -> None:
@@ -204,7 +302,7 @@ def test_a_rank_that_died_leads_the_error_it_caused(name: str, death: str) -> No
     report = judge_evidence(collect([str(HANG / name)]))
     assert report.headline.startswith(
         f"processes of the job ended: rank 1 (pid {report.exits[0].pid}, on localhost) failed "
-        f"first as torchrun saw it, ended by {death}"
+        f"first as torchrun saw it at {report.exits[0].time}, ended by {death}"
     ), report.headline
     assert "; rank 0 also ended by SIGTERM (exit code -15): stopped by the launcher" in (
         report.headline

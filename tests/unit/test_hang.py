@@ -456,6 +456,24 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # five of eight ranks in the same broadcast: none behind the others in the lines
+    "colossalai-torchrun-8gpu-broadcast-seq27962-six-ranks-same-seq-culprit-not-shown-old-"
+    "torch-EXCERPT": (
+        "unknown", None, "ranks 0, 1, 3, 6, 7 timed out in broadcast #27962; no Flight",
+    ),
+    "deepspeed-zero-checkpoint-save-reduce-scatter-seq4210-ran-699606ms-past-600s-timeout-"
+    "one-rank-view-torch2.2-EXCERPT": (
+        "unknown", None, "rank 6 timed out in _reduce_scatter_base #4210; no Flight",
+    ),
+    # a non-root sender of a gather, its last enqueued work the one that timed out
+    "vllm-ray-tp-worker-gather-non-root-seq158046-enqueued-equals-timed-out-peer-not-shown-"
+    "torch2.3-EXCERPT": (
+        "unknown", None, "rank 1 timed out in gather #158046 of group 1; no Flight",
+    ),
+    "ray-raylet-worker-died-system-error-then-mlx5-cqe-error-and-nccl-broadcast-remote-error-"
+    "openrlhf-vllm-nccl2.21.5-EXCERPT": (
+        "unknown", None, "rank 1 failed in broadcast #1 (NCCL: remote process exited or there",
+    ),
     # verl#5607: rank 0 queued 290 works behind #78: it entered it, a peer did not
     "verl-vllm-rollout-dp2-dense-default-pg-coalesced-seq78-stuck-enqueued-368-r0-EXCERPT": (
         "unknown", None, "rank 0 timed out in coalesced #78 of group 0; rank 0 had enqueued up",

@@ -37,6 +37,126 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "vllm-pynccl-init-cudamempoolcreate-operation-not-supported-unhandled-cuda-error-"
+    "nccl2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-not-supported", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "vllm-k8s-ib-pod-nccl-preinit-lines-only-gpu-rdma-failure-not-shown-nccl2.28.9-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-known-bug-ras-status-memory-corruption"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=4,
+    ),
+    "torch-ep-subgroup-duplicate-gpu-detected-same-busid-invalid-usage-nccl2.26.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "duplicate-gpu",
+            "invalid-usage",
+            "nccl-known-bug-ras-report-during-init-crash",
+            "nccl-known-bug-ras-status-memory-corruption",
+        },
+        versions={"2.26.5"},
+        hosts=0,
+        processes=0,
+    ),
+    "shm-direct-enqueue-kernel-launch-cuda-out-of-memory-4gpu-no-p2p-nccl2.18-2.19-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"cuda-out-of-memory", "intra-node-shm-only"},
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "sglang-pd-multinode-ib-init-healthy-gin-ib-gdaki-kvtransfer-cause-not-shown-"
+    "nccl2.28-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "nvswitch-nvls-cumulticastbindmem-invalid-argument-h800-8gpu-fabricmanager-"
+    "nccl2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail", "nvls-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "k8s-disagg-prefill-pod-two-ranks-same-busid-duplicate-gpu-net-socket-nccl2.27-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete", "no-rdma-device", "ranks-share-a-gpu"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "eks-ray-vllm-pp-no-rdma-silent-net-socket-fallback-p2p-disabled-hang-nccl2.21.5-"
+    "EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device", "p2p-disabled-pcie"},
+        versions={"2.21.5"},
+        hosts=2,
+        processes=2,
+    ),
+    "docker-ib-mlx5-init-ib-selected-ibv-create-qp-warn-not-in-lines-nccl2.7.8-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions={"2.7.8"},
+        hosts=1,
+        processes=4,
+    ),
+    "docker-dev-shm-full-shmutils-failed-to-extend-no-space-left-3gpu-single-process-"
+    "nccl2.25.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "shm-exhausted"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "docker-bridge-trtllm-ipc-peer-access-unsupported-nccl-init-only-no-warn-nccl2.19.3-"
+    "EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"no-rdma-device"},
+        versions={"2.19.3"},
+        hosts=1,
+        processes=2,
+    ),
+    "azure-h100-deepspeed-no-libibverbs-net-socket-adds-enp-vf-ipv6-linklocal-"
+    "socketstartconnect-abort-nccl2.21.5-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"libibverbs-missing", "no-rdma-device"},
+        versions={"2.21.5"},
+        hosts=1,
+        processes=1,
+    ),
     (
         "two-container-ib-gdr-disabled-no-module-both-hosts-multi-comm-hang-line-format-nccl-le-"
         "2.11-not-2.14.3-EXCERPT.log"

@@ -17,12 +17,23 @@ Read from what the launchers print:
   exited on signal 9 (Killed).`` (the first it saw);
 - Slurm's srun: ``srun: error: node1: task 3: Killed`` / ``tasks 0-3: Exited with exit
   code 1`` (task ids are the job's ranks);
+- DeepSpeed's per-node launcher (deepspeed/launcher/launch.py, sigkill_handler): ``Killing
+  subprocess 4711`` for each of its workers once one failed, then ``[...command...] exits
+  with return code = 1``: the failed worker's status, after the command it spawned *last*
+  (so that line's ``--local_rank`` is not the failed worker's);
+- torchrun's agent stopping the workers left (multiprocessing/api.py): ``Sending process
+  4711 closing signal SIGTERM``: the one that ended first is not among them;
 - a process's own report of the signal that ends it (UCX's handler: ``[host:pid :0:tid]
   Caught signal 7 (Bus error: ...)``) and the shell's of a child (``run.sh: line 3:
   4711 Killed  python x.py``, ``Segmentation fault (core dumped)``).
 
 An exit status below zero is the signal that ended the process (Python's convention,
-which torchrun and vLLM print); a status of 0 is no failure and is not kept.
+which torchrun and vLLM print); a status of 0 is no failure and is not kept. torchrun's
+records carry the second the agent saw each failure (``time : 2023-06-03_22:45:01``,
+errors/__init__.py: an int timestamp); its Root Cause is the earliest of its own workers'
+failures, the lowest rank among those of the same second. Records of several agents (or
+of one) are ordered by their times: a failure alone in the earliest second is the first;
+several in it are none proven first.
 """
 
 from __future__ import annotations
@@ -34,7 +45,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hpnet.hang.model import ranks_text
-from hpnet.ncclog.messages import MPIRUN_SIGNAL, SRUN_ENDED, TORCHRUN_FAILED, VLLM_DIED
+from hpnet.ncclog.messages import (
+    DEEPSPEED_EXITED,
+    MPIRUN_SIGNAL,
+    SRUN_ENDED,
+    TORCHRUN_FAILED,
+    VLLM_DIED,
+)
 
 if TYPE_CHECKING:
     from hpnet.hang.model import HangReport
@@ -56,6 +73,8 @@ class Exit:
     host: str | None = None
     first: bool = False  # the launcher's first observed failure
     name: str | None = None  # what the launcher calls the process (vLLM's worker class)
+    time: str | None = None  # the second torchrun's record gives (2023-06-03_22:45:01)
+    stopped: bool = False  # a signal the launcher sent to stop a worker left
 
     def who(self) -> str:
         """``rank 3 (pid 4711 on gpu1)``, or what the lines name of the process."""
@@ -82,6 +101,12 @@ _TABLE_RECORD = re.compile(r"^\s*\[\d+\]:\s*$")
 _TABLE_HOST = re.compile(r"^\s*host\s*: (\S+)\s*$")
 _TABLE_RANK = re.compile(r"\brank\s*: (\d+) \(local_rank: (\d+)\)")
 _TABLE_EXIT = re.compile(r"\bexitcode\s*: (-?\d+) \(pid: (\d+)\)")
+_TABLE_TIME = re.compile(r"^\s*time\s*: (\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)\s*$")
+_AGENT_STOP = re.compile(r"Sending process (\d+) closing signal (SIG[A-Z0-9]+)")
+_DS_KILLING = re.compile(r"sigkill_handler\] Killing subprocess (\d+)")
+_DS_EXITED = re.compile(DEEPSPEED_EXITED)
+#: pdsh's prefix of a remote host's lines (DeepSpeed's multi-node launch): ``gpu003: ``
+_PDSH = re.compile(r"^([\w.-]+): ")
 #: a process's own report of the signal that ends it: UCX's handler (ucs/debug/debug.c,
 #: in any process that loaded it: Open MPI, HPC-X), "[host:pid :0:tid] Caught signal 7
 #: (Bus error: ...)"; and the shell's report of a child a signal ended ("run.sh: line 3:
@@ -129,6 +154,7 @@ def _tasks(listed: str) -> list[int]:
 _WORDS = (
     b"exit", b"terminated with", b"srun: error", b"Caught signal", b"Killed",
     b"Segmentation fault", b"Bus error", b"Aborted", b"Illegal instruction", b"Floating point",
+    b"closing signal", b"Killing subprocess",
 )  # fmt: skip
 
 
@@ -147,7 +173,8 @@ def _str(value: object) -> str | None:
 
 def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
     """Every process these numbered lines say ended, in input order (one per process:
-    a table that repeats a line's failure adds its rank and host to it)."""
+    a table that repeats a line's failure adds its rank and host to it); where none is,
+    the workers a launcher sent a signal to stop them."""
     found: list[Exit] = []
     section = ""  # torchrun's table: "failures" or "root"
     record: dict[str, object] = {}
@@ -160,9 +187,12 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
             section, record = "root", {}
         elif _TABLE_RECORD.search(line):
             section, record = section or "failures", {}
-        elif section and (host := _TABLE_HOST.search(line)):
+        # a record's lines (also where a paste starts inside one, before any section)
+        elif when := _TABLE_TIME.search(line):
+            record["time"] = when.group(1)
+        elif host := _TABLE_HOST.search(line):
             record["host"] = host.group(1)
-        elif section and (ranked := _TABLE_RANK.search(line)):
+        elif ranked := _TABLE_RANK.search(line):
             record["rank"], record["local_rank"] = int(ranked.group(1)), int(ranked.group(2))
         elif exited := _TABLE_EXIT.search(line):
             found.append(
@@ -176,11 +206,15 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
                     pid=int(exited.group(2)),
                     host=_str(record.get("host")),
                     first=section == "root",
+                    time=_str(record.get("time")),
                 )
             )
+            record = {}
         else:
             found += [Exit(where=where, text=text, **fields) for fields in _line_exits(line)]
-    return _merged([e for e in found if e.status != 0])
+    # a launcher's stop of its workers is no ending: kept only where no line says one ended
+    ended = [e for e in found if e.status != 0 and not e.stopped]
+    return _merged(ended or [e for e in found if e.stopped])
 
 
 def _line_exits(line: str) -> list[dict[str, Any]]:
@@ -211,6 +245,18 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
         pid_text = found.group("pid")
         return [{"status": -int(_SHELL_SIGNALS[how]), "reporter": "the shell",
                  "pid": int(pid_text) if pid_text else None}]  # fmt: skip
+    if found := _AGENT_STOP.search(line):
+        status = -int(getattr(signal, found.group(2), signal.SIGTERM))
+        return [{"status": status, "reporter": "torchrun's agent", "pid": int(found.group(1)),
+                 "stopped": True}]  # fmt: skip
+    pdsh = _PDSH.match(line)
+    host = pdsh.group(1) if pdsh else None
+    if found := _DS_KILLING.search(line):
+        return [{"status": -int(signal.SIGTERM), "reporter": "DeepSpeed's launcher",
+                 "pid": int(found.group(1)), "host": host, "stopped": True}]  # fmt: skip
+    if found := _DS_EXITED.search(line):
+        return [{"status": int(found.group(1)), "reporter": "DeepSpeed's launcher",
+                 "host": host, "first": True}]  # fmt: skip
     if found := _SRUN.search(line):
         how = found.group(3)
         status = int(found.group(4)) if found.group(4) else -int(_SRUN_SIGNALS[how])
@@ -235,8 +281,16 @@ def _merged(found: Sequence[Exit]) -> list[Exit]:
             local_rank=known.local_rank if known.local_rank is not None else one.local_rank,
             host=known.host or one.host,
             first=known.first or one.first,
+            time=known.time or one.time,
         )
     return list(out.values())
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def ended(status: int) -> str:
@@ -244,10 +298,7 @@ def ended(status: int) -> str:
     if status > 0:
         return f"exited with code {status}: the process's own error (its traceback says which)"
     number = -status
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        name = f"signal {number}"
+    name = _signal_name(number)
     meaning = {
         signal.SIGABRT: "an abort: PyTorch's NCCL watchdog aborts its process when a "
         "collective timed out or NCCL failed (that rank's 'Watchdog caught' or NCCL error "
@@ -265,33 +316,117 @@ def ended(status: int) -> str:
     return f"ended by {name} (exit code {status})" + (f": {meaning}" if meaning else "")
 
 
+def _first(exits: Sequence[Exit]) -> tuple[Exit | None, list[Exit]]:
+    """The process that failed first, or None, and where torchrun's records tie in
+    their earliest second, the processes that do (none of them proven first). Times
+    order the records only where a Root Cause record is in the lines: without it, an
+    earlier failure may be in the records not shown."""
+    timed = [e for e in exits if e.time and not e.stopped]
+    if any(e.first for e in timed):  # a Root Cause record is in the lines: its times order
+        # SIGTERM is the agent's stop of the workers left after a failure: it follows one
+        ended = [e for e in timed if e.status != -signal.SIGTERM] or timed
+        earliest = min(str(e.time) for e in ended)
+        at = [e for e in ended if e.time == earliest]
+        return (at[0], []) if len(at) == 1 else (None, at)
+    return next((e for e in exits if e.first), None), []
+
+
+def _who(exits: Sequence[Exit]) -> str:
+    ranks = sorted({e.rank for e in exits if e.rank is not None})
+    if len(ranks) == len(exits):
+        return ranks_text(ranks)
+    more = f" and {len(exits) - 4} more" if len(exits) > 4 else ""
+    return ", ".join(e.who() for e in exits[:4]) + more
+
+
 def exits_summary(exits: Sequence[Exit]) -> str:
     """The processes that ended: the first the launcher saw fail, then the rest by how
-    they ended."""
-    first = next((e for e in exits if e.first), None)
+    they ended, and what the launchers' lines say besides."""
+    first, tied = _first(exits)
     said = []
     if first is not None:
+        at = f" at {first.time}" if first.time else ""
         said.append(
-            f"{first.who()} failed first as {first.reporter} saw it, {ended(first.status)} "
-            f"({first.where})"
+            f"{first.who()} failed first as {first.reporter} saw it{at}, "
+            f"{ended(first.status)} ({first.where})"
+        )
+    elif tied:
+        how = ended(tied[0].status) if len({e.status for e in tied}) == 1 else "each its own way"
+        said.append(
+            f"{_who(tied)} failed in the same second ({tied[0].time}) as torchrun recorded "
+            f"them, {how} ({tied[0].where}): torchrun's Root Cause is one of them, not one "
+            "proven first (each process's own stderr, or TORCHELASTIC_ERROR_FILE's "
+            "tracebacks, say which)"
         )
     rest: dict[int, list[Exit]] = {}
+    stops: dict[tuple[str, int], list[Exit]] = {}
     for other in exits:
-        if other is not first:
+        if other.stopped:
+            stops.setdefault((other.reporter, other.status), []).append(other)
+        elif other is not first and other not in tied:
             rest.setdefault(other.status, []).append(other)
     for status, same in rest.items():
-        ranks = sorted({e.rank for e in same if e.rank is not None})
-        more = f" and {len(same) - 4} more" if len(same) > 4 else ""
-        who = (
-            ranks_text(ranks)
-            if len(ranks) == len(same)
-            else ", ".join(e.who() for e in same[:4]) + more
-        )
         how = ended(status) if first is None or status != first.status else "the same way"
-        said.append(f"{who}{' also' if first is not None else ''} {how} ({same[0].where})")
-    if first is None and any(e.reporter == "torchrun" for e in exits):
+        untimed = (first or tied) and any(e.reporter == "torchrun" and not e.time for e in same)
+        said.append(
+            f"{_who(same)}{' also' if first is not None else ''} {how} ({same[0].where})"
+            + (" (a record whose time is not in the lines)" if untimed else "")
+        )
+    for (reporter, status), sent in stops.items():
+        pids = [str(e.pid) for e in sent if e.pid is not None]
+        shown = ", ".join(pids[:6]) + (f" and {len(pids) - 6} more" if len(pids) > 6 else "")
+        said.append(
+            f"{reporter}{f' on {sent[0].host}' if sent[0].host else ''} sent "
+            f"{_signal_name(-status)} to pid(s) {shown} ({sent[0].where}): {_STOPS[reporter]}"
+        )
+    if first is None and not tied and any(e.reporter == "torchrun" for e in exits):
         said.append("torchrun's first observed failure (its Root Cause record) is not in the lines")
-    return "; ".join(said)
+    return "; ".join(said + _besides(exits, first))
+
+
+#: what a launcher's stop of its workers says
+_STOPS = {
+    "torchrun's agent": "it stops the workers still alive once one ended (or once it was "
+    "stopped itself)",
+    "DeepSpeed's launcher": "it kills every worker of its node, the failed one too, once one "
+    "failed (or once it was stopped itself); its line '... exits with return code = N' says "
+    "how the failed one ended",
+}
+
+
+def _besides(exits: Sequence[Exit], first: Exit | None) -> list[str]:
+    """What the launchers' lines say beyond each process: two agents on one host; the
+    worker that ended before torchrun's agent stopped the others, and DeepSpeed's."""
+    said = []
+    agents: dict[tuple[str, int], set[int]] = {}
+    for e in exits:
+        if e.reporter == "torchrun" and e.host and e.local_rank is not None and e.rank is not None:
+            agents.setdefault((e.host, e.local_rank), set()).add(e.rank)
+    for (host, local), ranks in agents.items():
+        if len(ranks) > 1:
+            said.append(
+                f"{ranks_text(sorted(ranks))} are each local rank {local} on {host}: "
+                f"{len(ranks)} torchrun agents ran on that host (a node's launcher started "
+                "more than once there, as srun does without --ntasks-per-node=1, or hosts "
+                "that share one name), and their workers share its GPUs"
+            )
+            break
+    stops = [e for e in exits if e.stopped and e.reporter == "torchrun's agent"]
+    if stops and first is None and all(e.stopped for e in exits):
+        pids = sorted(e.pid for e in stops if e.pid is not None)
+        gaps = [p for p in range(pids[0], pids[-1] + 1) if p not in pids] if pids else []
+        said.append(
+            "torchrun's agent signals only the workers still alive: the one that ended first "
+            "is not among them"
+            + (f" (pid {gaps[0]} is missing from their run of pids)" if len(gaps) == 1 else "")
+            + "; its line 'failed (exitcode: N) local_rank: L (pid: P)' says which and how"
+        )
+    if any(e.reporter == "DeepSpeed's launcher" and e.first for e in exits):
+        said.append(
+            "DeepSpeed's launcher prints the command it spawned last beside the status, so "
+            "the --local_rank in that line need not be the failed worker's"
+        )
+    return said
 
 
 def with_exits(report: HangReport, exits: Sequence[Exit]) -> HangReport:
@@ -301,7 +436,7 @@ def with_exits(report: HangReport, exits: Sequence[Exit]) -> HangReport:
     if not exits:
         return report
     summary = exits_summary(exits)
-    first = next((e for e in exits if e.first), None)
+    first, _ = _first(exits)
     if report.status == "no-hang" and not report.dumps and not report.stacks:
         status, headline = "unknown", f"processes of the job ended: {summary}"
     elif first is not None and -first.status in _DEATHS:

@@ -59,7 +59,7 @@ def placement_findings(
     same_host_net: Sequence[tuple[ProcessLog, str]],
     split_by_hostid: Sequence[tuple[ProcessLog, str]],
     indistinct: Sequence[tuple[ProcessLog, str]],
-    shared: Sequence[str] = (),
+    shared: Sequence[tuple[str, Sequence[ProcessLog]]] = (),
 ) -> list[Finding]:
     """NET between ranks of one machine: forced (environment), chosen by NCCL's topology,
     or on purpose (NCCL_HOSTID made several NCCL hosts); and NCCL counting more hosts than
@@ -77,7 +77,9 @@ def placement_findings(
                 "('Duplicate GPU detected')",
                 fix="one rank per GPU: torch.cuda.set_device(LOCAL_RANK) before init, and "
                 "--nproc-per-node equal to the GPUs of a node",
-                conclusions=tuple(shared[:MAX_EVIDENCE]),
+                # each process's first Init START line: the busId it said
+                evidence=quotes(p.line("comm-start") for _, ps in shared for p in ps),
+                conclusions=tuple(text for text, _ in shared[:MAX_EVIDENCE]),
                 count=len(shared),
             )
         )

@@ -98,7 +98,9 @@ def _statement(kind: str, data: tuple[object, ...]) -> str | None:
     if kind == "network":  # "Using network X" is the line users look for: it comes first
         return f"network:{data[0]}" if data[1] == "using" else f"assigned:{data[0]}"
     if kind == "comm":
-        return "abort" if data[0] == "Abort" else None
+        if data[0] == "Abort":
+            return "abort"
+        return "comm-start" if data[:2] == ("Init", "START") else None
     if kind == "plugin":
         return f"plugin:{data[0]}" if data else None
     key = _STATEMENTS.get(kind)

@@ -17,9 +17,9 @@ from hpnet.ncclog.net_messages import gdr_event, net_event
 from hpnet.ncclog.reading import NOTABLE, Message, reading
 
 __all__ = [
-    "CRASH_REPORT", "LAUNCHER_FAILED", "MPIRUN_SIGNAL", "PROCESS_ENDED", "RAY_REPEATED",
-    "SRUN_ENDED", "TESTS_WRONG", "TORCHRUN_FAILED", "VERSION", "VLLM_DIED", "Message",
-    "read_message",
+    "CRASH_REPORT", "DEEPSPEED_EXITED", "LAUNCHER_FAILED", "MPIRUN_SIGNAL", "PROCESS_ENDED",
+    "RAY_REPEATED", "SRUN_ENDED", "TESTS_WRONG", "TORCHRUN_FAILED", "VERSION", "VLLM_DIED",
+    "Message", "read_message",
 ]  # fmt: skip
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
@@ -43,7 +43,8 @@ CRASH_REPORT = (
 #: (hpnet.hang.exits reads them): torchrun's agent (elastic/multiprocessing/api.py: its
 #: first failure, exit status, local rank, pid), Open MPI's mpirun (orterun's
 #: help-orterun.txt: rank, pid, node, signal), vLLM's executor (multiproc_worker_utils.py:
-#: worker, pid, exit status) and Slurm's srun (node, task ids, how; an exit code)
+#: worker, pid, exit status), Slurm's srun (node, task ids, how; an exit code) and
+#: DeepSpeed's launcher (an exit status)
 TORCHRUN_FAILED = r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of (?:binary|fn)"
 MPIRUN_SIGNAL = (
     r"noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)"
@@ -53,13 +54,17 @@ SRUN_ENDED = (
     r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Aborted|Terminated|Segmentation fault"
     r"|Bus error|Exited with exit code ([1-9]\d*))"
 )
+#: DeepSpeed's per-node launcher (deepspeed/launcher/launch.py, sigkill_handler): the exit
+#: status of the first worker it saw fail, after the command it spawned last
+DEEPSPEED_EXITED = r"sigkill_handler\] .*exits with return code = (-?[1-9]\d*)"
 #: any of them, or another word of a failed launch: ChildFailedError, mpirun's abort
 #: ("Per user-direction, the job has been aborted.", "mpirun detected that one or more
 #: processes exited with non-zero status")
 LAUNCHER_FAILED = "|".join(
     re.sub(r"(?<!\\)\((?!\?)", "(?:", pattern)  # their groups, not captured here
     for pattern in (
-        TORCHRUN_FAILED, MPIRUN_SIGNAL, VLLM_DIED, SRUN_ENDED, r"\bChildFailedError\b",
+        TORCHRUN_FAILED, MPIRUN_SIGNAL, VLLM_DIED, SRUN_ENDED, DEEPSPEED_EXITED,
+        r"\bChildFailedError\b",
         r"Per user-direction, the job has been aborted",
         r"detected that one or more processes exited with non-zero status",
     )

@@ -374,10 +374,11 @@ def _islands_exceeded(place: Placement, alike: Alike) -> list[tuple[str, int, in
     return exceeded
 
 
-def shared_gpus(place: Placement) -> list[str]:
+def shared_gpus(place: Placement) -> list[tuple[str, tuple[ProcessLog, ...]]]:
     """Ranks of one communicator on the same GPU of one NCCL host (the same ``busId`` in
     their init lines, 2.6+): NCCL refuses that ("Duplicate GPU detected", init.cc), so
-    the communicator cannot come up. One sentence per GPU so shared."""
+    the communicator cannot come up. One sentence per GPU so shared, with the processes
+    of its ranks."""
     found = []
     shared: dict[int, list[tuple[str, str, list[int]]]] = {}
     for comm in place.comms.values():
@@ -386,8 +387,11 @@ def shared_gpus(place: Placement) -> list[str]:
             gpus = shared[id(comm.alike)] = _gpus_shared(place, comm.alike)
         for host, bus_id, ranks in gpus:
             found.append(
-                f"ranks {', '.join(map(str, sorted(ranks)))} of communicator {comm.key} "
-                f"are all on GPU busId {bus_id} of {host}"
+                (
+                    f"ranks {', '.join(map(str, sorted(ranks)))} of communicator {comm.key} "
+                    f"are all on GPU busId {bus_id} of {host}",
+                    tuple(comm.alike.members[r] for r in sorted(ranks)),
+                )
             )
     return found
 

@@ -252,13 +252,19 @@ class _Reader:
 
 def _located(event: Event, quoted: set[tuple[str, object]]) -> bool:
     """Is the event's line quoted as evidence (and so located)? Connections: the first
-    line of each process and transport (remembered in ``quoted``)."""
+    line of each process and transport (remembered in ``quoted``); a communicator's Init
+    START: the first of each process (its GPU's busId)."""
     kind = event.kind
     if kind in LOCATED_KINDS or (kind == "comm" and event.data[0] == "Abort"):
         return True
-    if kind != "connection" or event.process is None:
+    if event.process is None:
         return False
-    pair = (event.process[0], event.data[5])
+    if kind == "comm" and event.data[:2] == ("Init", "START"):
+        pair: tuple[str, object] = (event.process[0], "Init START")  # where its GPU is said
+    elif kind == "connection":
+        pair = (event.process[0], event.data[5])
+    else:
+        return False
     if pair in quoted:
         return False
     if len(quoted) >= MAX_QUOTED:
