@@ -13,6 +13,8 @@ import dataclasses
 
 import pytest
 
+from hpnet.ncclog.choice import choice_of
+from hpnet.ncclog.facts import parse_nccl_log
 from hpnet.ncclog.read import collect_inputs, read_logs
 from hpnet.ncclog.report import VerifyReport, analyse
 from tests.conftest import DATA
@@ -3340,3 +3342,20 @@ def test_ranks_on_one_gpu_that_nccl_accepted_are_not_a_duplicate_gpu() -> None:
     assert "launcher-reported-failure" in ids
     inside = next(f for f in report.findings if f.id == "net-inside-node")
     assert "NCCL_HOSTID made NCCL hosts of one machine" in inside.cause
+
+
+def test_the_network_a_gpudirect_line_names_is_the_one_chosen() -> None:
+    """nccl#901: topo.cc prints "NET/<the communicator's network> : GPU Direct RDMA ... for
+    HCA n 'name'" for each of its devices: Socket, though no line says "Using network";
+    net_ib.cc's own probe ("... (no module)", 2.4-2.13) is the IB module's, used or not."""
+    report = _report(
+        "net-socket-gdr-disabled-benign-hgx-nvswitch-4gpu-hang-cause-not-shown-nccl2.18-2.19-"
+        "EXCERPT.log"
+    )
+    assert report.verdict.startswith(
+        "NCCL chose NET/Socket (inferred from its GPU Direct RDMA lines) on all 3 processes"
+    ), report.verdict
+    probe = parse_nccl_log(
+        ["n1:7:7 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"]
+    )
+    assert choice_of(probe.processes[0]) is None

@@ -14,6 +14,7 @@ from hpnet.artefacts.model import RasReport
 from hpnet.artefacts.scan import read_artefacts
 from hpnet.errors import InputError
 from hpnet.hang.analyzer import Analysis, read_analysis
+from hpnet.hang.desync import DesyncReport, read_desync
 from hpnet.hang.exits import Exit, mentions_exit, read_exits
 from hpnet.hang.flight import MAX_DUMP_BYTES, RankDump, load_dump, looks_like_dump
 from hpnet.hang.ranklog import MAX_LOG_BYTES, RankError, file_rank, read_errors
@@ -43,6 +44,8 @@ class Evidence:
     stacks: tuple[Stack, ...] = ()
     #: the processes a launcher says ended
     exits: tuple[Exit, ...] = ()
+    #: torch's desync reports (TORCH_NCCL_DESYNC_DEBUG): the ranks found lagging
+    desync: tuple[DesyncReport, ...] = ()
 
 
 def _files(paths: Iterable[str]) -> list[Path]:
@@ -78,6 +81,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
     analyses: list[Analysis] = []
     stacks: list[Stack] = []
     exits: list[Exit] = []
+    desync: list[DesyncReport] = []
     for file in _files(paths):
         try:
             with open(file, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as handle:
@@ -104,6 +108,8 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
                         exits += read_exits(str(file), list(enumerate(text.splitlines(), 1)))
                     if b"ollective" in raw:  # the analyzer's heads: "[Cc]ollective"
                         analyses += read_analysis(str(file), text)
+                    if b"] Timeout at collective: " in raw:
+                        desync += read_desync(str(file), list(enumerate(text.splitlines(), 1)))
                     if b" NCCL INFO " in raw or b" NCCL WARN " in raw:
                         nccl.append(parse_nccl_text(raw, source=str(file)))
                     named = file_rank(str(file))
@@ -113,7 +119,7 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
             continue  # vanished or unreadable: not evidence
     # a process exiting without destroy_process_group() is when, not evidence of a hang
     said = [e for e in errors if not e.exiting]
-    if require and not (dumps or said or ras or analyses or stacks or exits):
+    if require and not (dumps or said or ras or analyses or stacks or exits or desync):
         raise InputError(
             "no Flight Recorder dump (or its analyzer's report), rank error line, RAS "
             "report, py-spy dump or launcher's report of a process that ended found there"
@@ -135,4 +141,5 @@ def collect(paths: Iterable[str], *, require: bool = True) -> Evidence:
         analyses=tuple(analyses),
         stacks=tuple(stacks),
         exits=tuple(exits),
+        desync=tuple(desync),
     )

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hpnet.hang.analyzer import Analysis, analysis_causes, analysis_summary
+from hpnet.hang.desync import DesyncReport, desync_causes
 from hpnet.hang.fingerprint import fingerprint_mismatch
 from hpnet.hang.flight import Entry, RankDump
 from hpnet.hang.model import (
@@ -334,6 +335,7 @@ def judge(
     unreadable: Sequence[str] = (),
     ras: Sequence[RasReport] = (),
     analyses: Sequence[Analysis] = (),
+    desync: Sequence[DesyncReport] = (),
 ) -> HangReport:
     """The verdict over every rank's dump (one per rank: the last given wins). The job's
     ranks: those dumped, listed by a group, named by a log, and ``world`` (its size)."""
@@ -374,6 +376,8 @@ def judge(
     without = tuple(r for r in known if r not in by_rank)
     if ras:  # after the dumps' causes: RAS names communicators, not groups
         causes += ras_causes(ras)
+    # torch's own reading of the store's trace, where the dumps did not name the same ranks
+    causes += [c for c in desync_causes(desync) if all(d.ranks != c.ranks for d in causes)]
     if not dumps:  # the analyzer's report stands for the dumps it read, where none is given
         causes += analysis_causes(analyses)
     causes = _roots_first(causes)
@@ -440,6 +444,7 @@ def judge(
         ranks=tuple(known), without_dump=without, dumps=tuple(d.path for d in dumps),
         errors=tuple(errors), versions=tuple(sorted({d.version for d in dumps})),
         unreadable=tuple(unreadable), ras=tuple(ras), analyses=tuple(analyses),
+        desync=tuple(desync),
     )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from hpnet.hang.ranklog import RankError
 if TYPE_CHECKING:
     from hpnet.artefacts.model import RasReport
     from hpnet.hang.analyzer import Analysis
+    from hpnet.hang.desync import DesyncReport
     from hpnet.hang.exits import Exit
     from hpnet.hang.placement import Place
     from hpnet.hang.stacks import Stack
@@ -110,6 +111,8 @@ class HangReport:
     stacks: tuple[Stack, ...] = ()
     #: the processes a launcher says ended (hpnet.hang.exits)
     exits: tuple[Exit, ...] = ()
+    #: torch's desync reports (hpnet.hang.desync)
+    desync: tuple[DesyncReport, ...] = ()
 
     @property
     def exit_code(self) -> int:

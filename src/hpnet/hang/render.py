@@ -113,4 +113,6 @@ def _read(report: HangReport) -> str:
         read += f", {len(report.stacks)} process stack(s) of py-spy"
     if report.exits:
         read += f", {len(report.exits)} process exit(s) a launcher reported"
+    if report.desync:
+        read += f", {len(report.desync)} desync report(s) of torch's watchdog"
     return read

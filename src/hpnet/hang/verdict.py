@@ -32,6 +32,7 @@ def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangRepor
         unreadable=evidence.unreadable,
         ras=evidence.ras,
         analyses=evidence.analyses,
+        desync=evidence.desync,
     )
     report = with_exits(with_stacks(report, evidence.stacks), evidence.exits)
     if not evidence.nccl:

@@ -11,7 +11,9 @@ lines that say it:
 * the NICs: the list of that module (``NET/IB : Using [0]mlx5_0:1/RoCE``, ``NET/Socket
   : Using [0]eth0:10.0.0.1<0>``, a plugin's own ``NET/<name> : Using ...``), or for the
   IB plugins built on NCCL's IB code (``IBext_v8``, ``gIB``) the ``NET/IB`` list they
-  print; aws-ofi-nccl's ``Selected Provider is efa (found 16 nics)``.
+  print; aws-ofi-nccl's ``Selected Provider is efa (found 16 nics)``;
+* failing all of those, topo.cc's ``NET/Socket : GPU Direct RDMA Disabled for HCA 1
+  'lan3'`` (2.14+), printed for each device of the communicator's network, names it.
 
 Pure functions over :class:`~hpnet.ncclog.model.ProcessLog`.
 """
@@ -37,6 +39,13 @@ _ASYNC = re.compile(r"\bNET/\w+ ?: ([^\s:]+):(\d+) Got async event")
 #: a return-code trail through NCCL's IB or Socket transport (transport/net_ib.cc,
 #: transport/net_ib/*.cc from 2.29, transport/net_socket.cc; .cu up to 2.4)
 _TRAIL_MODULE = re.compile(r"^transport/(net_ib|net_socket)(?:\.c[cu]|/)")
+#: topo.cc's line for each device of the communicator's network (2.14+: ncclNet->name,
+#: 2.28: the network's name, "NET/%s : GPU Direct RDMA %s for HCA %d '%s'"): the module
+#: NCCL uses and its devices' names. net_ib.cc's own probe (2.4-2.13: "... for HCA %d
+#: '%s' (no module)") is the IB module's, whether or not it is used, and is not read so.
+_GDR_MODULE = re.compile(
+    r"^NET/(IB|Socket) : GPU Direct RDMA (?:Enabled|Disabled) for HCA \d+ '[^']*'$"
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,6 +145,11 @@ def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | Non
         name = carried[0].name
         said = process.line(f"transport:{carried[0].raw}")
         return name, "its connection lines", [said] if said else []
+    gdr = [
+        (m.group(1), d.line) for d in process.gdr for m in [_GDR_MODULE.match(d.line.message)] if m
+    ]
+    if gdr and len({name for name, _ in gdr}) == 1:
+        return gdr[0][0], "its GPU Direct RDMA lines", [gdr[0][1]]
     trailed = [m.group(1) for t in process.trails for m in [_TRAIL_MODULE.search(t.message)] if m]
     if trailed:
         # an error passed up through a network module's code: that module was in use
@@ -201,6 +215,8 @@ def choice_of(process: ProcessLog) -> Choice | None:
         said = process.line("provider")
         if said is not None:
             lines.append(said)
+    elif inferred == "its GPU Direct RDMA lines":
+        pass  # one line per device NCCL probed: no list of them all
     else:
         nics = _nics_from_warnings(process)
     for gin in process.gin:
