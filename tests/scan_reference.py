@@ -56,13 +56,13 @@ _BARE_HINT = re.compile(
     rb"|coll channels|NVLS multicast|cudaDriverVersion|Call to ibv_|Connected all rings"
     rb"|NET plugin| Network |Process received signal|Nccl error, "
     rb"|taking the entire process down"
-    # a crash as the shell (bash's "Bus error (core dumped)"), faulthandler or UCX reports it
+    # a crash as the shell (bash's "Bus error (core dumped)"), faulthandler, UCX or abseil says it
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
-    rb"|core dumped|Fatal Python error: |] Caught signal "
+    rb"|core dumped|Fatal Python error: |] Caught signal | received at time="
     rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
     # a launcher's report that a process failed (messages.LAUNCHER_FAILED)
     rb"|failed \(exitcode: |ChildFailedError|exited on signal \d|Per user-direction"
-    rb"|exited with non-zero status| died, exit code: |srun: error: "
+    rb"|exited with non-zero status| died, exit code: |srun: error: |exits with return code = "
     # nccl-tests' failed data check (messages.TESTS_WRONG)
     rb"|Out of bounds values"
 )

@@ -82,6 +82,16 @@ POSTS = {
     + [(None, None, 2448012, -15, False)],
     "deepspeed-pdsh-hostfile-gpu003-launcher-kills-subprocess-in-main-process-first-barrier-"
     "ncclid-store-get-reset-EXCERPT.txt": [(None, None, 275125, -15, False)],
+    # each record flattened onto one line by SageMaker's log service (litData#340)
+    "sagemaker-multinode-childfailederror-table-algo-2-all-sigabrt-same-second-first-"
+    "failure-unknown-EXCERPT.txt": [(r, r, 187 + r, -6, False) for r in range(2, 8)],
+    # Slurm cancelled the step at its time limit (Lightning#20542): the job was stopped
+    "slurm-time-limit-step-cancelled-lightning-sigterm-bypassed-no-requeue-signal-EXCERPT.txt": [
+        (None, None, None, -15, True)
+    ],
+    # torchrun's line (LongChat#9); its SIGTERMs to the eight others are no exits
+    "torchrun-nine-workers-local-rank4-sigkill-exitcode-minus9-others-sigtermed-cause-"
+    "unknown-EXCERPT.txt": [(None, 4, 24905, -9, True)],
 }
 
 
@@ -247,6 +257,32 @@ def test_the_workers_a_launcher_stopped_are_read_where_nothing_else_is() -> None
         "failed (exitcode: -9) local_rank: 0 (pid: 11) of binary: /venv/bin/python",
     ]
     assert [e.pid for e in read_exits("a.log", list(enumerate(both, 1)))] == [11]
+
+
+def test_a_scheduler_cancellation_and_a_crash_handler_are_read() -> None:
+    """Slurm's step daemon cancelled the step at its time limit: the job was stopped, no
+    process failed; abseil's handler named the signal and, on its next line, the function
+    the process was in (nccl#2213: NCCL's ncclLocalOpAppend)."""
+    said = _said(next(n for n in POSTS if n.startswith("slurm-time-limit")))
+    assert said.startswith(
+        "processes of the job ended: Slurm cancelled job step 55595933.0 on maestro-3017 at "
+        "2025-01-10T15:27:25 due to its time limit"
+    ), said
+    assert "no line says a process failed" in said and "failed first" not in said
+    gb10 = (
+        DATA
+        / "nccl-logs"
+        / (
+            "gb10-roce-gdr0-allreduce-30min-stall-then-sigsegv-in-nccllocalopappend-desync-report-"
+            "blames-peer-nccl2.28.9-EXCERPT.log"
+        )
+    )
+    (crash,) = read_exits(str(gb10), list(enumerate(gb10.read_text().splitlines(), 1)))
+    assert (crash.status, crash.name, crash.reporter) == (
+        -11,
+        "a process (in ncclLocalOpAppend)",
+        "abseil's handler",
+    )
 
 
 def test_a_table_record_repeating_the_line_is_one_process() -> None:

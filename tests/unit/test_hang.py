@@ -456,6 +456,12 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # only the watchdogs' teardown lines: rank 4's abort, rank 3's dump that did not finish
+    "llamafactory-internvl-zero2-pg1-watchdog-timeout-flight-recorder-dump-wait-60000ms-"
+    "expired-cause-not-shown-torch2.6-EXCERPT": (
+        "unknown", None, "the watchdog of rank 4 found an NCCL operation failed or timed out "
+        "and takes its process down",
+    ),
     # five of eight ranks in the same broadcast: none behind the others in the lines
     "colossalai-torchrun-8gpu-broadcast-seq27962-six-ranks-same-seq-culprit-not-shown-old-"
     "torch-EXCERPT": (

@@ -39,6 +39,44 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "two-node-torchrun-both-ranks-same-host-same-busid-86000-nccl-abort-at-ddp-init-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"comm-aborted", "ranks-share-a-gpu"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "nccl-tests-two-node-a100-hang-plugin-load-ranokau-lascar-nccl2.21-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings=set(),
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "gb10-roce-gdr0-allreduce-30min-stall-then-sigsegv-in-nccllocalopappend-desync-"
+    "report-blames-peer-nccl2.28.9-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"collective-timeout", "process-crashed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "deepspeed-two-node-sharp-plugin-ib-retry-exceeded-error12-vendor129-peer-"
+    "unreachable-nccl2.14.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded", "error-trail", "system-error", "watchdog-teardown"},
+        versions={"2.14.3"},
+        hosts=1,
+        processes=4,
+    ),
     "vllm-pynccl-init-cudamempoolcreate-operation-not-supported-unhandled-cuda-error-"
     "nccl2.26.2-EXCERPT.log": C(
         status="FAIL",

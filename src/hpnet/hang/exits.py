@@ -75,6 +75,9 @@ class Exit:
     name: str | None = None  # what the launcher calls the process (vLLM's worker class)
     time: str | None = None  # the second torchrun's record gives (2023-06-03_22:45:01)
     stopped: bool = False  # a signal the launcher sent to stop a worker left
+    #: a scheduler's cancellation of the job: when and why ("at 2025-01-10T15:27:25 due to
+    #: its time limit")
+    cancelled: str | None = None
 
     def who(self) -> str:
         """``rank 3 (pid 4711 on gpu1)``, or what the lines name of the process."""
@@ -105,6 +108,21 @@ _TABLE_TIME = re.compile(r"^\s*time\s*: (\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)\s*$")
 _AGENT_STOP = re.compile(r"Sending process (\d+) closing signal (SIG[A-Z0-9]+)")
 _DS_KILLING = re.compile(r"sigkill_handler\] Killing subprocess (\d+)")
 _DS_EXITED = re.compile(DEEPSPEED_EXITED)
+#: a record flattened onto one line (a log service that joins a message's lines: "[2]:
+#: time : 2024-08-23_22:22:58 host : algo-2 rank : 2 (local_rank: 2) exitcode : -6 (pid:
+#: 189) error_file: ..."): its fields read from that line
+_FLAT_TIME = re.compile(r"\btime\s*: (\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)\b")
+_FLAT_HOST = re.compile(r"\bhost\s*: (\S+)")
+#: Slurm's step daemon ending a step or job (slurmstepd: "*** STEP 55595933.0 ON node1
+#: CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME LIMIT ***"; scancel's has no reason)
+_SLURM_CANCELLED = re.compile(
+    r"\*\*\* (STEP|JOB) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Za-z ]+?))? \*\*\*"
+)
+#: abseil's failure signal handler in the process itself ("*** SIGSEGV received at
+#: time=1775734074 on cpu 19 ***", then "PC: @ 0x... (unknown) ncclLocalOpAppend()": the
+#: function the signal stopped it in)
+_ABSL = re.compile(r"\*\*\* (SIG[A-Z]+) received at time=\d+")
+_ABSL_PC = re.compile(r"\bPC: @ +0x[0-9a-fA-F]+ +\S+ +([A-Za-z_][\w:<>~]*)")
 #: pdsh's prefix of a remote host's lines (DeepSpeed's multi-node launch): ``gpu003: ``
 _PDSH = re.compile(r"^([\w.-]+): ")
 #: a process's own report of the signal that ends it: UCX's handler (ucs/debug/debug.c,
@@ -154,7 +172,7 @@ def _tasks(listed: str) -> list[int]:
 _WORDS = (
     b"exit", b"terminated with", b"srun: error", b"Caught signal", b"Killed",
     b"Segmentation fault", b"Bus error", b"Aborted", b"Illegal instruction", b"Floating point",
-    b"closing signal", b"Killing subprocess",
+    b"closing signal", b"Killing subprocess", b"CANCELLED AT", b"received at time=",
 )  # fmt: skip
 
 
@@ -194,27 +212,41 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
             record["host"] = host.group(1)
         elif ranked := _TABLE_RANK.search(line):
             record["rank"], record["local_rank"] = int(ranked.group(1)), int(ranked.group(2))
+            if exited := _TABLE_EXIT.search(line):  # a record flattened onto one line
+                when, host = _FLAT_TIME.search(line), _FLAT_HOST.search(line)
+                record.update(time=when and when.group(1), host=host and host.group(1))
+                found.append(_record_exit(where, text, exited, record, first=section == "root"))
+                record = {}
         elif exited := _TABLE_EXIT.search(line):
-            found.append(
-                Exit(
-                    where=where,
-                    text=text,
-                    status=int(exited.group(1)),
-                    reporter="torchrun",
-                    rank=_int(record.get("rank")),
-                    local_rank=_int(record.get("local_rank")),
-                    pid=int(exited.group(2)),
-                    host=_str(record.get("host")),
-                    first=section == "root",
-                    time=_str(record.get("time")),
-                )
-            )
+            found.append(_record_exit(where, text, exited, record, first=section == "root"))
             record = {}
+        elif (pc := _ABSL_PC.search(line)) and found and found[-1].reporter == "abseil's handler":
+            # the function the signal stopped it in (unknown: no symbol)
+            if pc.group(1) != "unknown" and found[-1].name is None:
+                found[-1] = dataclasses.replace(found[-1], name=f"a process (in {pc.group(1)})")
         else:
             found += [Exit(where=where, text=text, **fields) for fields in _line_exits(line)]
     # a launcher's stop of its workers is no ending: kept only where no line says one ended
     ended = [e for e in found if e.status != 0 and not e.stopped]
     return _merged(ended or [e for e in found if e.stopped])
+
+
+def _record_exit(
+    where: str, text: str, exited: re.Match[str], record: dict[str, object], *, first: bool
+) -> Exit:
+    """The process a record of torchrun's table says ended, at its ``exitcode`` line."""
+    return Exit(
+        where=where,
+        text=text,
+        status=int(exited.group(1)),
+        reporter="torchrun",
+        rank=_int(record.get("rank")),
+        local_rank=_int(record.get("local_rank")),
+        pid=int(exited.group(2)),
+        host=_str(record.get("host")),
+        first=first,
+        time=_str(record.get("time")),
+    )
 
 
 def _line_exits(line: str) -> list[dict[str, Any]]:
@@ -257,6 +289,15 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
     if found := _DS_EXITED.search(line):
         return [{"status": int(found.group(1)), "reporter": "DeepSpeed's launcher",
                  "host": host, "first": True}]  # fmt: skip
+    if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
+        return [{"status": -int(getattr(signal, found.group(1))),
+                 "reporter": "abseil's handler"}]  # fmt: skip
+    if found := _SLURM_CANCELLED.search(line):
+        what, ident, node, when, why = found.groups()
+        reason = f" due to its {why.lower()}" if why else ""
+        return [{"status": -int(signal.SIGTERM), "reporter": "Slurm", "host": node,
+                 "first": True, "name": f"job {'step ' if what == 'STEP' else ''}{ident}",
+                 "cancelled": f"at {when}{reason}"}]  # fmt: skip
     if found := _SRUN.search(line):
         how = found.group(3)
         status = int(found.group(4)) if found.group(4) else -int(_SRUN_SIGNALS[how])
@@ -344,7 +385,13 @@ def exits_summary(exits: Sequence[Exit]) -> str:
     they ended, and what the launchers' lines say besides."""
     first, tied = _first(exits)
     said = []
-    if first is not None:
+    if first is not None and first.cancelled:
+        said.append(
+            f"{first.reporter} cancelled {first.name}{f' on {first.host}' if first.host else ''} "
+            f"{first.cancelled} ({first.where}): it sends the processes SIGTERM, then SIGKILL "
+            "once its KillWait has passed; the job was stopped, no line says a process failed"
+        )
+    elif first is not None:
         at = f" at {first.time}" if first.time else ""
         said.append(
             f"{first.who()} failed first as {first.reporter} saw it{at}, "

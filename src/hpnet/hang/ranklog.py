@@ -116,6 +116,11 @@ _NO_DESTROY = re.compile(r"destroy_process_group\(\) was not called before progr
 #: of each communicator on a thread and waits the group's timeout for it
 #: (waitForFutureOrTimeout(fut, options_->timeout, "ProcessGroup abort", ...))
 _ABORT_WAIT = re.compile(r"Future for ProcessGroup abort timed out after (\d+) ?ms")
+#: the watchdog's teardown after a collective failed or timed out (ProcessGroupNCCL.cpp,
+#: with async error handling), and its wait for the Flight Recorder dump that expired
+#: (TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC): read only where a file holds no other error line
+TEARDOWN = re.compile(r"Some NCCL operations have failed or timed out")
+DUMP_WAIT = re.compile(r"timed out after waiting for (\d+) ?ms flight recorder dumps to finish")
 #: SGLang's scheduler watchdog: a forward batch did not finish in that many seconds
 #: (scheduler.py watchdog_thread; "Scheduler watchdog timeout (..., self.soft=False)" later)
 _SGLANG_WATCHDOG = re.compile(r"(?:Scheduler w|W)atchdog timeout \(self\.watchdog_timeout=")
@@ -375,6 +380,22 @@ def file_rank(path: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+#: teardown lines kept per file
+MAX_TEARDOWN = 64
+
+
+def _teardown(line: str, where: str, named: int | None) -> RankError:
+    rank = _GLOBAL_RANK.search(line)
+    return RankError(
+        rank=int(rank.group(1)) if rank else named,
+        where=where,
+        text=escape_controls(line.strip())[:300],
+        timeout=False,
+        peer_closed=False,
+        at=line_time(line),
+    )
+
+
 def read_errors(path: str, raw: bytes) -> list[RankError]:
     """Every error line of one rank's log (or a job's combined log), in input order."""
     named = file_rank(path)
@@ -398,6 +419,12 @@ def read_errors(path: str, raw: bytes) -> list[RankError]:
         if number not in taken and (error := _line_error(line, f"{path}:{number}", named)):
             found.append((number, error))
     errors = [error for _, error in sorted(found, key=lambda pair: pair[0])]
+    if not errors:  # the watchdog's teardown lines say that much where nothing else does
+        errors = [
+            _teardown(line, f"{path}:{number}", named)
+            for number, line in numbered
+            if TEARDOWN.search(line) or DUMP_WAIT.search(line)
+        ][:MAX_TEARDOWN]
     if not any(e.launcher and not e.random_id for e in errors):
         # a random rendezvous id is a fact of a launch, an error only with the failure
         errors = [e for e in errors if not e.random_id]

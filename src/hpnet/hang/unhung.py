@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hpnet.hang.model import ranks_text
-from hpnet.hang.ranklog import RankError
+from hpnet.hang.ranklog import DUMP_WAIT, TEARDOWN, RankError
 from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 
-__all__ = ["crashed", "never_met", "store_unreached", "store_waited"]
+__all__ = ["crashed", "never_met", "store_unreached", "store_waited", "teardown_summary"]
 
 #: what torch's store barrier counted when it gave up (distributed_c10d.py
 #: _store_based_barrier: it waits while ``worker_count != world_size``)
@@ -189,4 +189,25 @@ def store_waited(errors: Sequence[RankError]) -> str | None:
         "rendezvous through the store, such as a new NCCL communicator's unique id, which "
         "its first rank writes); the lines do not say which key or rank: the other ranks' "
         "logs, or `py-spy dump` of each, say where they stopped"
+    )
+
+
+def teardown_summary(errors: Sequence[RankError]) -> str:
+    """Only the watchdogs' teardown lines (ranklog.TEARDOWN, DUMP_WAIT): whose watchdog
+    tore its process down, whose Flight Recorder dump did not finish in time."""
+    said = []
+    for pattern, what in (
+        (TEARDOWN, "found an NCCL operation failed or timed out and takes its process down"),
+        (DUMP_WAIT, "waited {0} ms for the Flight Recorder dump, which did not finish"),
+    ):
+        lines = [(e, m) for e in errors if (m := pattern.search(e.text))]
+        if lines:
+            ranks = sorted({e.rank for e, _ in lines if e.rank is not None})
+            who = ranks_text(ranks) if ranks else "a rank the lines do not name"
+            said.append(
+                f"the watchdog of {who} {what.format(*lines[0][1].groups())} ({lines[0][0].where})"
+            )
+    return (
+        "; ".join(said) + ": a collective failed or timed out before these lines; no Flight "
+        "Recorder dump or watchdog timeout line says which, or which rank is behind"
     )

@@ -24,7 +24,8 @@ from hpnet.artefacts.parted import (
     unentered_text,
 )  # fmt: skip
 from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
-from hpnet.hang.ranklog import RankError
+from hpnet.hang.ranklog import DUMP_WAIT, TEARDOWN, RankError
+from hpnet.hang.unhung import teardown_summary
 
 __all__ = [
     "lines_summary",
@@ -422,6 +423,8 @@ def lines_summary(errors: Sequence[RankError]) -> str:
     >>> lines_summary([e])  # doctest: +ELLIPSIS
     "a rank the lines do not name: the ranks' collectives did not match (l:1); ..."
     """
+    if all(TEARDOWN.search(e.text) or DUMP_WAIT.search(e.text) for e in errors):
+        return teardown_summary(errors)
     first = next((e for e in errors if not e.random_id), errors[0])
     said = (
         "the ranks' collectives did not match"

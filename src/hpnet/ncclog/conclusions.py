@@ -77,8 +77,10 @@ def placement_findings(
                 "('Duplicate GPU detected')",
                 fix="one rank per GPU: torch.cuda.set_device(LOCAL_RANK) before init, and "
                 "--nproc-per-node equal to the GPUs of a node",
-                # each process's first Init START line: the busId it said
-                evidence=quotes(p.line("comm-start") for _, ps in shared for p in ps),
+                # each process's first Init START line (else its Abort): the busId it said
+                evidence=quotes(
+                    p.line("comm-start") or p.line("abort") for _, ps in shared for p in ps
+                ),
                 conclusions=tuple(text for text, _ in shared[:MAX_EVIDENCE]),
                 count=len(shared),
             )

@@ -177,9 +177,13 @@ class FormatTable:
         #: WARN formats by the start of their leading literal: a WARN pasted without its
         #: prefix is known by it (:meth:`bare_warn`)
         self._bare: dict[str, list[tuple[str, re.Pattern[str] | None]]] = {}
+        #: a format NCCL also prints at INFO ("dlvsym failed on %s - %s version %s": a
+        #: required symbol's WARN, an optional one's INFO, mlx5dvsymbols.cc): without its
+        #: level, such a line is not known to be a WARN
+        info = {str(e.get("format") or "").strip() for e in self.formats if e["level"] == "INFO"}
         for entry in self.formats:
             text = str(entry.get("format") or "").strip()
-            if entry["level"] != "WARN":
+            if entry["level"] != "WARN" or text in info:
                 continue
             literal = text.split("%", 1)[0]
             if len(literal) >= BARE_PREFIX_CHARS:

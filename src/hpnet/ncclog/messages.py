@@ -24,7 +24,8 @@ __all__ = [
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
 #: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py"), as Python's
-#: faulthandler does ("Fatal Python error: Segmentation fault") and UCX's handler: a crash
+#: faulthandler does ("Fatal Python error: Segmentation fault"), UCX's and abseil's
+#: handlers: a crash
 CRASH_REPORT = (
     r"^\s*(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception"
     r"|Aborted|Killed)(?: \(core dumped\))?\s*$"
@@ -36,6 +37,9 @@ CRASH_REPORT = (
     # "[host:pid :0:tid] Caught signal 7 (Bus error: nonexistent physical address)"
     r"|\] Caught signal \d+ \((?:Segmentation fault|Bus error|Aborted|Illegal instruction"
     r"|Floating point exception)"
+    # abseil's failure signal handler (absl/debugging/failure_signal_handler.cc, "*** %s
+    # received at time=%ld%s ***"), in a process that links it (Ray's workers, XLA)
+    r"|\*\*\* SIG(?:SEGV|BUS|ILL|FPE|ABRT) received at time=\d+"
 )
 
 

@@ -1080,14 +1080,16 @@ SIGNATURES: tuple[Signature, ...] = (
         rf"\*\*\* Process received signal \*\*\*|{CRASH_REPORT}",
         "a process ended on a fatal signal: Open MPI's handler printed its banner (the lines "
         "after it name the signal, 'Signal: Segmentation fault (11)', and hold a backtrace), "
-        "or the shell or Python's faulthandler named it ('Bus error (core dumped)'); the NCCL "
+        "or the shell, Python's faulthandler or abseil's handler named it ('Bus error (core "
+        "dumped)', '*** SIGSEGV received at time=...', its next line the function); the NCCL "
         "lines of the same process before it say what NCCL was doing",
         "read the backtrace (after Open MPI's banner, or of the core: `gdb python core`, "
         "`ulimit -c unlimited` first): frames in libnccl are NCCL's (look for a known bug of "
         "its release), frames elsewhere the program's",
         "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal "
         "***'); bash's report of a job a signal ended (jobs.c, strsignal and '(core dumped)'); "
-        "CPython's faulthandler ('Fatal Python error: ')",
+        "CPython's faulthandler ('Fatal Python error: '); abseil's failure_signal_handler.cc "
+        "('*** %s received at time=%ld%s ***')",
     ),
     _sig(
         "nccl-tests-wrong-data",
