@@ -10,7 +10,8 @@ import pytest
 
 from hpnet.errors import InputError
 from hpnet.hang.collect import collect
-from hpnet.hang.exits import Exit, ended, exits_summary, read_exits
+from hpnet.hang.endings import ended, exits_summary
+from hpnet.hang.exits import Exit, read_exits
 from hpnet.hang.verdict import judge_evidence
 from tests.conftest import DATA
 
@@ -89,6 +90,10 @@ POSTS = {
     "slurm-time-limit-step-cancelled-lightning-sigterm-bypassed-no-requeue-signal-EXCERPT.txt": [
         (None, None, None, -15, True)
     ],
+    # a table of the first agent, rank 4 ten minutes before rank 0's timeout; srun's task
+    # 1 is an agent there, not rank 1 (pytorch#134006)
+    "torch2.4-slurm-subgroup-pg1-allgather-seq2-times-out-after-peer-exited-code1-barrier-"
+    "device-guess-EXCERPT.txt": [(4, 0, 793062, 1, True), (None, None, None, 1, False)],
     # torchrun's line (LongChat#9); its SIGTERMs to the eight others are no exits
     "torchrun-nine-workers-local-rank4-sigkill-exitcode-minus9-others-sigtermed-cause-"
     "unknown-EXCERPT.txt": [(None, 4, 24905, -9, True)],

@@ -456,6 +456,16 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # ranks 1, 2 in broadcast #532339, rank 0 already in _allgather_base #532341
+    "torch2.5-default-pg-optype-mismatch-r0-allgather-base-vs-peers-broadcast-seq-ahead-by-2-"
+    "EXCERPT": (
+        "unknown", None, "ranks 1, 2 timed out in broadcast #532339; rank 0 in _allgather_base",
+    ),
+    "perlmutter-4gpu-allreduce-same-seq-on-three-ranks-r0-silent-old-watchdog-format-EXCERPT": (
+        "unknown", None, "ranks 1, 2, 3 timed out in allreduce #1132079; no Flight",
+    ),
+    "openrlhf-batch-inference-8way-allgather-base-12h-watchdog-timeout-cause-not-shown-"
+    "torch2.3-EXCERPT": ("unknown", None, "rank 7 timed out in _allgather_base #57599; no"),
     # only the watchdogs' teardown lines: rank 4's abort, rank 3's dump that did not finish
     "llamafactory-internvl-zero2-pg1-watchdog-timeout-flight-recorder-dump-wait-60000ms-"
     "expired-cause-not-shown-torch2.6-EXCERPT": (

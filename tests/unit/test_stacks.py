@@ -85,6 +85,16 @@ POSTS = {
         ["nccl"],
         "the stacks: the process at ",
     ),
+    # vLLM's EngineCore waits on its shared-memory queue, polled through pyzmq (vllm#50835)
+    "vllm-ray-pp2-enginecore-idle-in-shm-broadcast-dequeue-worker-stack-cut-EXCERPT": (
+        ["elsewhere"],
+        "the stacks: pid 4085279 (VLLM::EngineCore): MainThread is in recv "
+        "(vllm/distributed/device_communicators/shm_broadcast.py:802), waiting in socket.poll",
+    ),
+    "sglang-dp-attention-mtp-watchdog-dp1-tp3-active-in-eagle-draft-single-pyspy-stack-EXCERPT": (
+        ["elsewhere"],
+        "the stacks: pid 231810 (sglang::scheduler_DP1_TP3): MainThread is in draft",
+    ),
     # gdb: the last rank copies a scalar to the host (.item()) while the others sync
     "torch1.12-multinode-hang-gdb-last-rank-in-cudamemcpyasync-local-scalar-dense-others-"
     "cudadevicesynchronize-EXCERPT": (["cuda"], "the stacks: the process at "),

@@ -39,6 +39,46 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "pytorch-ddp-intranode-proxy-service-drops-conn-after-local-peer-systemerror-"
+    "socketprogress-closed-by-remote-peer-p2p-setup-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "net-socket-error", "other-warnings", "proxy-connect-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "megatron-2node-proxy-service-cuda-invalid-argument-during-connect-closes-proxy-"
+    "connection-nccl2.18.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "other-warnings", "proxy-connect-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "lightning-ddp-net-connection-closed-by-remote-peer-hostname-only-internal-error-"
+    "peer-rank-unknown-nccl2.14.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "net-socket-error"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "h200-megatron-zero-bubble-pp-batch-isend-irecv-net-socket-message-truncated-sender-"
+    "4-bytes-receiver-2-peer-10.0.5.194-nccl2.20.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"other-warnings", "socket-size-mismatch"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     "two-node-torchrun-both-ranks-same-host-same-busid-86000-nccl-abort-at-ddp-init-EXCERPT.log": C(
         status="FAIL",
         inter=set(),

@@ -45,11 +45,11 @@ _CUDA_SYNC = re.compile(
     r"^(?:synchronize|item|_local_scalar_dense\w*|cuda(?:Stream|Device|Event)Synchronize"
     r"|cudaMemcpy\w*|cuStreamSynchronize|cuCtxSynchronize)$"
 )
-#: the files of frames that only wait (the standard library, C libraries such as
-#: libc.so.6): the call is above them
+#: the files of frames that only wait (the standard library, pyzmq's polls, C libraries
+#: such as libc.so.6): the call is above them
 _WAITING = re.compile(
-    r"^(?:threading|queue|selectors|subprocess|socket|multiprocessing/\w+|concurrent/[\w/]+)"
-    r"\.py$|^lib\w*\.so"
+    r"^(?:threading|queue|selectors|subprocess|socket|multiprocessing/\w+|concurrent/[\w/]+"
+    r"|zmq/[\w/]+)\.py$|^lib\w*\.so"
 )
 
 

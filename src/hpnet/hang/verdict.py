@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from hpnet.hang.collect import Evidence
-from hpnet.hang.exits import with_exits
+from hpnet.hang.endings import with_exits
 from hpnet.hang.judge import judge
 from hpnet.hang.model import Cause, HangReport, ranks_text
 from hpnet.hang.placement import Place, places

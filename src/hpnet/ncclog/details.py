@@ -213,7 +213,28 @@ def _socket_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
             continue
         open_only = text == "Connection timed out" and all(_OPEN_CALL.search(t) for t in found)
         said.append(_TIMED_OUT_OPEN if open_only else meaning)
-    return (*_unroutable(lines), *said)[:3]
+    return (*_local_peer(lines), *_unroutable(lines), *said)[:3]
+
+
+#: the process's own host (its prefix) and the peer a closed connection names
+_PREFIX_HOST = re.compile(r"^(?:\S*\s)?([\w.-]+):\d+:\d+ ")
+_CLOSED_PEER = re.compile(r"(?:remote peer|Call to recv from) ([\w.-]+)<\d+>")
+
+
+def _local_peer(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """A connection closed by a peer on the process's own host: a process of that node
+    (a local rank, or the proxy thread of one) closed it, most often after its own
+    failure, which its lines show first; no network was in the way."""
+    for line in lines:
+        host, peer = _PREFIX_HOST.match(line.text), _CLOSED_PEER.search(line.text)
+        if host and peer and host.group(1) == peer.group(1):
+            return (
+                f"the peer {peer.group(1)} that closed the connection is this process's own "
+                f"host (line {line.line_number}): a process of that node (a local rank, or "
+                "its proxy thread) closed it, most often after its own failure, which its "
+                "lines show first; not the network",
+            )
+    return ()
 
 
 #: a send or receive on a connection that was up (socket.cc's "Call to recv from X
@@ -295,7 +316,8 @@ def _cumem_probe(lines: Sequence[LogLine]) -> tuple[str, ...]:
 
 def _launcher(lines: Sequence[LogLine]) -> tuple[str, ...]:
     """Which processes the launcher's lines name, and how each ended."""
-    from hpnet.hang.exits import ended, read_exits  # noqa: PLC0415 - hang reads ncclog
+    from hpnet.hang.endings import ended  # noqa: PLC0415 - hang reads ncclog
+    from hpnet.hang.exits import read_exits  # noqa: PLC0415
 
     numbered = [(line.line_number or 0, line.message or line.text) for line in lines]
     return tuple(

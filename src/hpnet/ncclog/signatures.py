@@ -1392,15 +1392,35 @@ SIGNATURES: tuple[Signature, ...] = (
         consequence=True,
     ),
     _sig(
+        "socket-size-mismatch",
+        "error",
+        "a peer sent more than this rank posted: the ranks' sizes (or NCCL_PROTO / NCCL_ALGO) "
+        "differ",
+        r"NET/Socket : (?:peer \S+ )?message truncated : receiving \d+ bytes instead of \d+",
+        "NCCL's Socket transport checks the size each peer sends against the receive this "
+        "rank posted, and returns ncclInvalidUsage when the peer sends more: the ranks called "
+        "the same collective or send/recv pair with different sizes (a pipeline stage's shapes "
+        "differ, a desync), or run with different NCCL_PROTO / NCCL_ALGO; the connection itself "
+        "is healthy (the size arrived over it)",
+        "compare what the two ranks called at that point (the peer's address is in the line): "
+        "the tensors' shapes and dtypes of the send/recv or collective, and NCCL_PROTO, "
+        "NCCL_ALGO and the NCCL version on every rank; TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
+        "collective sizes across ranks",
+        "src/transport/net_socket.cc (2.4.8: 'message truncated : receiving %d bytes instead "
+        "of %d'; 2.11: 'peer %s message truncated ...'; 2.12+ adds 'there may be a mismatch in "
+        "collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between "
+        "ranks'; return ncclInvalidUsage)",
+    ),
+    _sig(
         "net-socket-error",
         "error",
         "a TCP connection between ranks broke",
         # socket.cc's socketProgress(Opt) WARNs ("Connection closed by remote peer",
         # "Call to recv from <addr> failed : Broken pipe"), their 2.10-2.17 form "Net :
-        # Call to recv from ... failed", NET/Socket's "message truncated" (2.4), and the
-        # same text repeated in PyTorch's "Last error:"
+        # Call to recv from ... failed", and the same text repeated in PyTorch's "Last
+        # error:" (NET/Socket's "message truncated" is socket-size-mismatch)
         r"socketProgress\w*:|Connection reset by peer|Connection closed by remote peer"
-        r"|Broken pipe|Net : Call to (?:recv|send) from|NET/Socket.*(?:failed|error|truncated)",
+        r"|Broken pipe|Net : Call to (?:recv|send) from|NET/Socket.*(?:failed|error)",
         "a peer's process exited (crashed, killed, out of memory) or the network dropped the "
         "TCP connection (the Socket transport, or NCCL's bootstrap and proxy sockets); on a "
         "port NCCL listens on, NCCL 2.16-2.26 also fail when a client that is not NCCL's (a "
