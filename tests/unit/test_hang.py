@@ -456,6 +456,14 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # the heartbeat monitor: watchdogs stuck, no collective timed out in the lines
+    "dinov2-4gpu-default-pg-heartbeat-monitor-timeout-one-pending-work-cause-not-shown-"
+    "torch2.3-EXCERPT": ("unknown", None, "the watchdog of group 0 got stuck on ranks 0, 1"),
+    "trl-cpo-8gpu-default-pg-watchdog-stuck-480s-then-abort-480s-later-torch2.6-EXCERPT": (
+        "unknown", None, "the watchdog of group 0 got stuck on rank 7",
+    ),
+    "xdit-pipefusion-pg5-heartbeat-monitor-timeout-two-subgroups-pending-works-3-vs-2-"
+    "torch2.3-EXCERPT": ("unknown", None, "the watchdog of group 5 got stuck on ranks 0, 4"),
     # ranks 1, 2 in broadcast #532339, rank 0 already in _allgather_base #532341
     "torch2.5-default-pg-optype-mismatch-r0-allgather-base-vs-peers-broadcast-seq-ahead-by-2-"
     "EXCERPT": (

@@ -39,6 +39,31 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "vllm-b200-deepseek-r1-tp-comm-init-cuda-driver-out-of-memory-last-error-only-"
+    "nccl2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "cuda-failure",
+            "cuda-out-of-memory",
+            "nccl-known-bug-ras-report-during-init-crash",
+            "nccl-known-bug-ras-status-memory-corruption",
+        },
+        versions={"2.26.2"},
+        hosts=0,
+        processes=0,
+    ),
+    "megatron-ngc-interleaved-tracebacks-duplicate-gpu-busid-e2000-barrier-last-error-"
+    "only-nccl2.17.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"duplicate-gpu", "invalid-usage"},
+        versions={"2.17.1"},
+        hosts=0,
+        processes=0,
+    ),
     "pytorch-ddp-intranode-proxy-service-drops-conn-after-local-peer-systemerror-"
     "socketprogress-closed-by-remote-peer-p2p-setup-EXCERPT.log": C(
         status="FAIL",
