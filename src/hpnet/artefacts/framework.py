@@ -33,7 +33,9 @@ from dataclasses import replace
 from hpnet.artefacts.lines import Logical
 from hpnet.artefacts.model import TorchEvent, WrappedError
 
-__all__ = ["NCCL_ERRORS", "called_from", "caller", "job_rank", "read_torch", "read_wrapped"]
+__all__ = [
+    "NCCL_ERRORS", "PG_PREFIX", "called_from", "caller", "job_rank", "read_torch", "read_wrapped",
+]  # fmt: skip
 
 #: ncclGetErrorString (src/misc/utils.cc / init.cc), the texts every wrapper repeats
 NCCL_ERRORS = (
@@ -71,7 +73,8 @@ _PREFIX = re.compile(
 #: name), ``[PG ID 0 PG GUID 0(default_pg) Rank 1]`` (2.5 on: the GUID is the group's
 #: name, which Flight Recorder records; the ID counts groups per process, so that two
 #: groups of one job can share one, as in NVIDIA/nccl #1610)
-_PG = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank \d+\]")
+#: groups: the ID, the GUID, the description
+PG_PREFIX = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\(([^)]*)\))? Rank \d+\]")
 #: the global rank torch's logging puts first (2.2 on): ``[rank3]:``; where a launcher
 #: that wraps the stream put its own ``[rankN]:`` outside it (``[rank0]:[rank4]:``, a
 #: node's first process), the innermost is torch's, the process's own
@@ -269,7 +272,7 @@ def _event(message: Logical) -> tuple[TorchEvent | None, bool]:
     event, waits = _bare_event(message)
     if event is None:
         return None, False
-    pg = _PG.search(message.text)
+    pg = PG_PREFIX.search(message.text)
     rank = _GLOBAL_RANK.search(message.text)
     return replace(
         event,

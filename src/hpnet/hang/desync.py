@@ -30,6 +30,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from hpnet.artefacts.framework import PG_PREFIX
 from hpnet.hang.model import Cause, ranks_text
 
 __all__ = ["DesyncReport", "desync_causes", "read_desync"]
@@ -47,10 +48,8 @@ _FINISHED = re.compile(
 _STATE_HEAD = re.compile(r"^#(\d+) (started|finished) ranks:\s*$")
 _STATE = re.compile(r"^\[([\d, ]+)\] (started|finished) (\S+)\s*$")
 #: the watchdog's next line names the group (2.3+): "[PG ID 1 PG GUID 1 Rank 0]  failure
-#: detected by watchdog at work sequence id: 2", "[PG 0 (default_pg) Rank 0]"
-_GROUP = re.compile(
-    r"\[PG (?:ID )?(\d+) (?:PG GUID (\S+?))?(?:\(([^)]*)\))? ?Rank \d+\]\s+failure detected"
-)
+#: detected by watchdog at work sequence id: 2" (framework.PG_PREFIX reads the prefix)
+_FAILURE = "failure detected by watchdog"
 MAX_REPORTS = 64
 
 
@@ -116,7 +115,7 @@ def read_desync(path: str, lines: Sequence[tuple[int, str]]) -> list[DesyncRepor
                 current["lines"] = (*current["lines"], said)  # type: ignore[misc]
             continue
         else:  # the report ended; the watchdog's line after it names the group
-            if group := _GROUP.search(line):
+            if _FAILURE in line and (group := PG_PREFIX.search(line)):
                 current["pg"], current["pg_desc"] = (
                     group.group(2) or group.group(1),
                     group.group(3) or "",
