@@ -460,7 +460,15 @@ NEW_POSTS = {
     "dinov2-4gpu-default-pg-heartbeat-monitor-timeout-one-pending-work-cause-not-shown-"
     "torch2.3-EXCERPT": ("unknown", None, "the watchdog of group 0 got stuck on ranks 0, 1"),
     "trl-cpo-8gpu-default-pg-watchdog-stuck-480s-then-abort-480s-later-torch2.6-EXCERPT": (
-        "unknown", None, "the watchdog of group 0 got stuck on rank 7",
+        # rank 3's monitor: "Terminating the process ... due to ProcessGroupNCCL watchdog hang"
+        "unknown", None, "the watchdog of group 0 got stuck on ranks 3, 7",
+    ),
+    # three groups' watchdogs stuck at once, each line naming only its rank in its group
+    "nvfuser-mpirun-4proc-teardown-each-rank-stuck-destroying-a-different-pg-watchdog-"
+    "stuck-10s-nccl2.23.4-EXCERPT": (
+        "unknown", None,
+        "the watchdog of groups 3, 4, 6 got stuck on rank 2 of group 4, rank 0 of group 6, "
+        "rank 1 of group 3 (ranks within their groups)",
     ),
     "xdit-pipefusion-pg5-heartbeat-monitor-timeout-two-subgroups-pending-works-3-vs-2-"
     "torch2.3-EXCERPT": ("unknown", None, "the watchdog of group 5 got stuck on ranks 0, 4"),
@@ -803,9 +811,9 @@ NEW_POSTS = {
         "collective-timeout-EXCERPT"
     ): (
         "unknown", None,
-        "the watchdog of groups 99, 117 got stuck on ranks 0, 4: a CUDA or NCCL call (or the "
-        "GIL) blocked the thread that checks the collectives, so no collective timed out in "
-        "these lines; ranks 0, 2, 3, 5 were exiting without destroy_process_group()",
+        "the watchdog of groups 99, 117, 137 got stuck on ranks 0, 2, 4: a CUDA or NCCL call "
+        "(or the GIL) blocked the thread that checks the collectives, so no collective timed "
+        "out in these lines; ranks 0, 2, 3, 5 were exiting without destroy_process_group()",
     ),
     (
         "sglang-tp16-two-nodes-pgid2-guid3-allreduce-seq40231-r1-enqueued40267-"
@@ -1169,7 +1177,8 @@ def test_a_process_exiting_without_destroy_process_group_is_no_evidence() -> Non
     )
     report = judge([], read_errors(str(path), path.read_bytes()))
     assert report.errors and not any(e.exiting for e in report.errors)
-    assert {e.rank for e in report.errors if e.stuck} == {0, 4}
+    # rank 2's monitor terminated it "due to ProcessGroupNCCL watchdog hang"
+    assert {e.rank for e in report.errors if e.stuck} == {0, 2, 4}
 
 
 def test_xla_waits_that_ended_and_fingerprints_name_no_culprit(tmp_path: Path) -> None:

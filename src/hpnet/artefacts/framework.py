@@ -73,8 +73,9 @@ _PREFIX = re.compile(
 #: name), ``[PG ID 0 PG GUID 0(default_pg) Rank 1]`` (2.5 on: the GUID is the group's
 #: name, which Flight Recorder records; the ID counts groups per process, so that two
 #: groups of one job can share one, as in NVIDIA/nccl #1610)
-#: groups: the ID, the GUID, the description
-PG_PREFIX = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\(([^)]*)\))? Rank \d+\]")
+#: groups: the ID, the GUID (empty where the group has none: ``[PG ID 4 PG GUID  Rank 2]``),
+#: the description
+PG_PREFIX = re.compile(r"\[PG (?:ID )?(\S+?)(?: PG GUID (\S*?))?\s?(?:\(([^)]*)\))? Rank \d+\]")
 #: the global rank torch's logging puts first (2.2 on): ``[rank3]:``; where a launcher
 #: that wraps the stream put its own ``[rankN]:`` outside it (``[rank0]:[rank4]:``, a
 #: node's first process), the innermost is torch's, the process's own
@@ -83,6 +84,11 @@ _STUCK = re.compile(
     r"ProcessGroupNCCL'\s?s watchdog got stuck for (\d+) seconds"
     # 2.3-2.4's heartbeat monitor, on the rank that saw it first (no time in it)
     r"|Heartbeat monitor timed out! Process will be terminated"
+    # 2.5 on, the monitor's last word when the watchdog's heartbeat did not move
+    # ("Terminating the process ...", or "... monitor thread is disabled, but would have
+    # terminated the process ..."; after a collective timeout its reason is "collective
+    # timeout or exception": ProcessGroupNCCL.cpp, HeartbeatMonitor::runLoop's exitReason)
+    r"|the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang"
 )
 _STATUS = re.compile(
     r"(?:(?:detected by watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: "

@@ -43,11 +43,10 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError
 from hpnet.hang.ras import ras_causes
-from hpnet.hang.unhung import crashed, never_met, store_unreached, store_waited
+from hpnet.hang.unhung import crashed, never_met, store_unreached, store_waited, stuck_summary
 from hpnet.hang.watchdog import (
     lines_summary,
     rendezvous_missing,
-    stuck_summary,
     watchdog_barrier,
     watchdog_behind,
     watchdog_mismatch,

@@ -359,6 +359,8 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         timeout=event.what == "timeout",
         peer_closed=event.error == REMOTE_GONE,
         stuck=event.what == "stuck",
+        # a stuck watchdog of a group other than the default names its rank in that group
+        pg_rank=event.rank if event.what == "stuck" and event.pg not in (None, "0") else None,
         pending=int(found.group(1)) if (found := _PENDING.search(first.text)) else None,
         pg=event.pg,
         seq=event.seq,

@@ -13,7 +13,14 @@ from hpnet.hang.model import ranks_text
 from hpnet.hang.ranklog import DUMP_WAIT, TEARDOWN, RankError
 from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 
-__all__ = ["crashed", "never_met", "store_unreached", "store_waited", "teardown_summary"]
+__all__ = [
+    "crashed",
+    "never_met",
+    "store_unreached",
+    "store_waited",
+    "stuck_summary",
+    "teardown_summary",
+]
 
 #: what torch's store barrier counted when it gave up (distributed_c10d.py
 #: _store_based_barrier: it waits while ``worker_count != world_size``)
@@ -210,4 +217,75 @@ def teardown_summary(errors: Sequence[RankError]) -> str:
     return (
         "; ".join(said) + ": a collective failed or timed out before these lines; no Flight "
         "Recorder dump or watchdog timeout line says which, or which rank is behind"
+    )
+
+
+def stuck_summary(
+    errors: Sequence[RankError], exits: Sequence[RankError], *, dumped: bool
+) -> str | None:
+    """Watchdogs that got stuck, or a group's abort that did not return, where no
+    collective timed out in the lines: the thread that checks the collectives was itself
+    blocked (a CUDA or NCCL call that does not return, or the GIL), so no collective can
+    be named; where the ranks were exiting without destroy_process_group(), that is when.
+    A group's abort is its teardown (ncclCommAbort of each communicator), not a
+    collective: with no work pending (the heartbeat monitor's ``workMetaList_.size()=0``)
+    nothing was left on the wire."""
+    stuck = [e for e in errors if e.stuck]
+    aborts = [e for e in errors if e.abort_wait_ms is not None]
+    if not stuck and not aborts:
+        return None
+    said = []
+    if aborts:
+        waited = sorted({e.rank for e in aborts if e.rank is not None})
+        said.append(
+            f"the process group's abort did not return on "
+            f"{ranks_text(waited) if waited else 'a rank'} in "
+            f"{max(e.abort_wait_ms or 0 for e in aborts)} ms: its teardown (ncclCommAbort of "
+            "each communicator, at destroy_process_group() or when the group is destroyed) "
+            "is stuck, not a collective"
+        )
+    if stuck:
+        ranks = sorted({e.rank for e in stuck if e.rank is not None})
+        groups = sorted({e.pg for e in stuck if e.pg is not None}, key=lambda g: (len(g), g))
+        where = f" of group{'s' if len(groups) > 1 else ''} {', '.join(groups)}" if groups else ""
+        who = ranks_text(ranks) if ranks else _group_ranks(stuck) or "a rank"
+        said.append(
+            # the watchdog ends its loop at the teardown; its monitor stops after the abort
+            f"the heartbeat monitor{where} fired on {who} while it waited (a group torn "
+            "down beats no more)"
+            if aborts
+            else f"the watchdog{where} got stuck on {who}: a CUDA or NCCL call (or the GIL) "
+            "blocked the thread that checks the collectives, so no collective timed out in "
+            "these lines"
+        )
+        idle = sorted({e.rank for e in stuck if e.pending == 0 and e.rank is not None})
+        if idle:
+            said.append(f"{ranks_text(idle)} had no collective pending (workMetaList_.size()=0)")
+    text = "; ".join(said)
+    gone = sorted({e.rank for e in exits if e.rank is not None})
+    if exits:
+        text += (
+            f"; {ranks_text(gone) if gone else 'the processes'} were exiting without "
+            "destroy_process_group() (the groups torn down at interpreter exit)"
+        )
+    if not dumped:
+        text += (
+            "; py-spy dump --native of the stuck process says where ncclCommAbort waits"
+            if aborts
+            else "; py-spy dump of the stuck process (its watchdog thread) says which call"
+        )
+    return text
+
+
+def _group_ranks(stuck: Sequence[RankError]) -> str:
+    """The stuck ranks the lines name only by their rank in a group other than the
+    default (``[PG ID 4 PG GUID  Rank 2]``): ``rank 2 of group 4, rank 0 of group 6 (ranks
+    within their groups)``; empty where none is so named."""
+    named = dict.fromkeys(
+        (e.pg_rank, e.pg) for e in stuck if e.rank is None and e.pg_rank is not None
+    )
+    if not named:
+        return ""
+    return ", ".join(f"rank {r} of group {g}" for r, g in named) + (
+        " (ranks within their groups)" if len(named) > 1 else " (its rank in that group)"
     )

@@ -30,7 +30,6 @@ from hpnet.hang.unhung import teardown_summary
 __all__ = [
     "lines_summary",
     "rendezvous_missing",
-    "stuck_summary",
     "watchdog_barrier",
     "watchdog_behind",
     "watchdog_mismatch",
@@ -355,63 +354,6 @@ def watchdog_barrier(errors: Sequence[RankError]) -> Cause | None:
         "kill, a branch that skips the collective); `py-spy dump` on a live process shows "
         "where it waits",
     )  # fmt: skip
-
-
-def stuck_summary(
-    errors: Sequence[RankError], exits: Sequence[RankError], *, dumped: bool
-) -> str | None:
-    """Watchdogs that got stuck, or a group's abort that did not return, where no
-    collective timed out in the lines: the thread that checks the collectives was itself
-    blocked (a CUDA or NCCL call that does not return, or the GIL), so no collective can
-    be named; where the ranks were exiting without destroy_process_group(), that is when.
-    A group's abort is its teardown (ncclCommAbort of each communicator), not a
-    collective: with no work pending (the heartbeat monitor's ``workMetaList_.size()=0``)
-    nothing was left on the wire."""
-    stuck = [e for e in errors if e.stuck]
-    aborts = [e for e in errors if e.abort_wait_ms is not None]
-    if not stuck and not aborts:
-        return None
-    said = []
-    if aborts:
-        waited = sorted({e.rank for e in aborts if e.rank is not None})
-        said.append(
-            f"the process group's abort did not return on "
-            f"{ranks_text(waited) if waited else 'a rank'} in "
-            f"{max(e.abort_wait_ms or 0 for e in aborts)} ms: its teardown (ncclCommAbort of "
-            "each communicator, at destroy_process_group() or when the group is destroyed) "
-            "is stuck, not a collective"
-        )
-    if stuck:
-        ranks = sorted({e.rank for e in stuck if e.rank is not None})
-        groups = sorted({e.pg for e in stuck if e.pg is not None}, key=lambda g: (len(g), g))
-        where = f" of group{'s' if len(groups) > 1 else ''} {', '.join(groups)}" if groups else ""
-        who = ranks_text(ranks) if ranks else "a rank"
-        said.append(
-            # the watchdog ends its loop at the teardown; its monitor stops after the abort
-            f"the heartbeat monitor{where} fired on {who} while it waited (a group torn "
-            "down beats no more)"
-            if aborts
-            else f"the watchdog{where} got stuck on {who}: a CUDA or NCCL call (or the GIL) "
-            "blocked the thread that checks the collectives, so no collective timed out in "
-            "these lines"
-        )
-        idle = sorted({e.rank for e in stuck if e.pending == 0 and e.rank is not None})
-        if idle:
-            said.append(f"{ranks_text(idle)} had no collective pending (workMetaList_.size()=0)")
-    text = "; ".join(said)
-    gone = sorted({e.rank for e in exits if e.rank is not None})
-    if exits:
-        text += (
-            f"; {ranks_text(gone) if gone else 'the processes'} were exiting without "
-            "destroy_process_group() (the groups torn down at interpreter exit)"
-        )
-    if not dumped:
-        text += (
-            "; py-spy dump --native of the stuck process says where ncclCommAbort waits"
-            if aborts
-            else "; py-spy dump of the stuck process (its watchdog thread) says which call"
-        )
-    return text
 
 
 def lines_summary(errors: Sequence[RankError]) -> str:
