@@ -273,3 +273,23 @@ def test_the_same_framework_failure_on_two_threads_is_one_finding(
     assert len(framework) == 1 and framework[0]["count"] == 2
     assert framework[0]["title"] == "XLA: ncclAllReduce failed: invalid argument"
     assert len(framework[0]["evidence"]) == 2
+
+
+def test_a_finding_left_out_for_rccl_no_longer_orders_the_rest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """ROCm/rccl#1261: RCCL's advisory WARN at init.cc ("NUMA auto balancing enabled"),
+    which the log pipeline reads as a failed init, is left out once the log is known to
+    be RCCL's; what it had explained is ordered again: the UCX plugin's failed
+    registration (line 71) comes first, before the connections its failure broke."""
+    path = (
+        Path(__file__).parent.parent / "data" / "nccl-logs"
+        / "roce-bnxt-ucx-plugin-gdr-regmr-rcache-insert-region-0x0-invalid-parameter-"
+        "rccl2.18.3-EXCERPT.log"
+    )  # fmt: skip
+    assert main(["verify", "--json", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    ids = [f["id"] for f in report["findings"]]
+    assert "init-failed" not in ids
+    assert ids[:2] == ["nccl-failure", "net-socket-error"]
+    assert "ucx_plugin.c:498 NCCL WARN Failed: UCX error" in report["findings"][0]["evidence"][-1]

@@ -211,6 +211,33 @@ def test_every_recorded_log_in_ranges_gives_the_same_answer(
     assert analyse(read_logs(inputs, jobs=2)) == one
 
 
+def test_a_later_nic_list_replaces_an_earlier_one_in_ranges_as_in_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line of NCCL 2.4 on lists a network's NICs whole, and folding keeps the last
+    list; merging a later range had joined the two lists instead, so ``NET/IB/0`` named
+    another NIC (two logs without a host prefix in one file: tests/data's ibp0..ibp7 and
+    mlx5_0)."""
+    from hpnet.ncclog import read as logread
+
+    lines = [
+        "NCCL INFO NET/IB : Using [0]ibp0:1/IB [1]ibp1:1/IB ; OOB ib0:10.0.0.1<0>",
+        *["NCCL INFO Bootstrap timings total 0.001" for _ in range(40)],
+        "NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB br0:10.0.0.2<0>",
+        "NCCL INFO Channel 00/0 : 1[1] -> 0[0] [receive] via NET/IB/0",
+    ]
+    path = tmp_path / "job.log"
+    path.write_text("\n".join(lines) + "\n")
+    inputs, _ = collect_inputs([str(path)])
+    one = analyse(read_logs(inputs, jobs=1))
+    assert [r.nics for r in one.ranks] == [("mlx5_0:1",)]
+    monkeypatch.setattr(logread, "RANGE_BYTES", 512)
+    monkeypatch.setattr(logread, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(logread, "RANGES_PER_WORKER", 1 << 20)
+    monkeypatch.setattr(logread, "_pool", lambda _workers: _InProcessPool())
+    assert analyse(read_logs(inputs, jobs=2)) == one
+
+
 #: two processes of host ``vm``; 629's line glued to 628's after a digit ("delay 0vm:629")
 _GLUED_AFTER_DIGIT = (
     "vm:628:628 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"

@@ -39,6 +39,99 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "roce-v100-pcie-recv-net-ib-no-gdrdma-p2p-ipc-and-shm-intranode-gdr-read-off-"
+    "nccl2.5.7-EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra={"P2P/IPC", "SHM/direct shared memory"},
+        findings={"gdr-off"},
+        versions={"2.5.7"},
+        hosts=1,
+        processes=1,
+    ),
+    "mi300x-gfx942-device-linker-build-lds-ncclmaxsharedmem-32832-exceeds-32768-init-"
+    "system-error-rccl-develop-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "nccl-tests-failure", "shared-mem-exceeds-gpu", "system-error"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "docker-gfx1100-p2p-ipc-open-invalid-device-pointer-host-amdgpu-dkms-missing-rccl2.17.1.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings={"comm-aborted", "cuda-failure", "no-rdma-device", "p2p-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "roce-bnxt-ucx-plugin-gdr-regmr-rcache-insert-region-0x0-invalid-parameter-"
+    "rccl2.18.3-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/UCX/GDRDMA"},
+        intra=set(),
+        findings={
+            "init-incomplete",
+            "internal-error",
+            "launcher-reported-failure",
+            "nccl-failure",
+            "nccl-tests-failure",
+            "net-socket-error",
+            "proxy-connect-failed",
+            "rccl-iommu-not-passthrough",
+        },
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
+    "k8s-pod-dev-shm-full-second-comm-shm-recv-segment-create-fail-deepspeed-nccl2.7.8-"
+    "EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "shm-exhausted", "system-error"},
+        versions={"2.7.8"},
+        hosts=1,
+        processes=1,
+    ),
+    "azure-aml-hpcx-ibext-plugin-no-ib-device-ib-disabled-silent-socket-fallback-"
+    "nccl2.17.1-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"env-ib-disabled"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "aws-p4d-ofi-plugin-test-efa-provider-not-found-fi-getinfo-enodata-nccl2.10.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"ofi-plugin-error"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "nccl-tests-two-a100-nodes-gdr-level5-proxy-net-fail-then-illegal-access-in-commfree-"
+    "nccl2.10.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "cuda-failure",
+            "cuda-illegal-address",
+            "error-trail",
+            "nccl-tests-failure",
+            "net-socket-error",
+        },
+        versions=set(),
+        hosts=2,
+        processes=2,
+    ),
     "vllm-b200-deepseek-r1-tp-comm-init-cuda-driver-out-of-memory-last-error-only-"
     "nccl2.26.2-EXCERPT.log": C(
         status="FAIL",
@@ -69,7 +162,8 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter=set(),
         intra=set(),
-        findings={"error-trail", "net-socket-error", "other-warnings", "proxy-connect-failed"},
+        # 7991's proxy dropped rank 2's connection after its own ncclSystemError (line 1)
+        findings={"error-trail", "net-socket-error", "proxy-failed", "proxy-connect-failed"},
         versions=set(),
         hosts=1,
         processes=2,
@@ -1845,10 +1939,11 @@ CASES: dict[str, C] = {
         "efa-ofi-couldnt-open-av-einval-both-ranks-hang-old-plugin-format-aws-ofi-"
         "nccl0.9-EXCERPT.log"
     ): C(
-        status="UNKNOWN",
+        # aws-ofi-nccl's test programs' own "WARN: Function: F Line: N: " lines
+        status="FAIL",
         inter=set(),
         intra=set(),
-        findings=set(),
+        findings={"ofi-plugin-error"},
         versions=set(),
         hosts=1,
         processes=1,
@@ -3243,6 +3338,43 @@ def test_a_failed_connections_error_says_what_the_peer_did() -> None:
         "shm-attach-empty-name-size0-cumem-host-probe-diverges-across-ranks-nccl2.28.7-2.28.9-EXCERPT.log"
     )
     assert not any("(E" in c for f in report.findings for c in f.conclusions)
+
+
+def test_a_warn_whose_own_thread_passes_the_error_up_recovers_no_other_trail() -> None:
+    """pytorch#124380: 7992's "Socket recv failed while polling" is a WARN some caller
+    recovers from (proxy.cc), but its own thread's trail follows it (proxy.cc:1076 -> 3):
+    that caller did not. So it does not turn 7991's earlier ncclSystemError (its Async
+    thread's group.cc:64 -> 2, returned by ncclGroupEnd) into a recovery: 7991 failed
+    first, and its proxy's WARNs are failures, not warnings NCCL went on after. Its trail
+    comes before any WARN of it, so what it passed up began first: the trail leads."""
+    result = _report(
+        "pytorch-ddp-intranode-proxy-service-drops-conn-after-local-peer-systemerror-"
+        "socketprogress-closed-by-remote-peer-p2p-setup-EXCERPT.log"
+    )
+    trail = next(f for f in result.findings if f.id == "error-trail")
+    assert trail.processes == ("10-12-3-162:7991", "10-12-3-162:7992")
+    assert trail.evidence[0].endswith("NCCL INFO group.cc:64 -> 2 [Async thread]")
+    assert "ncclSystemError (2)" in trail.title
+    # 7991's trail (line 1) is before any WARN of it: its failure came first, and leads
+    assert result.findings[0] is trail
+    assert "it failed before any WARN of it (its first trail line, line 1)" in trail.conclusions[0]
+    assert [f.id for f in result.findings][1:3] == ["proxy-failed", "net-socket-error"]
+    assert not any(f.id == "other-warnings" for f in result.findings)
+    # a process with no WARN at all (RCCL's rank 0 beside rank 1's failed IPC handle)
+    # is a peer failing with the one that says why: its earlier trail does not lead
+    rccl = _report("rdna3-gfx1100-p2p-hipipcgetmemhandle-invalid-argument-rccl2.22.3-EXCERPT.log")
+    assert rccl.findings[0].id == "p2p-setup-failed"
+    # NVIDIA/nccl: the proxy's IB connect failed (lines 1-6) before its WARN (line 8) and
+    # the connection the proxy then closed (line 10); nccl#629: host -2's proxy failed
+    # (line 1) before host -3's "Connection reset by peer" (line 6)
+    for name in (
+        "roce-ib-connect-oob-tcp-connect-poll-no-pollout-proxy-closes-conn-closed-by-remote-peer-"
+        "tree-setup-nccl2.13.4-EXCERPT.log",
+        "nccl-tests-two-a100-nodes-gdr-level5-proxy-net-fail-then-illegal-access-in-commfree-"
+        "nccl2.10.3-EXCERPT.log",
+    ):
+        ids = [f.id for f in _report(name).findings]
+        assert ids.index("error-trail") < ids.index("net-socket-error"), (name, ids)
 
 
 def test_an_error_trail_names_the_stage_it_failed_in() -> None:

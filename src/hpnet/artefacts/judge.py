@@ -22,6 +22,7 @@ from hpnet.artefacts.model import (
     WrappedError,
 )
 from hpnet.artefacts.watchdog import ERROR_CAUSE, quotes, torch_findings
+from hpnet.ncclog.precedence import order_findings
 from hpnet.ncclog.signatures import IN_CONTEXT, SIGNATURES
 from hpnet.result import Finding, Severity
 
@@ -274,6 +275,11 @@ def merge_artefacts(report: VerifyReport, facts: Sequence[ArtefactFacts]) -> Ver
         for f in report.findings
         if not (f.evidence and set(f.evidence) <= quoted and f.id not in _NAMING)
     ]
+    if len(kept) < len(report.findings):
+        # what a finding left out explained is ordered again without it (RCCL's advisory
+        # WARN at init.cc, read by the log pipeline as a failed init, had placed the
+        # failure after it behind a later broken connection)
+        kept = order_findings(kept, report.sources)
     # the log's own order (causes first) is kept; an artefact's finding goes after the
     # log's findings of its severity, fatal ones first; but PyTorch's teardown line read
     # in the log follows what the artefacts name (the timeout or error it tore down for)

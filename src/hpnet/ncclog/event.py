@@ -6,12 +6,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from hpnet.ncclog.versions import VersionRange, hint_for
 
-if TYPE_CHECKING:
-    from hpnet.ncclog.versions import VersionRange
-
-__all__ = ["Event", "ProcessRef"]
+__all__ = ["Event", "ProcessRef", "warn_event"]
 
 #: (key, host, pid, launcher rank, cuda device) of the process that wrote a line
 ProcessRef = tuple[str, "str | None", "int | None", "int | None", "int | None"]
@@ -74,4 +71,11 @@ def _rebuild(  # noqa: PLR0917 - pickle calls it with the saved fields in order
     event.line_number = line_number
     event.hint = hint
     event.raw = raw
+    return event
+
+
+def warn_event(process: ProcessRef | None, where: str | None, message: str, source: str) -> Event:
+    """A WARN line's event: ``where`` its ``file:line`` (None where not said)."""
+    event = Event("warn", process, (where,), message, source)
+    event.hint = hint_for("warn", message)
     return event

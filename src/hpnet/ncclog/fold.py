@@ -61,6 +61,7 @@ def _net_list(process: ProcessFacts, event: Event) -> None:
         for i, name, port, link, address in nics  # type: ignore[attr-defined]
     )
     process.nic_lists[str(network)] = listed
+    process.listed_whole[str(network)] = None
     if network == "Socket":
         process.socket_interfaces = listed
         return

@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 
 from hpnet.ncclog.diag import read_diag
-from hpnet.ncclog.event import Event, ProcessRef
+from hpnet.ncclog.event import Event, ProcessRef, warn_event
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.messages import PROCESS_ENDED, RAY_REPEATED, VERSION, read_message
 from hpnet.ncclog.passes import read_comm, read_connection
+from hpnet.ncclog.plugins import ofi_test_log_warn
 from hpnet.ncclog.prefix import (
     HOSTNAME,
     LAUNCHER_ONLY,
@@ -45,10 +46,9 @@ LAZY_HINT_KINDS = frozenset({"connection", "comm"})
 #: kinds whose repetition by the same process changes nothing in what is folded
 IDEMPOTENT = frozenset(
     {
-        "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version",
-        "cuda-driver", "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr",
-        "connected", "trail", "provider", "channels", "nvls-support", "net-nic",
-        "net-module", "gin", "collnet-device", "topo-pci",
+        "network", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "version", "cuda-driver",
+        "bootstrap", "net-list", "net-iface", "nvls", "ring-gdr", "connected", "trail", "provider",
+        "channels", "nvls-support", "net-nic", "net-module", "gin", "collnet-device", "topo-pci",
         # a connection a process reports again (a new communicator generation on the
         # same ranks and NIC) adds channels to a count nothing reads
         "connection",
@@ -63,10 +63,10 @@ MAX_CACHED = 50_000
 #: block, :mod:`hpnet.ncclog.scan`)
 LOCATED_KINDS = frozenset(
     {
-        "warn", "signal", "notable", "bare-version", "version", "network", "net-list",
-        "net-iface", "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap",
-        "trail", "provider", "ring-gdr", "cuda-driver", "channels", "nvls-support", "net-nic",
-        "net-module", "gin", "collnet-device", "diag", "topo-nvlink", "ib-qp", "topo-pci",
+        "warn", "signal", "notable", "bare-version", "version", "network", "net-list", "net-iface",
+        "env", "gdr", "plugin", "ib-no-device", "ib-failed", "bootstrap", "trail", "provider",
+        "ring-gdr", "cuda-driver", "channels", "nvls-support", "net-nic", "net-module", "gin",
+        "collnet-device", "diag", "topo-nvlink", "ib-qp", "topo-pci",
     }
 )  # fmt: skip
 #: the kinds an INFO message pasted without NCCL's prefix is taken for: their formats are
@@ -364,9 +364,7 @@ class Classifier:
             message = _first_line(line[at + 10 :].decode("utf-8", "replace").rstrip("\r"))
             if message.endswith("cluster]"):
                 message = RAY_REPEATED.sub("", message)
-            event = Event("warn", process, (where,), message, source)
-            event.hint = hint_for("warn", message)
-            return event
+            return warn_event(process, where, message, source)
         return self._not_info(line, source)
 
     def _reading(
@@ -421,6 +419,8 @@ class Classifier:
         text = line.decode("utf-8", "replace").rstrip("\r")
         if "NCCL DIAG " in text and read_diag(text) is not None:  # 2.31+: printf, no level
             return Event("diag", None, (), text.strip(), source)
+        if plugin := ofi_test_log_warn(text):  # an aws-ofi-nccl test program's own logger
+            return warn_event(None, plugin[0], plugin[1], source)
         at = text.find("NCCL version ")
         if at >= 0 and (
             (at <= MAX_BARE_VERSION_PREFIX and _BARE_VERSION_PREFIX.fullmatch(text[:at]))
@@ -483,9 +483,7 @@ class Classifier:
             named, _ = self.process(line[: len(text[:cut].encode())], source)
             # a launcher's rank tag names a process; a timestamp alone does not
             process = named if named is not None and named[3] is not None else None
-        event = Event("warn", process, (None,), message, source)
-        event.hint = hint_for("warn", message)
-        return event
+        return warn_event(process, None, message, source)
 
 
 def classify(line: bytes, source: str) -> Event | None:

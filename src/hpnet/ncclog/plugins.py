@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLUGIN_NETWORKS", "plugin_of"]
+__all__ = ["PLUGIN_NETWORKS", "ofi_test_log_warn", "plugin_of"]
 
 #: (pattern over a WARN's ``where``, the network name NCCL shows for that plugin)
 PLUGIN_NETWORKS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -50,3 +50,21 @@ def plugin_of(where: str | None) -> str | None:
         if pattern.search(place):
             return name
     return None
+
+
+#: aws-ofi-nccl's test programs (nccl_message_transfer, ring, ...) log through their own
+#: logger, not NCCL's: ``WARN: Function: <function> Line: <n>: `` then the plugin's
+#: message (tests/functional/test-common.h, tests/unit/test-common.h, every release),
+#: behind whatever a launcher puts first (pdsh's ``10.3.35.83: ``)
+_TEST_PROGRAM_WARN = re.compile(r"(?:^|\s)WARN: Function: (\w+) Line: (\d+): (\S.*)$")
+
+
+def ofi_test_log_warn(text: str) -> tuple[str, str] | None:
+    """The function and line (as a WARN's ``where``) and the message of a WARN an
+    aws-ofi-nccl test program printed, if ``text`` is one.
+
+    >>> ofi_test_log_warn("10.3.35.83: WARN: Function: main Line: 66: NET/OFI OFI NCCL failure: 2")
+    ('main:66', 'NET/OFI OFI NCCL failure: 2')
+    """
+    found = _TEST_PROGRAM_WARN.search(text)
+    return (f"{found.group(1)}:{found.group(2)}", found.group(3).strip()) if found else None

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from hpnet.ncclog.causes import SUBSYSTEMS
 from hpnet.result import Finding, Severity
 
-__all__ = ["BY_STAGE", "EXPLAINS", "explains", "order_findings"]
+__all__ = ["BY_STAGE", "EXPLAINS", "FAILED_FIRST", "explains", "order_findings"]
 
 #: cause -> the findings it explains when it comes first (ids; a trailing ``*`` is a
 #: prefix). Why: an async event puts the NIC's queue pairs in error, so transfers on
@@ -150,6 +150,25 @@ def _closed_by_teardown(
     )
 
 
+#: what the error trail's finding says of a process whose first trail line comes before
+#: any WARN of it (hpnet.ncclog.findings): it failed first, its cause not in the input
+FAILED_FIRST = "it failed before any WARN of it"
+
+
+def _first_unexplained(trail: Finding, other: Finding, where: dict[int, tuple[int, int]]) -> bool:
+    """An error trail of a process that failed before any WARN of it, earlier in the same
+    input than ``other``: line order is time order there, and what it passed up began
+    first. (A process with no WARN at all is most often a peer failing with the one that
+    says why: its trail still follows that cause.)"""
+    at, then = where[id(trail)], where[id(other)]
+    return (
+        not trail.consequence
+        and at[0] == then[0]
+        and at < then
+        and any(FAILED_FIRST in c for c in trail.conclusions)
+    )
+
+
 def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[Finding]:
     """Causes first, earliest in time first; effects after what explains them.
 
@@ -165,10 +184,13 @@ def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[
     for cause in items:
         for effect in items:
             # the error going up (a trail) follows its cause whatever the line order, and so
-            # does PyTorch's teardown (it prints the error it tore down for after it)
-            staged = (cause.id, effect.id) in BY_STAGE or effect.id in (
-                "error-trail",
-                "watchdog-teardown",
+            # does PyTorch's teardown (it prints the error it tore down for after it); but
+            # a trail of a process no earlier line explains, earlier in the same input,
+            # is a failure of its own that came first
+            staged = (
+                (cause.id, effect.id) in BY_STAGE
+                or effect.id == "watchdog-teardown"
+                or (effect.id == "error-trail" and not _first_unexplained(effect, cause, where))
             )
             if cause is effect or (where[id(cause)] > where[id(effect)] and not staged):
                 continue

@@ -79,6 +79,8 @@ class ProcessFacts:
         #: the first line of each statement (ProcessLog.lines)
         self.lines: dict[str, LogLine] = {}
         self.nic_lists: dict[str, tuple[Nic, ...]] = {}
+        #: networks whose list a line of NCCL 2.4 on set whole (2.3 says one NIC a line)
+        self.listed_whole: dict[str, None] = {}
         self.net_plugins: dict[str, None] = {}
         self.net_modules: dict[str, None] = {}
         self.gin: dict[str, None] = {}
@@ -183,10 +185,21 @@ class ProcessFacts:
         self.warned = (self.warned and not later.progressed) or later.warned
         self.progressed = self.progressed or later.progressed
         self._merge_versions(later)
-        self.nics = _union(self.nics, later.nics)
+        # as folding does: a whole list (2.4 on) replaces; 2.3's, one NIC a line, add up
+        whole = later.listed_whole
         for network, listed in later.nic_lists.items():
-            self.nic_lists[network] = _union(self.nic_lists.get(network, ()), listed)
-        self.socket_interfaces = _union(self.socket_interfaces, later.socket_interfaces)
+            mine = self.nic_lists.get(network, ())
+            self.nic_lists[network] = listed if network in whole else _union(mine, listed)
+        if later.nics:  # the list of the network the later part named last
+            named = [n for n, listed in later.nic_lists.items() if listed == later.nics]
+            self.nics = self.nic_lists[named[0]] if named else _union(self.nics, later.nics)
+        if later.socket_interfaces:
+            self.socket_interfaces = (
+                later.socket_interfaces
+                if "Socket" in whole
+                else _union(self.socket_interfaces, later.socket_interfaces)
+            )
+        self.listed_whole.update(whole)
         self.ib_no_device = self.ib_no_device or later.ib_no_device
         self.nvls = self.nvls or later.nvls
         self.env.update(later.env)
@@ -322,7 +335,8 @@ def _compatible(record: Mapping[str, object], fields: Mapping[str, object]) -> b
 
 
 def _union(first: tuple[Nic, ...], then: tuple[Nic, ...]) -> tuple[Nic, ...]:
-    """NIC lists of one process seen in two parts of the input, by name and port."""
+    """NIC lists of one process said one NIC a line (2.3) in two parts of the input, by
+    name and port."""
     if not then:
         return first
     known = {(n.name, n.port) for n in first}

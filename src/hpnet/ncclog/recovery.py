@@ -98,6 +98,7 @@ ABSORBED = frozenset(
 )
 _TRAIL = re.compile(r"(\S+\.(?:cc|cu|c|h|cpp):\d+) (?:\([^)]*\) )?-> (\d+)")
 #: a WARN whose text, after its own file:line, is a trail
+_TID = re.compile(r"\d+")
 _WARN_TRAIL = re.compile(r"WARN (?:\S+ )?\S+\.(?:cc|cu|c|h|cpp):\d+ (?:\([^)]*\) )?-> \d+")
 
 
@@ -124,6 +125,8 @@ def recover(processes: Sequence[ProcessLog]) -> tuple[ProcessLog, ...]:
         # a WARN that is itself a trail ("WARN proxy.cc:979 -> 3 [Progress Thread]", a
         # vendor build's) names no call that fails on purpose: it passed an error up
         and not _WARN_TRAIL.match(line.message)
+        # its own thread passed the error up after it: the caller here did not go on
+        and not _passed_up(p, line)
     ]
     known: set[tuple[str, int]] = set()
     for process, line in fallbacks:
@@ -137,6 +140,31 @@ def recover(processes: Sequence[ProcessLog]) -> tuple[ProcessLog, ...]:
         else p
         for p in processes
     )
+
+
+def _passed_up(process: ProcessLog, warn: LogLine) -> bool:
+    """Does a trail of the thread that printed ``warn`` follow it (NCCL's
+    ``proxy.cc:1076 -> 3`` after "Socket recv failed while polling": the error went on
+    up, whatever another caller of the same call does)? Without thread ids, a trail of
+    the same process."""
+    thread = _thread(warn, process.key)
+    at = (warn.source, warn.line_number)
+    return any(
+        (t.source, t.line_number) > at and _thread(t, process.key) == thread for t in process.trails
+    )
+
+
+def _thread(line: LogLine, key: str) -> str | None:
+    """The thread id of a ``host:pid:tid`` line of the process ``key``, if it says one.
+
+    >>> _thread(LogLine(source="x", line_number=6, text="h:7991:8061 [1] NCCL WARN x"), "h:7991")
+    '8061'
+    """
+    at = line.text.find(key + ":")
+    if at < 0:
+        return None
+    tid = _TID.match(line.text, at + len(key) + 1)
+    return tid.group() if tid else None
 
 
 def _recovered(sites: set[tuple[str, int]], known: set[tuple[str, int]]) -> bool:

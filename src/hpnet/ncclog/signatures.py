@@ -745,8 +745,10 @@ SIGNATURES: tuple[Signature, ...] = (
         "error",
         "the AWS OFI (libfabric) network plugin failed",
         # "Unexpected ...": the plugin's RDMA protocol checks (remote rail count, a
-        # completion matching no request), aws/aws-ofi-nccl#927, #990, NVIDIA/nccl#1921
-        r"NET/OFI .*(?:Couldn't|[Ff]ailed|ERROR|RC: -\d+|[Uu]nable|Unexpected)",
+        # completion matching no request), aws/aws-ofi-nccl#927, #990, NVIDIA/nccl#1921;
+        # "OFI NCCL failure: N": its test programs' OFINCCLCHECK, a call that failed
+        r"NET/OFI .*(?:Couldn't|[Ff]ailed|ERROR|RC: -\d+|[Uu]nable|Unexpected"
+        r"|OFI NCCL failure: \d)",
         "aws-ofi-nccl could not set up libfabric (address vector, endpoint or memory "
         "registration): wrong provider, EFA not usable in this container, or a plugin / "
         "libfabric version mismatch",
