@@ -463,6 +463,21 @@ NEW_POSTS = {
         # rank 3's monitor: "Terminating the process ... due to ProcessGroupNCCL watchdog hang"
         "unknown", None, "the watchdog of group 0 got stuck on ranks 3, 7",
     ),
+    # a terminal wrapped the dump signal's line; its own watchdog found the timeout
+    "protenix-default-pg-dump-signal-local-timeout-on-one-rank-propagated-via-tcpstore-"
+    "EXCERPT": (
+        "unknown", None,
+        "rank 1: its own watchdog found a collective of group 0 timed out: #427698, its last "
+        "enqueued, had not completed",
+    ),
+    # pipeline stages stuck in different groups' point-to-point works
+    "pipefusion-pp-send-seqnum0-stuck-other-stages-coalesced-p2p-timeouts-l40-nccl-unknown-"
+    "EXCERPT": (
+        "unknown", None,
+        "rank 0 timed out in send #0 of group 37; rank 3 in coalesced #29 of group 35",
+    ),
+    "megatron-pp-group-first-batched-p2p-coalesced-seqnum1-never-completes-nccl-unknown-"
+    "EXCERPT": ("unknown", None, "a rank whose job rank the line does not print"),
     # three groups' watchdogs stuck at once, each line naming only its rank in its group
     "nvfuser-mpirun-4proc-teardown-each-rank-stuck-destroying-a-different-pg-watchdog-"
     "stuck-10s-nccl2.23.4-EXCERPT": (

@@ -39,6 +39,56 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "b200-8gpu-torchrun-barrier-cuda-failure-802-system-not-yet-initialized-no-nccl-"
+    "debug-nccl2.25.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "cuda-system-not-ready"},
+        versions={"2.25.1"},
+        hosts=0,
+        processes=0,
+    ),
+    "bootstrap-iface-list-virbr0-and-14-veth-linklocal-roce-oob-enp7s0-failure-not-shown-"
+    "nccl2.5-2.7-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"socket-local-interfaces"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "three-node-ipoib-bond-socket-bootstrap-init-hang-over-8-gpus-no-error-lines-nccl2.8-"
+    "2.12-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"env-ib-disabled"},
+        versions=set(),
+        hosts=3,
+        processes=10,
+    ),
+    "stale-file-init-root-address-not-in-job-connect-refused-retrying-bootstrap-"
+    "nccl2.4.8-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"retried-calls"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "k8s-pod-bootstrap-root-on-lo-127.0.0.1-first-interface-ifname-includes-lo-nccl2.4.2-"
+    "2.4.7-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"socket-local-interfaces"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
     "roce-v100-pcie-recv-net-ib-no-gdrdma-p2p-ipc-and-shm-intranode-gdr-read-off-"
     "nccl2.5.7-EXCERPT.log": C(
         status="WARN",
@@ -3375,6 +3425,33 @@ def test_a_warn_whose_own_thread_passes_the_error_up_recovers_no_other_trail() -
     ):
         ids = [f.id for f in _report(name).findings]
         assert ids.index("error-trail") < ids.index("net-socket-error"), (name, ids)
+
+
+def test_loopback_first_in_the_socket_list_is_the_bootstrap_of_nccl_up_to_2_4_7() -> None:
+    """kubeflow/pytorch-operator#202: NCCL 2.3 to 2.4.7 bootstrap over NET/Socket's device
+    0 (bootstrap.cc: ncclBootstrapNet = &ncclNetSocket); with lo listed first the root
+    publishes 127.0.0.1 to the other pods. Said where nothing puts the release at 2.4.8 or
+    later (which prints its own 'Bootstrap : Using' list); not where the job's other
+    processes are of a later release (an AWS container whose ranks print 2.13-2.23
+    forms)."""
+    found = _finding(
+        _report(
+            "k8s-pod-bootstrap-root-on-lo-127.0.0.1-first-interface-ifname-includes-lo-"
+            "nccl2.4.2-2.4.7-EXCERPT.log"
+        ),
+        "socket-local-interfaces",
+    )
+    assert any(
+        "lo is the first of its socket interfaces, which NCCL 2.3 to 2.4.7" in c for c in found
+    )
+    later = _finding(
+        _report(
+            "aws-g5-ofi-plugin-init-failed-no-ib-socket-fallback-lo-eth0-container-"
+            "awsofi1.4.0aws-EXCERPT.log"
+        ),
+        "socket-local-interfaces",
+    )
+    assert later and not any("2.4.7" in c for c in later)
 
 
 def test_an_error_trail_names_the_stage_it_failed_in() -> None:

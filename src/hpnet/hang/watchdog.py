@@ -379,6 +379,7 @@ def lines_summary(errors: Sequence[RankError]) -> str:
         if first.timeout
         else "an error"
     )
+    said = _status(first) or said
     ranks = sorted({e.rank for e in errors if e.rank is not None})
     who = ranks_text(ranks) if ranks else "a rank the lines do not name"
     if labels := _sglang_watchdogs(errors):  # SGLang names its ranks in its prefix
@@ -388,6 +389,40 @@ def lines_summary(errors: Sequence[RankError]) -> str:
         f"{who}: {said} ({first.where}{more}); no Flight Recorder dump says which "
         "collective, or which rank is behind"
     )
+
+
+def _status(error: RankError) -> str | None:
+    """What a group's status line, printed when its rank was told to dump, says: the
+    works it had enqueued and completed; where the signal came from its own watchdog
+    ("due to a collective timeout from this local rank", 2.5.1 on), the first work not
+    completed is the one that timed out (a group's works complete in order).
+
+    >>> e = RankError(rank=1, where="l:2", text="Received a dump signal due to a collective "
+    ...     "timeout from this local rank", timeout=False, peer_closed=False, pg="0",
+    ...     last_enqueued=427698, last_completed=427697)
+    >>> _status(e)  # doctest: +ELLIPSIS
+    'its own watchdog found a collective of group 0 timed out: #427698, its last enqueued, ...'
+    """
+    done, queued = error.last_completed, error.last_enqueued
+    if error.seq is not None or done is None or queued is None:
+        return None
+    group = f" of group {error.pg}" if error.pg is not None else ""
+    if "collective timeout from this local rank" in error.text and queued > done:
+        last = ", its last enqueued," if queued == done + 1 else f" (enqueued up to #{queued})"
+        return (
+            f"its own watchdog found a collective{group} timed out: #{done + 1}{last} had not "
+            "completed"
+        )
+    told = "told to dump"
+    if found := _SIGNAL_FROM.search(error.text):  # "from  rank 2": the rank that timed out
+        told += f" on rank {found.group(1)}'s timeout"
+    if queued == done:
+        return f"{told}, it had completed every work it enqueued{group} (#{done})"
+    return f"{told}, it had enqueued up to #{queued}{group} and completed #{done}"
+
+
+#: the rank whose timeout a dump signal came from (torch 2.5.1 on)
+_SIGNAL_FROM = re.compile(r"dump signal due to a collective timeout from\s+rank (\d+)")
 
 
 #: SGLang's logging prefix (``[2025-07-11 17:40:14 DP0 TP2] ``) and its watchdog's line

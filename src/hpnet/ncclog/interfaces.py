@@ -7,6 +7,7 @@ parsed log, for :func:`hpnet.ncclog.network.network_findings`.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 
 from hpnet.ncclog.choice import Choice
@@ -62,6 +63,9 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
     the socket list's interface 1)."""
     hits: list[tuple[ProcessLog, list[str], bool]] = []
     carrying: list[tuple[ProcessLog, str, str]] = []  # (process, interface, its transport)
+    early: list[ProcessLog] = []  # bootstrapping on the socket list's first interface
+    said_release = [a for p in log.processes if (a := _release_after_247(p)) is not None]
+    job_after_247 = bool(said_release) and all(said_release)
     for process in log.processes:
         local = [n.name for n in process.socket_interfaces if _host_local(n.name, n.address or "")]
         boot = []
@@ -69,7 +73,14 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
             name, _, address = interface.split("<", 1)[0].partition(":")
             if "(OOB)" not in interface and _host_local(name, address):
                 boot.append(name)
-        if boot or (local and _sockets_may_carry(process, choices.get(process.key))):
+        first = _first_bootstraps(process, job_after_247)
+        if first is not None and _host_local(first.name, first.address or ""):
+            early.append(process)
+        if (
+            boot
+            or early[-1:] == [process]
+            or (local and _sockets_may_carry(process, choices.get(process.key)))
+        ):
             hits.append((process, sorted(set(local + boot)), bool(boot)))
         carrying += _carried(
             process,
@@ -90,6 +101,14 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
         f"process {p.key}: its connections go via {raw}, which is {name}: they cannot reach "
         "another node through it"
         for p, name, raw in carrying[:MAX_EVIDENCE]
+    ]
+    said += [
+        f"process {p.key}: {p.socket_interfaces[0].name} is the first of its socket "
+        "interfaces, which NCCL 2.3 to 2.4.7 listens and connects on for its bootstrap "
+        "(the root's address in the unique id other ranks connect to); from 2.4.8 the "
+        "bootstrap has a list of its own ('Bootstrap : Using'), which this process "
+        f"{'did not print' if not p.nccl_version else f'printed none of ({p.nccl_version})'}"
+        for p in early[:MAX_EVIDENCE]
     ]
     return [
         Finding(
@@ -131,6 +150,32 @@ def _carried(
         if c.transport.name == "Socket" and c.transport.nic in names
     }
     return [(process, name, raw) for name, raw in sorted(used)]
+
+
+#: a release that names its own version, or the lowest of its range
+_LOWEST = re.compile(r"(?:>= ?)?(\d+)\.(\d+)\.(\d+)")
+
+
+def _release_after_247(process: ProcessLog) -> bool | None:
+    """Is the process's NCCL 2.4.8 or later (None: its lines do not say)?"""
+    lowest = _LOWEST.match(process.nccl_version or process.version_range or "")
+    if lowest is None:
+        return None
+    return tuple(int(n) for n in lowest.groups()) >= (2, 4, 8)
+
+
+def _first_bootstraps(process: ProcessLog, job_after_247: bool) -> Nic | None:
+    """The socket interface a process of NCCL 2.3 to 2.4.7 bootstraps on, where nothing
+    says it is later (its own lines, or every other process of the job whose release is
+    said): device 0 of NET/Socket's list (bootstrap.cc: ``ncclBootstrapNet =
+    &ncclNetSocket``, listen and connect on device 0, 2.3.5-2.4.7); 2.4.8 on prints its
+    own ``Bootstrap : Using`` list."""
+    if process.bootstrap:
+        return None
+    after = _release_after_247(process)
+    if after or (after is None and job_after_247):
+        return None
+    return next((n for n in process.socket_interfaces if n.index == 0), None)
 
 
 def _sockets_may_carry(process: ProcessLog, choice: Choice | None) -> bool:
