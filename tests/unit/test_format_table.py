@@ -242,3 +242,12 @@ def test_a_warn_is_matched_against_exactly_the_formats_that_can_print_it() -> No
         for f in TABLE.formats
         if f["level"] == "WARN" and f.get("example") and not f.get("plugin")
     )
+
+
+def test_the_first_line_of_a_warn_of_several_lines_is_that_warn_pasted_alone() -> None:
+    """NVIDIA/nccl#2077: 2.29's NVLS bind WARN is three lines (nvls.cc); PyTorch's error
+    text carried them without NCCL's prefix, and its first line alone names the failure."""
+    table = load_table()
+    first = "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 "
+    assert table.bare_warn(first + "'out of memory'.")
+    assert not table.bare_warn(first + "'out of memory'. And a program's own words.")

@@ -39,6 +39,16 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "h200-nvls-multicast-bind-cuda-error-2-out-of-memory-fabric-slots-exhausted-many-"
+    "subcomms-nccl2.29.7-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "nvls-failed"},
+        versions={"2.29.7"},
+        hosts=0,
+        processes=0,
+    ),
     "b200-8gpu-torchrun-barrier-cuda-failure-802-system-not-yet-initialized-no-nccl-"
     "debug-nccl2.25.1-EXCERPT.log": C(
         status="FAIL",

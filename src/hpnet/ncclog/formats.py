@@ -187,7 +187,10 @@ class FormatTable:
                 continue
             literal = text.split("%", 1)[0]
             if len(literal) >= BARE_PREFIX_CHARS:
-                self._bare.setdefault(literal[:BARE_PREFIX_CHARS], []).append((text, None))
+                bucket = self._bare.setdefault(literal[:BARE_PREFIX_CHARS], [])
+                bucket.append((text, None))
+                if "\n" in text:  # a WARN of several lines: its first line pasted alone
+                    bucket.append((text.split("\n", 1)[0].strip(), None))
         #: the same starts as bytes, for the scanner's test of a line
         self.bare_starts: frozenset[bytes] = frozenset(k.encode() for k in self._bare)
         #: the same with every digit 0 (a test on lines whose digits were made 0)

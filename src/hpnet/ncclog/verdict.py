@@ -59,8 +59,9 @@ def _traffic(
         if intra:
             sentence += f"; intra-node {', '.join(intra)}"
     elif intra:
+        covered = sum(1 for r in rows if r.intra_node)
         sentence = (
-            f"intra-node traffic used {', '.join(intra)} on {_processes(count, count)}; "
+            f"intra-node traffic used {', '.join(intra)} on {_processes(covered, count)}; "
             "no inter-node connection in this log"
         )
         if chose:
@@ -113,4 +114,8 @@ def verdict_of(
         return "UNKNOWN", sentence
     if any(f.severity == "warning" for f in findings):
         return "WARN", sentence
+    if not inter and len({r.host for r in rows if r.host}) > 1:
+        # processes on more than one host, and no line shows what carried traffic between
+        # them: the job's network path is not proven, whatever went on inside each host
+        return "UNKNOWN", sentence
     return "PASS", sentence
