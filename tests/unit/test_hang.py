@@ -463,6 +463,19 @@ NEW_POSTS = {
         # rank 3's monitor: "Terminating the process ... due to ProcessGroupNCCL watchdog hang"
         "unknown", None, "the watchdog of group 0 got stuck on ranks 3, 7",
     ),
+    # Ray folded 3 more workers' alike lines into rank 3's (verl#1309)
+    "verl-workerdict-default-pg-broadcast-seq1-timeout-1800s-critic-init-repeated-across-"
+    "cluster-EXCERPT": (
+        "unknown", None,
+        "rank 3 timed out in broadcast #1 of group 0; no Flight Recorder dump says which rank "
+        "is behind; Ray folded up to 3 more workers' alike lines into these",
+    ),
+    "simplerl-openrlhf-actormodelrayactorbox-default-pg-allgather-base-seq5919-enqueued5921-"
+    "timeout-EXCERPT": (
+        "unknown", None,
+        "rank 1 timed out in _allgather_base #5919 of group 0; rank 1 had enqueued up to #5921: "
+        "it entered it and waits for a peer",
+    ),
     # a terminal wrapped the dump signal's line; its own watchdog found the timeout
     "protenix-default-pg-dump-signal-local-timeout-on-one-rank-propagated-via-tcpstore-"
     "EXCERPT": (

@@ -39,6 +39,75 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "slurm-mid-run-scalar-allreduce-seq7487-watchdog-timeout-nothing-enqueued-after-"
+    "torch2.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"collective-timeout", "watchdog-teardown"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "slurm-single-node-4gpu-broadcast-seqnum1-watchdog-timeout-per-process-blocks-"
+    "interleaved-nccl2.21-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"collective-timeout"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "vllm-ray-llmengine-nested-rayworker-init-allreduce-proxy-call-to-peer-failed-"
+    "connect-ncclinternalerror-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "proxy-connect-failed"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "ray-vllm-rayworkervllm-allreduce-topo-xml-attribute-busid-of-node-nic-not-found-"
+    "nccl2.18.6-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "topology-xml-attribute"},
+        versions={"2.18.6"},
+        hosts=0,
+        processes=0,
+    ),
+    "ray-vllm-32rank-two-nodes-ib-init-interleaved-split-lines-no-error-shown-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions=set(),
+        hosts=3,
+        processes=4,
+    ),
+    "horovod-mpirun-tag-output-wsl2-two-ranks-pci-bus-realpath-fail-same-busid-nccl2.9.9-"
+    "EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"error-trail", "topology-no-pci-sysfs"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "horovod-mpirun-tag-output-two-hosts-shm-cudahostregister-invalid-argument-nccl2.4.2-"
+    "EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"SHM/direct shared memory"},
+        findings={"cuda-failure", "shm-setup-failed", "socket-fallback"},
+        versions=set(),
+        hosts=2,
+        processes=6,
+    ),
     "h200-nvls-multicast-bind-cuda-error-2-out-of-memory-fabric-slots-exhausted-many-"
     "subcomms-nccl2.29.7-EXCERPT.log": C(
         status="FAIL",

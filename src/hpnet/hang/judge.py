@@ -43,7 +43,14 @@ from hpnet.hang.model import (
 )
 from hpnet.hang.ranklog import RankError
 from hpnet.hang.ras import ras_causes
-from hpnet.hang.unhung import crashed, never_met, store_unreached, store_waited, stuck_summary
+from hpnet.hang.unhung import (
+    crashed,
+    never_met,
+    ray_folded,
+    store_unreached,
+    store_waited,
+    stuck_summary,
+)
 from hpnet.hang.watchdog import (
     lines_summary,
     rendezvous_missing,
@@ -422,6 +429,8 @@ def judge(
         )
         if (unreached := store_unreached(errors)) is not None:
             headline = f"{headline}; {unreached}"
+        if folded := max((e.repeated for e in errors), default=0):
+            headline += f"; {ray_folded(folded)}"
     elif not dumps and ras:
         # RAS said RUNNING OK while every rank of a 2-rank NCCL job sat in an all_reduce
         # whose network path had stalled (benchmarks/results/hang-plants-nccl-2026-11-27/

@@ -145,6 +145,8 @@ OP_TYPES = (
     "SEND", "RECV", "RECVANYSOURCE", "BARRIER", "_REDUCE_SCATTER_BASE", "COALESCED",
     "_ALLREDUCE_SPARSE", "REDUCE_SCATTER_TENSOR_COALESCED",
 )  # fmt: skip
+#: Ray's log deduplication: alike lines of other workers (numbers aside) folded into one
+RAY_FOLDED = re.compile(r"\[repeated (\d+)x across cluster\]")
 #: what makes a line evidence: the screen keeps this part of a long line
 KEY_PHRASE = re.compile(
     "|".join(x.pattern for x in (_TIMEOUT, _MISMATCH, _CLOSED, _INIT, _BARRIER))
@@ -218,6 +220,9 @@ class RankError:
     abort_wait_ms: int | None = None
     #: the works the rank's watchdog still held, where its heartbeat monitor's line says
     pending: int | None = None
+    #: how many more workers' alike lines Ray's log dedup folded into this one
+    #: ("[repeated 3x across cluster]": their ranks are not shown)
+    repeated: int = 0
 
 
 def line_time(line: str) -> float | None:
@@ -369,6 +374,7 @@ def _torch_error(event: TorchEvent, path: str, named: int | None) -> RankError:
         last_enqueued=event.last_enqueued,
         last_completed=event.last_completed,
         at=line_time(first.text),
+        repeated=max((int(n) for q in event.quotes for n in RAY_FOLDED.findall(q.text)), default=0),
     )
 
 

@@ -16,6 +16,7 @@ from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 __all__ = [
     "crashed",
     "never_met",
+    "ray_folded",
     "store_unreached",
     "store_waited",
     "stuck_summary",
@@ -288,4 +289,19 @@ def _group_ranks(stuck: Sequence[RankError]) -> str:
         return ""
     return ", ".join(f"rank {r} of group {g}" for r, g in named) + (
         " (ranks within their groups)" if len(named) > 1 else " (its rank in that group)"
+    )
+
+
+def ray_folded(repeated: int) -> str:
+    """Ray's log dedup folded alike lines of other workers into the ones shown (numbers
+    aside: another rank's same error reads alike), so more ranks said it than the lines
+    name (docs.ray.io, "Log deduplication").
+
+    >>> ray_folded(3)[:55]
+    "Ray folded up to 3 more workers' alike lines into these"
+    """
+    return (
+        f"Ray folded up to {repeated} more workers' alike lines into these ('[repeated "
+        f"{repeated}x across cluster]'): more ranks said so than the lines name, and which "
+        "ones is hidden; RAY_DEDUP_LOGS=0 shows each worker's lines"
     )

@@ -26,6 +26,7 @@ from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.gids import gid_details
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.precedence import FAILED_FIRST
+from hpnet.ncclog.recovery import failed_first
 from hpnet.ncclog.signatures import SIGNATURES, Signature, in_context
 from hpnet.ncclog.stages import trail_stage
 from hpnet.result import Finding, Severity
@@ -373,7 +374,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     codes = sorted({c for p in failing for c in p.trail_codes})
     names = ", ".join(f"{RESULT_NAMES.get(c, 'code')} ({c})" for c in codes)
     # a WARN after the first trail line does not say what the trail passed up
-    before = {p.key for p in failing if _failed_before_warning(p)}
+    before = {p.key for p in failing if failed_first(p)}
     explained = set(named) - before
     stages = {p.key: trail_stage(line.message or line.text for line in p.trails) for p in failing}
     named = {s.name for s in stages.values() if s is not None}
@@ -420,19 +421,6 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             fatal=True,
         )
     ]
-
-
-def _failed_before_warning(process: ProcessLog) -> bool:
-    """Does the process's first trail line come before its first WARN in the same input?
-    Then the error it passed up began before anything the input says of it (NCCL
-    pytorch#124380: an Async thread's ``group.cc:64 -> 2``, its proxy's WARNs after)."""
-    first = min(process.trails, key=lambda t: (t.source, t.line_number))
-    warned = [
-        w.line_number
-        for w in process.warnings
-        if w.source == first.source and w.line_number and w.message.startswith("WARN")
-    ]
-    return bool(warned) and first.line_number > 0 and min(warned) > first.line_number
 
 
 # ---------------------------------------------------------------- communicators

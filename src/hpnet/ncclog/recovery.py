@@ -173,3 +173,31 @@ def _recovered(sites: set[tuple[str, int]], known: set[tuple[str, int]]) -> bool
     return bool(sites) and all(
         site in known or site[0].rsplit("/", 1)[-1] in ABSORBED for site in sites
     )
+
+
+def failed_first(process: ProcessLog) -> bool:
+    """Does the process's first trail line come before its first WARN in the same input,
+    on another call's path? Then the error it passed up began before anything the input
+    says of it (pytorch#124380: an Async thread's ``group.cc:64 -> 2``, its proxy's WARNs
+    after). A WARN in the file the trail starts in heads that trail's call: the input
+    began inside an earlier instance of the same failure (horovod#3871's excerpt opens
+    with ``graph/xml.cc:469 -> 2``, its WARN ``graph/xml.cc:332`` follows)."""
+    first = min(process.trails, key=lambda t: (t.source, t.line_number))
+    warns = [
+        w
+        for w in process.warnings
+        if w.source == first.source and w.line_number and w.message.startswith("WARN")
+    ]
+    if not warns or not first.line_number:
+        return False
+    warn = min(warns, key=lambda w: w.line_number)
+    if warn.line_number < first.line_number:
+        return False
+    started = _TRAIL_FILE.search(first.message or first.text)
+    warned = _WARN_FILE.match(warn.message)
+    return not (started and warned and started.group(1) == warned.group(1))
+
+
+#: the file of a trail line's first site, and of a WARN's location (a build's path cut)
+_TRAIL_FILE = re.compile(r"([\w.-]+)\.(?:cc|cu|c|h|cpp):\d+ (?:\([^)]*\) )?-> ")
+_WARN_FILE = re.compile(r"WARN (?:\S*/)?([\w.-]+)\.(?:cc|cu|c|h|cpp):\d+")
