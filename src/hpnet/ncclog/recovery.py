@@ -21,6 +21,11 @@ communicator without CollNet; ``ncclIsCuMemSupported`` returns ``ret == ncclSucc
 a CUDA call that fails there (its WARN "Cuda failure 3 'initialization error'") only turns
 cuMem off. A process whose every trail is at such a site (:data:`ABSORBED`) passed no
 error up either, and a WARN printed at one is no failure.
+
+Where a WARN some caller recovers from is followed by a trail of its own thread, that
+caller passed the error up: it recovers nothing. And a process whose first trail line
+comes before any WARN of it, on another call's path (:func:`failed_first`), failed first:
+what it passed up began before anything the input says of it.
 """
 
 from __future__ import annotations
@@ -97,8 +102,9 @@ ABSORBED = frozenset(
     [f"transport.cc:{n}" for n in _TRANSPORT] + [f"cudawrap.cc:{n}" for n in _CUDAWRAP]
 )
 _TRAIL = re.compile(r"(\S+\.(?:cc|cu|c|h|cpp):\d+) (?:\([^)]*\) )?-> (\d+)")
-#: a WARN whose text, after its own file:line, is a trail
+#: the thread id after ``host:pid:`` in a line's prefix
 _TID = re.compile(r"\d+")
+#: a WARN whose text, after its own file:line, is a trail
 _WARN_TRAIL = re.compile(r"WARN (?:\S+ )?\S+\.(?:cc|cu|c|h|cpp):\d+ (?:\([^)]*\) )?-> \d+")
 
 
