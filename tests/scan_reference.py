@@ -58,7 +58,7 @@ _BARE_HINT = re.compile(
     rb"|taking the entire process down"
     # a crash as the shell (bash's "Bus error (core dumped)"), faulthandler, UCX or abseil says it
     rb"|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
-    rb"|core dumped|Fatal Python error: |] Caught signal | received at time="
+    rb"|core dumped|Fatal Python error: |] Caught signal | received at time=|Segfault encountered"
     rb"|: line \d+: +\d+ |(?m:^\s*(?:Killed|Aborted)\s*$)"
     # a launcher's report that a process failed (messages.LAUNCHER_FAILED)
     rb"|failed \(exitcode: |ChildFailedError|exited on signal \d|Per user-direction"

@@ -290,6 +290,32 @@ def test_a_scheduler_cancellation_and_a_crash_handler_are_read() -> None:
     )
 
 
+def test_tvm_ffis_crash_handler_names_the_function_and_nccls_frame() -> None:
+    """TVM FFI's SIGSEGV handler (loaded with FlashInfer) prints its banner and then the
+    frames, innermost first, after its own (sigaction): vllm#27868 crashed in the
+    driver's cuMemCreate under NCCL's cuMem host probe; TensorRT-LLM#10255 in NCCL's
+    ncclCommWindowRegister itself."""
+    logs = DATA / "nccl-logs"
+    said = {}
+    for name in (
+        "vllm-p2p-nccl-connector-segfault-in-cumemcreate-cumem-host-numa-probe-comminitrank-"
+        "rtx3080-nccl2.27.5-EXCERPT.log",
+        "trtllm-nccl-symmetric-allreduce-segfault-in-ncclcommwindowregister-b200-tp2-EXCERPT.log",
+    ):
+        path = logs / name
+        (crash,) = read_exits(str(path), list(enumerate(path.read_text().splitlines(), 1)))
+        said[name[:4]] = (crash.status, crash.name, crash.reporter)
+    assert said == {
+        "vllm": (
+            -11,
+            "a process (in cuMemCreate, called from NCCL's ncclCuMemHostEnable "
+            "(misc/cudawrap.cc:92))",
+            "TVM FFI's handler",
+        ),
+        "trtl": (-11, "a process (in NCCL's ncclCommWindowRegister)", "TVM FFI's handler"),
+    }
+
+
 def test_a_table_record_repeating_the_line_is_one_process() -> None:
     """torchrun logs its first failure, then raises the table whose Root Cause record is
     the same process: one exit, with the table's rank and host."""

@@ -39,6 +39,35 @@ class C:
 
 
 CASES: dict[str, C] = {
+    "trtllm-allreduce-culaunchkernelex-invalid-argument-enqueue1500-both-ranks-"
+    "nccl2.25.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "trtllm-nccl-symmetric-allreduce-segfault-in-ncclcommwindowregister-b200-tp2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
+    "vllm-p2p-nccl-connector-segfault-in-cumemcreate-cumem-host-numa-probe-comminitrank-"
+    "rtx3080-nccl2.27.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        versions=set(),
+        hosts=0,
+        processes=0,
+    ),
     "slurm-mid-run-scalar-allreduce-seq7487-watchdog-timeout-nothing-enqueued-after-"
     "torch2.3-EXCERPT.log": C(
         status="FAIL",

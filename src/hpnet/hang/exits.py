@@ -120,6 +120,12 @@ _SLURM_CANCELLED = re.compile(
 #: function the signal stopped it in)
 _ABSL = re.compile(r"\*\*\* (SIG[A-Z]+) received at time=\d+")
 _ABSL_PC = re.compile(r"\bPC: @ +0x[0-9a-fA-F]+ +\S+ +([A-Za-z_][\w:<>~]*)")
+#: TVM FFI's SIGSEGV handler (tvm_ffi's backtrace.cc, loaded with FlashInfer by vLLM,
+#: SGLang, TensorRT-LLM): "!!!!!!! Segfault encountered !!!!!!!", then the frames,
+#: innermost first, the handler's own (libc's sigaction) before the one it stopped in:
+#: '  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()'
+_TVM = re.compile(r"!!!!!!! Segfault encountered !!!!!!!")
+_TVM_FRAME = re.compile(r'^\s*File "([^"]*)", line (\d+), in (.+?)\s*$')
 #: pdsh's prefix of a remote host's lines (DeepSpeed's multi-node launch): ``gpu003: ``
 _PDSH = re.compile(r"^([\w.-]+): ")
 #: a process's own report of the signal that ends it: UCX's handler (ucs/debug/debug.c,
@@ -166,6 +172,7 @@ _WORDS = (
     b"exit", b"terminated with", b"srun: error", b"Caught signal", b"Killed",
     b"Segmentation fault", b"Bus error", b"Aborted", b"Illegal instruction", b"Floating point",
     b"closing signal", b"Killing subprocess", b"CANCELLED AT", b"received at time=",
+    b"Segfault encountered",
 )  # fmt: skip
 
 
@@ -213,6 +220,8 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
         elif exited := _TABLE_EXIT.search(line):
             found.append(_record_exit(where, text, exited, record, first=section == "root"))
             record = {}
+        elif (frame := _TVM_FRAME.match(line)) and found and found[-1].reporter == _TVM_NAME:
+            found[-1] = _in_frame(found[-1], frame)
         elif (pc := _ABSL_PC.search(line)) and found and found[-1].reporter == "abseil's handler":
             # the function the signal stopped it in (unknown: no symbol)
             if pc.group(1) != "unknown" and found[-1].name is None:
@@ -290,6 +299,8 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
     if found := _DS_EXITED.search(line):
         return [{"status": int(found.group(1)), "reporter": "DeepSpeed's launcher",
                  "host": host, "first": True}]  # fmt: skip
+    if _TVM.search(line):
+        return [{"status": -int(signal.SIGSEGV), "reporter": _TVM_NAME}]
     if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
         return [{"status": -int(getattr(signal, found.group(1))),
                  "reporter": "abseil's handler"}]  # fmt: skip
@@ -305,6 +316,29 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
         return [{"status": status, "reporter": "Slurm", "rank": task, "host": found.group(1)}
                 for task in _tasks(found.group(2))]  # fmt: skip
     return []
+
+
+_TVM_NAME = "TVM FFI's handler"
+
+
+def _in_frame(crashed: Exit, frame: re.Match[str]) -> Exit:
+    """A crash report's frame: the first past the handler's own names the function the
+    signal stopped it in; the first of NCCL's (its source file or an nccl* function)
+    says NCCL was on the stack."""
+    where, line, function = frame.groups()
+    if "sigaction" in where or "sigaction" in function:
+        return crashed
+    nccl = function.startswith("nccl") or "/nccl/" in where or where.startswith("misc/")
+    at = f" ({where}:{line})" if where != "<unknown>" else ""
+    function = function.split("(")[0]
+    if crashed.name is None:
+        name = f"a process (in NCCL's {function}{at})" if nccl else f"a process (in {function}"
+        return dataclasses.replace(crashed, name=name if nccl else name + ")")
+    if nccl and "NCCL's" not in crashed.name:
+        return dataclasses.replace(
+            crashed, name=f"{crashed.name[:-1]}, called from NCCL's {function}{at})"
+        )
+    return crashed
 
 
 def _merged(found: Sequence[Exit]) -> list[Exit]:

@@ -24,8 +24,8 @@ __all__ = [
 
 #: a process a signal ended, as the shell reports it (bash's whole line "Bus error (core
 #: dumped)"; in a script "run.sh: line 3:  4711 Killed  python x.py"), as Python's
-#: faulthandler does ("Fatal Python error: Segmentation fault"), UCX's and abseil's
-#: handlers: a crash
+#: faulthandler does ("Fatal Python error: Segmentation fault"), UCX's, abseil's and TVM
+#: FFI's handlers: a crash
 CRASH_REPORT = (
     r"^\s*(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception"
     r"|Aborted|Killed)(?: \(core dumped\))?\s*$"
@@ -40,6 +40,8 @@ CRASH_REPORT = (
     # abseil's failure signal handler (absl/debugging/failure_signal_handler.cc, "*** %s
     # received at time=%ld%s ***"), in a process that links it (Ray's workers, XLA)
     r"|\*\*\* SIG(?:SEGV|BUS|ILL|FPE|ABRT) received at time=\d+"
+    # TVM FFI's SIGSEGV handler (tvm_ffi's backtrace.cc), loaded with FlashInfer
+    r"|!!!!!!! Segfault encountered !!!!!!!"
 )
 
 

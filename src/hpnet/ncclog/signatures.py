@@ -1082,8 +1082,9 @@ SIGNATURES: tuple[Signature, ...] = (
         rf"\*\*\* Process received signal \*\*\*|{CRASH_REPORT}",
         "a process ended on a fatal signal: Open MPI's handler printed its banner (the lines "
         "after it name the signal, 'Signal: Segmentation fault (11)', and hold a backtrace), "
-        "or the shell, Python's faulthandler or abseil's handler named it ('Bus error (core "
-        "dumped)', '*** SIGSEGV received at time=...', its next line the function); the NCCL "
+        "or the shell, Python's faulthandler, abseil's or TVM FFI's handler named it ('Bus "
+        "error (core dumped)', '*** SIGSEGV received at time=...', its next line the function, "
+        "'!!!!!!! Segfault encountered !!!!!!!', its frames after it); the NCCL "
         "lines of the same process before it say what NCCL was doing",
         "read the backtrace (after Open MPI's banner, or of the core: `gdb python core`, "
         "`ulimit -c unlimited` first): frames in libnccl are NCCL's (look for a known bug of "
@@ -1091,7 +1092,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "open-mpi opal/util/stacktrace.c (show_stackframe: '*** Process received signal "
         "***'); bash's report of a job a signal ended (jobs.c, strsignal and '(core dumped)'); "
         "CPython's faulthandler ('Fatal Python error: '); abseil's failure_signal_handler.cc "
-        "('*** %s received at time=%ld%s ***')",
+        "('*** %s received at time=%ld%s ***'); tvm_ffi's backtrace.cc ('!!!!!!! Segfault "
+        "encountered !!!!!!!')",
     ),
     _sig(
         "nccl-tests-wrong-data",
