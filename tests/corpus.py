@@ -237,11 +237,11 @@ def grade_log(path: Path, values: dict[str, str]) -> list[Check]:
 
 def _within(version: str, ranges: set[str]) -> bool:
     """Is ``version`` inside every process's release range (``2.17.1-2.18.6``, ``>= 2.24.3``)?"""
-    from hpnet.ncclog.releases import _parse_range
+    from hpnet.ncclog.releases import parse_range
     from hpnet.ncclog.versions import contains
 
     wanted = tuple(int(p) for p in version.split("."))
-    return all(contains(_parse_range(text), wanted) for text in ranges)
+    return all(contains(parse_range(text), wanted) for text in ranges)
 
 
 # ---------------------------------------------------------------- listings

@@ -332,8 +332,8 @@ def _in_frame(crashed: Exit, frame: re.Match[str]) -> Exit:
     at = f" ({where}:{line})" if where != "<unknown>" else ""
     function = function.split("(")[0]
     if crashed.name is None:
-        name = f"a process (in NCCL's {function}{at})" if nccl else f"a process (in {function}"
-        return dataclasses.replace(crashed, name=name if nccl else name + ")")
+        inside = f"NCCL's {function}{at}" if nccl else function
+        return dataclasses.replace(crashed, name=f"a process (in {inside})")
     if nccl and "NCCL's" not in crashed.name:
         return dataclasses.replace(
             crashed, name=f"{crashed.name[:-1]}, called from NCCL's {function}{at})"

@@ -39,7 +39,7 @@ from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.gdr import _PATH_TYPES, path_name
 from hpnet.ncclog.interfaces import DOCKER_BRIDGE, in_docker_bridge
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
-from hpnet.ncclog.releases import _parse_range
+from hpnet.ncclog.releases import parse_range
 
 __all__ = ["Fact", "explaining_facts"]
 
@@ -202,7 +202,7 @@ def _path_of(number: int, process: ProcessLog) -> str | None:
     """
     if process.nccl_version:
         return path_name(number, process.nccl_version)
-    low, high = _parse_range(process.version_range)
+    low, high = parse_range(process.version_range)
     if low is None and high is None:
         return None
     names = {

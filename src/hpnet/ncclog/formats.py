@@ -189,8 +189,9 @@ class FormatTable:
             if len(literal) >= BARE_PREFIX_CHARS:
                 bucket = self._bare.setdefault(literal[:BARE_PREFIX_CHARS], [])
                 bucket.append((text, None))
-                if "\n" in text:  # a WARN of several lines: its first line pasted alone
-                    bucket.append((text.split("\n", 1)[0].strip(), None))
+                first = text.split("\n", 1)[0].strip()
+                if first != text and all(first != known for known, _ in bucket):
+                    bucket.append((first, None))  # a WARN of several lines: its first alone
         #: the same starts as bytes, for the scanner's test of a line
         self.bare_starts: frozenset[bytes] = frozenset(k.encode() for k in self._bare)
         #: the same with every digit 0 (a test on lines whose digits were made 0)

@@ -7,12 +7,12 @@ parsed log, for :func:`hpnet.ncclog.network.network_findings`.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Mapping
 
 from hpnet.ncclog.choice import Choice
 from hpnet.ncclog.findings import MAX_EVIDENCE, quotes
 from hpnet.ncclog.model import NcclLog, Nic, ProcessLog
+from hpnet.ncclog.releases import parse_range
 from hpnet.result import Finding, Severity
 
 __all__ = [
@@ -63,7 +63,7 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
     the socket list's interface 1)."""
     hits: list[tuple[ProcessLog, list[str], bool]] = []
     carrying: list[tuple[ProcessLog, str, str]] = []  # (process, interface, its transport)
-    early: list[ProcessLog] = []  # bootstrapping on the socket list's first interface
+    early: list[tuple[ProcessLog, Nic]] = []  # (process, the interface it bootstraps on)
     said_release = [a for p in log.processes if (a := _release_after_247(p)) is not None]
     job_after_247 = bool(said_release) and all(said_release)
     for process in log.processes:
@@ -74,11 +74,12 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
             if "(OOB)" not in interface and _host_local(name, address):
                 boot.append(name)
         first = _first_bootstraps(process, job_after_247)
-        if first is not None and _host_local(first.name, first.address or ""):
-            early.append(process)
+        bootstraps_local = first is not None and _host_local(first.name, first.address or "")
+        if bootstraps_local and first is not None:
+            early.append((process, first))
         if (
             boot
-            or early[-1:] == [process]
+            or bootstraps_local
             or (local and _sockets_may_carry(process, choices.get(process.key)))
         ):
             hits.append((process, sorted(set(local + boot)), bool(boot)))
@@ -103,12 +104,12 @@ def local_interfaces(log: NcclLog, choices: Mapping[str, Choice | None]) -> list
         for p, name, raw in carrying[:MAX_EVIDENCE]
     ]
     said += [
-        f"process {p.key}: {p.socket_interfaces[0].name} is the first of its socket "
+        f"process {p.key}: {nic.name} is the first of its socket "
         "interfaces, which NCCL 2.3 to 2.4.7 listens and connects on for its bootstrap "
         "(the root's address in the unique id other ranks connect to); from 2.4.8 the "
         "bootstrap has a list of its own ('Bootstrap : Using'), which this process "
         f"{'did not print' if not p.nccl_version else f'printed none of ({p.nccl_version})'}"
-        for p in early[:MAX_EVIDENCE]
+        for p, nic in early[:MAX_EVIDENCE]
     ]
     return [
         Finding(
@@ -152,16 +153,10 @@ def _carried(
     return [(process, name, raw) for name, raw in sorted(used)]
 
 
-#: a release that names its own version, or the lowest of its range
-_LOWEST = re.compile(r"(?:>= ?)?(\d+)\.(\d+)\.(\d+)")
-
-
 def _release_after_247(process: ProcessLog) -> bool | None:
     """Is the process's NCCL 2.4.8 or later (None: its lines do not say)?"""
-    lowest = _LOWEST.match(process.nccl_version or process.version_range or "")
-    if lowest is None:
-        return None
-    return tuple(int(n) for n in lowest.groups()) >= (2, 4, 8)
+    lowest, _ = parse_range(process.nccl_version or process.version_range)
+    return None if lowest is None else lowest >= (2, 4, 8)
 
 
 def _first_bootstraps(process: ProcessLog, job_after_247: bool) -> Nic | None:

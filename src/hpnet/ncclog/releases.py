@@ -18,7 +18,7 @@ from hpnet.ncclog.model import LogLine, NcclLog
 from hpnet.ncclog.versions import contains
 from hpnet.result import Finding, Severity
 
-__all__ = ["known_bad_versions", "mixed_versions"]
+__all__ = ["known_bad_versions", "mixed_versions", "parse_range"]
 
 
 def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
@@ -48,7 +48,7 @@ def mixed_versions(log: NcclLog, versions: Sequence[str]) -> Finding | None:
         witnesses = list(kept)
     else:
         ranged = [
-            (p, _parse_range(p.version_range))
+            (p, parse_range(p.version_range))
             for p in log.processes
             if p.version_range and not p.nccl_version and not p.version_conflict
         ]
@@ -152,7 +152,7 @@ def _dotted(text: str) -> bool:
     return all(part.isdigit() for part in text.split("."))
 
 
-def _parse_range(text: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+def parse_range(text: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     """The inverse of :func:`hpnet.ncclog.versions.format_range`."""
     if not text or text == "any":
         return (None, None)
