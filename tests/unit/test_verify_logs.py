@@ -39,6 +39,56 @@ class C:
 
 
 CASES: dict[str, C] = {
+    # its "Connection closed by remote peer" is its own proxy's close after the proxy failed
+    "composer-2node-4090-socket-proxy-connect-closed-nccl-2.14.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"proxy-connect-failed", "comm-aborted"},
+        not_findings=frozenset({"net-socket-error"}),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # one node (nNodes 1): the OFI plugin that gave up cost this job nothing; not a FAIL
+    "deepspeed-p4d-efa-ofi-plugin-init-failed-socket-fallback-single-node-nccl-2.27.7.log": C(
+        status="WARN",
+        inter=set(),
+        intra={"P2P/CUMEM"},
+        findings={"ofi-plugin-error", "env-ib-disabled"},
+        versions={"2.27.7"},
+        hosts=1,
+        processes=4,
+        verdict_has=("NET/Socket over ens32",),
+    ),
+    "gpt-neox-2node-socket-recv-connection-refused-nccl-2.14.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra={"SHM/direct/direct"},
+        findings={"connection-refused", "p2p-disabled-pcie"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # 2.23+: an async fatal event on a QP fails the communicator's next call
+    "nccl-tests-alltoall-2node-h100-ib-async-fatal-qp-invalid-request-nccl-2.25.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"ib-async-event"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "torchrun-nccl-net-shm-forced-failed-to-initialize-any-net-plugin-nccl-2.28.9.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"no-net-plugin", "invalid-usage", "launcher-reported-failure"},
+        versions={"2.28.9"},
+        hosts=1,
+        processes=3,
+    ),
     "trtllm-allreduce-culaunchkernelex-invalid-argument-enqueue1500-both-ranks-"
     "nccl2.25.1-EXCERPT.log": C(
         status="FAIL",
@@ -1388,7 +1438,8 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter={"NET/Socket"},
         intra={"P2P/IPC"},
-        findings={"comm-aborted", "net-socket-error", "proxy-connect-failed", "socket-fallback"},
+        findings={"comm-aborted", "proxy-connect-failed", "socket-fallback"},
+        not_findings=frozenset({"net-socket-error"}),  # the "remote peer" is its own proxy
         versions=set(),
         hosts=2,
         processes=8,
@@ -2136,7 +2187,8 @@ CASES: dict[str, C] = {
         inter=set(),
         intra=set(),
         # "Proxy Call to rank 1 failed (Connect)": the proxy's connect, named
-        findings={"error-trail", "net-socket-error", "proxy-connect-failed"},
+        findings={"error-trail", "proxy-connect-failed"},
+        not_findings=frozenset({"net-socket-error"}),  # the "remote peer" is its own proxy
         versions=set(),
         hosts=2,
         processes=3,
@@ -2511,9 +2563,9 @@ CASES: dict[str, C] = {
             "internal-error",
             "modify-qp-etimedout",
             "nccl-tests-failure",
-            "net-socket-error",
             "proxy-connect-failed",
         },
+        not_findings=frozenset({"net-socket-error"}),  # the "remote peer" is its own proxy
         versions=set(),
         hosts=1,
         processes=1,
@@ -3532,7 +3584,8 @@ def test_a_warn_whose_own_thread_passes_the_error_up_recovers_no_other_trail() -
         "nccl2.10.3-EXCERPT.log",
     ):
         ids = [f.id for f in _report(name).findings]
-        assert ids.index("error-trail") < ids.index("net-socket-error"), (name, ids)
+        closed = "net-socket-error" if "net-socket-error" in ids else "proxy-connect-failed"
+        assert ids.index("error-trail") < ids.index(closed), (name, ids)
 
 
 def test_loopback_first_in_the_socket_list_is_the_bootstrap_of_nccl_up_to_2_4_7() -> None:
@@ -3779,3 +3832,28 @@ def test_the_network_a_gpudirect_line_names_is_the_one_chosen() -> None:
         ["n1:7:7 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"]
     )
     assert choice_of(probe.processes[0]) is None
+
+
+def test_what_a_line_s_own_process_says_decides_how_it_reads() -> None:
+    """Three fresh posts. NVIDIA/nccl#1919: 2.23+'s "async fatal event on QP" counts as
+    fatal to the communicator (ncclIbQpFatalError), and rdma-core's event text is named.
+    mosaicml/diffusion#110: the proxy service failed Connect (retcode 6) and closed the
+    socket its own rank then found closed: one failure, not a broken TCP connection. A
+    single-node DeepSpeed job on p4d: the OFI plugin gave up where every communicator had
+    nNodes 1, so NCCL's Socket fallback cost the job nothing: a warning, not a FAIL."""
+    fatal = _report(
+        "nccl-tests-alltoall-2node-h100-ib-async-fatal-qp-invalid-request-nccl-2.25.1-EXCERPT.log"
+    )
+    (event,) = fatal.findings
+    assert event.fatal and "IBV_EVENT_QP_REQ_ERR on mlx5_1 port 1" in event.conclusions[0]
+    assert "communicator encountered a fatal error" in event.conclusions[0]
+    closed = _report("composer-2node-4090-socket-proxy-connect-closed-nccl-2.14.3-EXCERPT.log")
+    proxy = closed.findings[0]
+    assert proxy.id == "proxy-connect-failed" and len(proxy.evidence) == 3
+    assert "with ncclRemoteError (6) and closed rank 1's connection" in proxy.conclusions[0]
+    single = _report(
+        "deepspeed-p4d-efa-ofi-plugin-init-failed-socket-fallback-single-node-nccl-2.27.7.log"
+    )
+    ofi = next(f for f in single.findings if f.id == "ofi-plugin-error")
+    assert ofi.severity == "warning" and not ofi.fatal
+    assert "nNodes 1" in ofi.conclusions[-1] and "NCCL went on with Socket" in ofi.conclusions[-1]

@@ -7,7 +7,7 @@ import errno
 import ipaddress
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hpnet.ncclog.model import LogLine
 from hpnet.ncclog.recovery import ABSORBED
@@ -53,21 +53,20 @@ def line_details(signature: str, lines: Sequence[LogLine]) -> tuple[str, ...]:
     """What a signature's lines say besides (a finding's conclusions): for completion
     errors, what each status number means and the NICs and peers the lines name (2.20+
     print the local HCA and both GIDs); for a connection that was not NCCL's, the bytes
-    it sent; for a failed TCP connection, what its error says of the peer."""
-    if signature == "foreign-connection":
-        return _foreign_bytes(lines)
+    it sent; for a failed TCP connection, what its error says of the peer; and the
+    others of :data:`_READERS`."""
     if signature in _SOCKET_SIGNATURES:
         return _socket_errors(lines)
-    if signature == "efa-completion-error":
-        return _efa_errors(lines)
-    if signature == "process-crashed":
-        return _crashed(lines)
-    if signature == "launcher-reported-failure":
-        return _launcher(lines)
-    if signature == "cuda-failure":
-        return _cumem_probe(lines)
-    if not signature.startswith("completion"):
-        return ()
+    reader = _READERS.get(signature)
+    if reader is not None:
+        return reader(lines)
+    if signature.startswith("completion"):
+        return _completions(lines)
+    return ()
+
+
+def _completions(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """What each completion status means, and the NICs and peers the lines name."""
     codes = sorted({int(m.group(1)) for line in lines for m in [_STATUS.search(line.text)] if m})
     said = [
         f"status {code} is {_WC_STATUS[code]} (rdma-core's ibv_wc_status)"
@@ -314,6 +313,86 @@ def _cumem_probe(lines: Sequence[LogLine]) -> tuple[str, ...]:
     )
 
 
+#: rdma-core's ibv_event_type_str (libibverbs/enum_strs.c): the text NCCL prints, the
+#: event, what it means
+_ASYNC_EVENTS = {
+    "CQ error": ("IBV_EVENT_CQ_ERR", "a completion queue overran or failed"),
+    "local work queue catastrophic error": (
+        "IBV_EVENT_QP_FATAL", "a queue pair hit an error it cannot report in a completion"),
+    "invalid request local work queue error": (
+        "IBV_EVENT_QP_REQ_ERR", "the responder saw a request the queue pair's state or "
+        "attributes do not allow (a transport protocol violation)"),
+    "local access violation work queue error": (
+        "IBV_EVENT_QP_ACCESS_ERR", "a request touched memory it may not (a registration, "
+        "GPUDirect RDMA)"),
+    "local catastrophic error": ("IBV_EVENT_DEVICE_FATAL", "the NIC itself failed"),
+    "port error": ("IBV_EVENT_PORT_ERR", "the port's link went down"),
+    "port active": ("IBV_EVENT_PORT_ACTIVE", "the port's link came (back) up"),
+    "GID table change": ("IBV_EVENT_GID_CHANGE", "an address of the port changed"),
+    "client reregistration": (
+        "IBV_EVENT_CLIENT_REREGISTER", "the subnet manager asked the port to register again"),
+    "SM change": ("IBV_EVENT_SM_CHANGE", "another subnet manager took over"),
+    "LID change": ("IBV_EVENT_LID_CHANGE", "the subnet manager gave the port a new LID"),
+}  # fmt: skip
+_ASYNC = re.compile(
+    r"NET/IB ?: (?:(\S+):(\d+) )?(.*?(?:event|event on \w+ \([^)]*\))) ?: ?(.+?)\s*$"
+)
+
+
+def _async_events(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """Which event each line names (rdma-core's enum), on which NIC port, and what NCCL
+    does after it: from 2.23 a queue pair's, a completion queue's or the device's is
+    fatal to the communicator."""
+    said: dict[str, None] = {}
+    for line in lines:
+        found = _ASYNC.search(line.message or line.text)
+        if found is None:
+            continue
+        nic, port, form, text = found.groups()
+        known = _ASYNC_EVENTS.get(text.split("(")[0].strip())
+        if known is None:
+            continue
+        on = f" on {nic} port {port}" if nic else ""
+        sentence = f"'{text}' is {known[0]}{on}: {known[1]}"
+        if "fatal event" in form and "SRQ" not in form:
+            sentence += (
+                "; NCCL (2.23+) counts it fatal: the communicator's next call on that "
+                "connection fails ('communicator encountered a fatal error'), unless "
+                "NCCL_IB_RETURN_ASYNC_EVENTS=0"
+            )
+        said.setdefault(sentence, None)
+    return tuple(list(said)[:3])
+
+
+#: proxy.cc's service thread (@v2.14.3-1 on): the operation a local rank asked for failed;
+#: the thread then closes that rank's connection
+_SERVICE = re.compile(
+    r"\[Proxy Service (\d+)\] Failed to execute operation (\w+) from rank (\d+), retcode (\d+)"
+)
+
+
+def _proxy_service(lines: Sequence[LogLine]) -> tuple[str, ...]:
+    """What a proxy service's failure returned, and what its close did."""
+    from hpnet.ncclog.findings import RESULT_NAMES  # noqa: PLC0415 - findings reads this
+
+    said: dict[str, None] = {}
+    for line in lines:
+        found = _SERVICE.search(line.message or line.text)
+        if found is None:
+            continue
+        rank, operation, asked, code = found.groups()
+        name = RESULT_NAMES.get(int(code), "an error")
+        said.setdefault(
+            f"rank {rank}'s proxy thread failed the {operation} rank {asked} asked of it with "
+            f"{name} ({code}) and closed rank {asked}'s connection to it: a 'Connection "
+            f"closed by remote peer' or 'Proxy Call to rank {asked} failed' of rank {asked} "
+            "after it is that close; why the operation failed, the proxy thread's lines "
+            "before it say",
+            None,
+        )
+    return tuple(list(said)[:3])
+
+
 def _launcher(lines: Sequence[LogLine]) -> tuple[str, ...]:
     """Which processes the launcher's lines name, and how each ended."""
     from hpnet.hang.endings import ended  # noqa: PLC0415 - hang reads ncclog
@@ -406,3 +485,15 @@ def _efa_errors(lines: Sequence[LogLine]) -> tuple[str, ...]:
                 else f"the peer's host: {host.group(1)}"
             )
     return tuple(said)[:3]
+
+
+#: a signature's own reader of its lines (:func:`line_details`)
+_READERS: dict[str, Callable[[Sequence[LogLine]], tuple[str, ...]]] = {
+    "foreign-connection": _foreign_bytes,
+    "efa-completion-error": _efa_errors,
+    "process-crashed": _crashed,
+    "launcher-reported-failure": _launcher,
+    "cuda-failure": _cumem_probe,
+    "ib-async-event": _async_events,
+    "proxy-connect-failed": _proxy_service,
+}

@@ -21,13 +21,14 @@ import re
 from collections.abc import Iterable, Sequence
 
 from hpnet.ncclog.causes import SUBSYSTEMS, Subsystem, location_of, subsystem_of, warn_files
+from hpnet.ncclog.context import in_context, one_host, unneeded
 from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.gids import gid_details
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.precedence import FAILED_FIRST
 from hpnet.ncclog.recovery import failed_first
-from hpnet.ncclog.signatures import SIGNATURES, Signature, in_context
+from hpnet.ncclog.signatures import SIGNATURES, Signature
 from hpnet.ncclog.stages import trail_stage
 from hpnet.result import Finding, Severity
 
@@ -114,6 +115,8 @@ def _judged(
     back after it and the process shows no failure."""
     severity = signature.severity
     if failure and signature.escalate is not None and signature.escalate[0].search(message):
+        if not signature.escalate[1] and one_host(process):
+            return "warning", False  # NCCL went on without it, and needed no network
         return "error", signature.escalate[1]
     if severity != "error":
         return severity, False
@@ -186,7 +189,7 @@ def match_signatures(log: NcclLog) -> list[Finding]:
         known = matching.get(message)
         if known is None:  # the same text from many processes: matched once
             known = matching[message] = _signatures_of(message)
-        signatures = in_context(known, message, process, log)
+        signatures = in_context(known, message, process, line, log)
         line_fatal = False
         for signature in signatures:
             severity, fatal = _judged(signature, process, failure, log, message)
@@ -213,7 +216,13 @@ def match_signatures(log: NcclLog) -> list[Finding]:
             cause=m.signature.cause,
             fix=m.signature.fix,
             evidence=quotes(m.lines),
-            conclusions=line_details(m.signature.id, m.lines) + _queue_pair_gids(m, log),
+            conclusions=line_details(m.signature.id, m.lines)
+            + _queue_pair_gids(m, log)
+            + (
+                unneeded(m.processes, log)
+                if m.signature.escalate is not None and m.severity == "warning"
+                else ()
+            ),
             count=m.count,
             processes=tuple(sorted(m.processes)),
             consequence=m.signature.consequence,

@@ -153,17 +153,18 @@ def _passed_up(process: ProcessLog, warn: LogLine) -> bool:
     ``proxy.cc:1076 -> 3`` after "Socket recv failed while polling": the error went on
     up, whatever another caller of the same call does)? Without thread ids, a trail of
     the same process."""
-    thread = _thread(warn, process.key)
+    thread = thread_of(warn, process.key)
     at = (warn.source, warn.line_number)
     return any(
-        (t.source, t.line_number) > at and _thread(t, process.key) == thread for t in process.trails
+        (t.source, t.line_number) > at and thread_of(t, process.key) == thread
+        for t in process.trails
     )
 
 
-def _thread(line: LogLine, key: str) -> str | None:
+def thread_of(line: LogLine, key: str) -> str | None:
     """The thread id of a ``host:pid:tid`` line of the process ``key``, if it says one.
 
-    >>> _thread(LogLine(source="x", line_number=6, text="h:7991:8061 [1] NCCL WARN x"), "h:7991")
+    >>> thread_of(LogLine(source="x", line_number=6, text="h:7991:8061 [1] NCCL WARN x"), "h:7991")
     '8061'
     """
     at = line.text.find(key + ":")

@@ -213,8 +213,12 @@ SIGNATURES: tuple[Signature, ...] = (
         "src/transport/net_ib/common.cc (2.29+)",
         exclusive=True,
         # IBV_EVENT_DEVICE_FATAL (rdma-core's ibv_event_type_str: "local catastrophic
-        # error"): the HCA itself failed, every queue pair on it is lost
-        escalate=(r"local catastrophic error", True),
+        # error"): the HCA itself failed, every queue pair on it is lost; 2.23+ "async
+        # fatal event" (a QP's, a CQ's or the device's): ncclIbAsyncThreadMain counts it
+        # (ncclIbStatsFatalError) and the communicator's next ncclIbTest / isend fails
+        # ("communicator encountered a fatal error", NCCL_IB_RETURN_ASYNC_EVENTS=1 by
+        # default); the SRQ's is "unused for now"
+        escalate=(r"local catastrophic error|async fatal event(?! on SRQ)", True),
     ),
     _sig(
         "completion-retry-exceeded",
