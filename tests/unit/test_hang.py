@@ -456,6 +456,19 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # ranks 0-6 enqueued up to #59998; rank 7 up to #59957: it never called #59958
+    "torchinferno-tp8-h100-allreduce-timeout-fr-stack-r7-not-enqueued-EXCERPT": (
+        "hang", ("never-entered", (7,)), "rank 7 never entered allreduce #59958 of group 0",
+    ),
+    # every rank is in allgather #1 and nothing had completed: no rank behind to name
+    "unige-bamboo-gpu008-ddp-init-allgather-seq1-all-ranks-hang-EXCERPT": (
+        "unknown", None, "ranks 0, 1, 2, 3 timed out in allgather #1 of group 0",
+    ),
+    # only rank 0's lines: it waits in #20585 with #20589 enqueued; its peer is not shown
+    "lance-ddp-food101-sharded-fragment-sampler-uneven-batches-allreduce-timeout-r0": (
+        "unknown", None, "rank 0 timed out in allreduce #20585 of group 0; rank 0 had enqueued "
+        "up to #20589: it entered it and waits for a peer",
+    ),
     # the heartbeat monitor: watchdogs stuck, no collective timed out in the lines
     "dinov2-4gpu-default-pg-heartbeat-monitor-timeout-one-pending-work-cause-not-shown-"
     "torch2.3-EXCERPT": ("unknown", None, "the watchdog of group 0 got stuck on ranks 0, 1"),
@@ -1125,6 +1138,10 @@ def test_a_job_run_with_hang_capture_ends_with_why_it_hung(tmp_path: Path) -> No
 #: ranks), from each file's conclusions
 RAS = {
     "hang/ras-docs-dead-process-missing-rank-21.txt": ("hang", "gone", (21,)),
+    # NCCL 2.30.7's fault example: OK, then INCOMPLETE, then DEAD for the process that left
+    "hang/nccl-2.30.7-ras-exit-fault-r7-incomplete-then-dead-8ranks-2nodes-EXCERPT.txt": (
+        "hang", "gone", (7,),
+    ),
     "hang/ras-docs-incomplete-missing-rank-21-two-timeouts.txt": ("hang", "silent", (21,)),
     "hang/ras-docs-warnings-mismatch-26-ranks-at-6650-6-ranks-at-6649.txt": (
         "hang", "never-entered", (0, 2, 3, 4, 5, 7),
