@@ -32,6 +32,12 @@ RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
     "all_reduce-2node-16xh100-8x400g-ib-doca-busbw44-no-header-EXCERPT-nccl2.26.2": [
         ("all_reduce", 16, 10, None, 0)  # 16 ranks from NCCL's own line; no average line
     ],
+    # the poster's "..." between 8 B and 262144 B is no row; busbw/algbw = 1 fits several ops
+    "all_reduce-2node-dgx-h100-a100-bond0-roce-proto-simple-wrong-nonzero-"
+    "author-elided-EXCERPT-nccl2.18.3": [("unknown", None, 3, None, None)],
+    # the footer (average, out-of-bounds count) was cut by the page's author
+    "all_reduce-4node-16xgh200-slingshot-ofi-int8-wrong-nonzero-"
+    "no-footer-EXCERPT-ncclTests2.17.9": [("all_reduce", 16, 28, None, None)],
     "all_reduce-2gpu-rtx2080ti-c0-NA-hashprefixed-ncclTests1.x-2019": [
         ("all_reduce", 2, 21, 0.778073, 0)  # bus factor 1, a reduction, no root: 2 ranks
     ],
@@ -337,3 +343,15 @@ def test_missing_file_and_directory(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.startswith("error[unreadable]:")
     assert main(["bench", "import", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_rows_a_poster_left_out_are_said() -> None:
+    """A "..." line inside a table (NVIDIA/nccl#1184) is no row: the note says where rows
+    are missing, so the table is not read as a whole sweep."""
+    stem = (
+        "all_reduce-2node-dgx-h100-a100-bond0-roce-proto-simple-wrong-nonzero-"
+        "author-elided-EXCERPT-nccl2.18.3"
+    )
+    (run,) = load_result(str(NT / f"{stem}.txt")).runs
+    assert [r.size_bytes for r in run.rows] == [8, 262144, 524288]
+    assert any(n.startswith("rows left out after 8 B (line 5: '...')") for n in run.notes)

@@ -71,6 +71,8 @@ _ROW_HEAD = re.compile(
 #: what the rest of a row split across lines holds: numbers, N/A, a redop name
 _CELL = r"(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?|N/A|--)"
 _ROW_REST = re.compile(rf"^{_CELL}(?:\s+{_CELL})*$")
+#: a poster's mark of rows left out of a table: "...", "…", "[...]"
+_ELIDED = re.compile(r"\[?(?:\.{3,}|…+)\]?")
 #: measurement cells of a whole row: time algbw busbw wrong, out-of-place and in-place
 _ROW_CELLS = 8
 
@@ -356,7 +358,7 @@ class _Reader:
         if "NCCL INFO" in content:
             self._nccl_line(content, run)
             return
-        self._other(content, run)
+        self._other(content, run, number)
 
     def _nccl_line(self, content: str, run: _Run | None) -> None:
         """NCCL's communicator size, from its own lines (the device table may be cut off)."""
@@ -406,8 +408,16 @@ class _Reader:
         if validation:
             run.validation = read_int(validation.group(1), source, number)
 
-    def _other(self, content: str, run: _Run | None) -> None:
-        """A line that is no part of a table: the name of the next op, or a row cut off."""
+    def _other(self, content: str, run: _Run | None, number: int) -> None:
+        """A line that is no part of a table: the name of the next op, a row cut off, or
+        the mark of rows a poster left out ("...")."""
+        if run is not None and run.rows and _ELIDED.fullmatch(content):
+            if len(run.notes) < MAX_NOTES:
+                run.notes.append(
+                    f"rows left out after {run.rows[-1].size_bytes} B (line {number}: "
+                    f"'{content}'): the sizes before the next row are not in the input"
+                )
+            return
         op = op_from(content)
         if op and (run is None or not run.rows):
             self.pending_op = op

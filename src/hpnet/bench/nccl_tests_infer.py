@@ -108,23 +108,30 @@ def infer_op(
         if sample.count and sample.dtype in _TYPE_BYTES
         else None
     )
-    why = f"the op is not named in the output; inferred from busbw/algbw = {ratio:.3f}"
+    why = f"the op is not named in the output; busbw/algbw = {ratio:.3f}"
     if ratio > 1.02:  # 2(n-1)/n, n > 2: no other op exceeds 1
-        return "all_reduce", f"{why} (> 1: only all_reduce's 2(n-1)/n)"
+        return "all_reduce", f"{why} (> 1: only all_reduce's 2(n-1)/n): all_reduce"
     if share is not None and share > 1.5:  # count is one rank's share
         if reducing is None:
-            return None, f"{why}, count = size / ranks (this era's redop column says nothing)"
+            return None, (
+                f"{why}, count = size / ranks, and this era's redop column says nothing: not told"
+            )
         if reducing:
-            return "reduce_scatter", f"{why}, a reduction, count = size / ranks"
+            return "reduce_scatter", f"{why}, a reduction, count = size / ranks: reduce_scatter"
         if rooted:
             return None, f"{why}, a root, count = size / ranks: gather or scatter"
         return None, f"{why}, count = size / ranks: all_gather or alltoall (not said which)"
     if abs(ratio - 1) < 0.02:
         if reducing is None:
-            return None, f"{why} = 1 (nccl-tests 2.13.0-2.13.3 print 'sum' for every op)"
+            return None, (
+                f"{why} = 1: all_reduce on 2 ranks, broadcast, reduce or sendrecv, which "
+                "this era's redop column cannot tell apart (nccl-tests 2.13.0-2.13.3 print "
+                "'sum' for every op)"
+            )
         if rooted:
-            return ("reduce" if reducing else "broadcast"), f"{why} = 1 with a root"
+            op = "reduce" if reducing else "broadcast"
+            return op, f"{why} = 1 with a root: {op}"
         if reducing:  # 2(n-1)/n = 1: all_reduce over 2 ranks
-            return "all_reduce", f"{why} = 1 with a reduction and no root: 2 ranks"
-        return "sendrecv", f"{why} = 1, no reduction, no root, count = size"
+            return "all_reduce", f"{why} = 1 with a reduction and no root: all_reduce on 2 ranks"
+        return "sendrecv", f"{why} = 1, no reduction, no root, count = size: sendrecv"
     return None, f"{why}: not enough to tell the op"

@@ -53,7 +53,7 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
     if report.incomplete:
         problems.append(f"the sweep stopped early: {report.incomplete}")
     wrong = [
-        f"{run.op} {row.size_bytes} B"
+        f"{run.op} {row.size_bytes} B" if run.op != "unknown" else f"{row.size_bytes} B"
         for run in report.runs
         for row in run.rows
         if any(m is not None and (m.wrong or 0) > 0 for m in (row.out_of_place, row.in_place))

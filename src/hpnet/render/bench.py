@@ -67,7 +67,8 @@ def _banner(report: BenchReport, run: BenchRun) -> str:
     if fake > 1:
         where += f" split into {fake} NCCL hosts"
     ranks = f"{run.nranks} ranks" if run.nranks is not None else "ranks not shown"
-    parts = [f"# hpnet bench: {run.op}, {ranks}{where}"]
+    op = run.op if run.op != "unknown" else "op not shown"
+    parts = [f"# hpnet bench: {op}, {ranks}{where}"]
     backend = meta.get("backend")
     if backend:
         stack = [str(backend), str(meta.get("device", ""))]
