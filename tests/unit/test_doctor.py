@@ -325,7 +325,10 @@ def test_gpudirect(sysfs_tree: Tree) -> None:
 def test_ports(sysfs_tree: Tree) -> None:
     dgx = node(sysfs_tree, "cx6-ib-dgx")
     status, _, evidence, _ = check("ports.state", dgx)
-    assert status is Status.WARN and evidence == ("mlx5_3:1: DOWN (Polling)",)
+    assert status is Status.WARN and evidence == (
+        "mlx5_3:1: DOWN (Polling: no link partner answers: the cable, the switch port or the "
+        "peer's port is down)",
+    )
     assert check("ports.state", dgx, {"NCCL_IB_HCA": "=mlx5_3"})[0] is Status.FAIL
     assert check("ports.state", dgx, {"NCCL_IB_HCA": "=mlx5_0"})[0] is Status.PASS
     no_sm = inventory_from_listings([("x", listing_text("ibstat-cx6-ib-initializing-no-sm.txt"))])
@@ -642,3 +645,18 @@ def test_a_port_the_listing_does_not_show_enough_of_is_never_passed(
     checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
     assert checks["vars.hca"]["status"] == "WARN" and checks["vars.hca"]["fix"] is None
     assert "does not show enough" in checks["vars.hca"]["summary"]
+
+
+def test_a_port_that_is_down_says_what_its_physical_state_means() -> None:
+    """A ConnectX-3 VPI card's ibstat (linux-rdma, 2020): port 1 InfiniBand Polling (no
+    link partner), port 2 Ethernet Disabled (switched off: its netdev down)."""
+    name = "ibstat-cx3-vpi-mlx4-ib-port-down-polling-eth-port-down-disabled.txt"
+    cx3 = inventory_from_listings([("x", listing_text(name))])
+    status, _, evidence, _ = check("ports.state", cx3)
+    assert status is Status.FAIL
+    assert evidence == (
+        "mlx4_0:1: DOWN (Polling: no link partner answers: the cable, the switch port or the "
+        "peer's port is down)",
+        "mlx4_0:2: DOWN (Disabled: the port is switched off: its netdev is down (`ip link set "
+        "<netdev> up`))",
+    )

@@ -14,10 +14,35 @@ from hpnet.doctor.checks._util import (
 )
 from hpnet.doctor.model import CheckResult, Facts
 from hpnet.nccl.shown import unknown_port_notes, unknown_ports
-from hpnet.rdma.model import PortState
+from hpnet.rdma.model import PhysState, PortState, RdmaPort
 from hpnet.result import Status
 
 __all__ = ["check_mixed_ports", "check_port_state"]
+
+
+def _physical(port: RdmaPort) -> str:
+    """A port's physical state and what it says of why the port is not up (IBTA
+    PortPhysicalState; a RoCE port's follows its netdev's carrier)."""
+    phys = port.phys_state
+    if phys is None:
+        return ""
+    netdev = port.netdev or "<netdev>"
+    off = {
+        "Ethernet": f"its netdev is down (`ip link set {netdev} up`)",
+        "InfiniBand": "by the subnet manager, a switch, or `ibportstate`",
+    }.get(
+        port.link_layer or "",
+        f"RoCE: its netdev is down (`ip link set {netdev} up`); InfiniBand: the subnet manager, "
+        "a switch or `ibportstate` disabled it",
+    )
+    means = {
+        PhysState.POLLING: "no link partner answers: the cable, the switch port or the peer's "
+        "port is down",
+        PhysState.DISABLED: f"the port is switched off: {off}",
+        PhysState.LINK_ERROR_RECOVERY: "the link is retraining after errors: a bad cable or "
+        "transceiver",
+    }.get(phys)
+    return f" ({phys.value}: {means})" if means else f" ({phys.value})"
 
 
 def check_port_state(facts: Facts) -> CheckResult:
@@ -51,8 +76,7 @@ def check_port_state(facts: Facts) -> CheckResult:
         if p.state is PortState.INIT:
             lines.append(f"{d.name}:{p.number}: INIT, link up but no subnet manager configured it")
         elif p.state is not PortState.UNKNOWN:
-            phys = f" ({p.phys_state.value})" if p.phys_state else ""
-            lines.append(f"{d.name}:{p.number}: {p.state.value}{phys}")
+            lines.append(f"{d.name}:{p.number}: {p.state.value}{_physical(p)}")
     unshown = [f"{d.name}:{p.number}" for d, p in bad if p.state is PortState.UNKNOWN]
     if unshown:
         # a listing that does not show a port's state: never a PASS on it, nor a FAIL
@@ -104,8 +128,9 @@ def check_port_state(facts: Facts) -> CheckResult:
         status,
         f"{len(lines)} selected port(s) not ACTIVE",
         *lines,
-        fix_note="check the cable and switch port (ibstat); for INIT start a subnet "
-        "manager (opensm); or leave the port out of NCCL_IB_HCA",
+        fix_note="what each port's physical state says: a cable or switch port (Polling), "
+        "a port switched off (Disabled); for INIT start a subnet manager (opensm); or leave "
+        "the port out of NCCL_IB_HCA",
     )
 
 
