@@ -39,6 +39,93 @@ class C:
 
 
 CASES: dict[str, C] = {
+    # the garbage /dev/shm name of size 0 is a peer's cuMem host handle: that leads
+    "easyr1-verl-ray-workerdict-2gpu-shm-attach-garbage-name-cumem-host-fallback-mismatch-"
+    "EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"shm-cumem-host-disagree", "shm-setup-failed"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("disagree on how to share host memory",),
+    ),
+    "sglang-2node-h100-deepseek-v3-roce-ib-completion-error-12-retry-exceeded-hang-"
+    "nccl-2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"completion-retry-exceeded", "completion-error", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+        verdict_has=("retry count exceeded",),
+    ),
+    "verifiers-vf-vllm-weight-sync-pynccl-init-p2p-legacy-ipc-open-invalid-argument-"
+    "nccl-2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"p2p-setup-failed", "cuda-failure", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # init lines only: RoCE over net2 chosen; what failed is not in the excerpt
+    "kubevirt-vm-net2-roce-nccl-2.22.3-init-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={"init-incomplete"},
+        versions={"2.22.3"},
+        hosts=1,
+        processes=1,
+        verdict_has=("mlx5_0:1 (RoCE)",),
+    ),
+    "mmengine-deepspeed-zero2-bf16-syncbuffers-allreduce-nccl-warn-cuda-misaligned-address-"
+    "enqueue-1087-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"cuda-failure"},
+        not_findings=frozenset({"collective-timeout", "net-socket-error"}),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "sglang-deepseek-r1-two-instances-sigsegv-saveproxy-hoststreamcallback-faulthandler-"
+    "nccl-2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"process-crashed"},
+        not_findings=frozenset({"collective-timeout", "net-socket-error"}),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # one process: its redacted prefix "NAME :70918" (a space before the pid) reads as a
+    # host-less process beside "NAME:70918" (a known gap: two processes here)
+    "nccl-tests-2.21.5-single-gpu-lo-hang-socket-closed-by-localhost-in-accept-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"net-socket-error", "error-trail", "socket-local-interfaces"},
+        versions={"2.21.5"},
+        hosts=2,
+        processes=2,
+    ),
+    "sglang-deepseek-r1-2node-h100-tp16-ibext-allreduce-watchdog-600s-with-nccl-info-"
+    "EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/IBext_v8/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings={"collective-timeout"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
     # its "Connection closed by remote peer" is its own proxy's close after the proxy failed
     "composer-2node-4090-socket-proxy-connect-closed-nccl-2.14.3-EXCERPT.log": C(
         status="FAIL",

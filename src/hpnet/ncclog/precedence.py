@@ -63,6 +63,8 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "cuda-too-many-peers": ("cuda-call-failed", "cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
     # MNNVL's probe of a fabric handle is a cuMem allocation: without IMEX it fails first
     "mnnvl-failed": ("cumem-alloc-failed", *_EFFECTS_OF_FAILURE),
+    # a peer's cuMem host handle read as a /dev/shm name: the open of that file fails
+    "shm-cumem-host-disagree": ("shm-setup-failed", *_EFFECTS_OF_FAILURE),
     # the watchdog aborts the communicators: their sockets' and proxies' return codes
     "watchdog-teardown": ("error-trail", "comm-aborted", "internal-error"),
     **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
@@ -86,6 +88,10 @@ BY_STAGE: frozenset[tuple[str, str]] = frozenset(
         ("cuda-out-of-memory", "proxy-connect-failed"),
         # NCCL says MNNVL is not working after the cuMem call that failed (mnnvl.cc)
         ("mnnvl-failed", "cumem-alloc-failed"),
+        # ncclShmOpen's open() WARNs ("Call to open failed"), then its fail label names the
+        # segment (size 0, a garbage name: misc/shmutils.cc:93, :129 @v2.27.3-1): one
+        # failure, the second line says which
+        ("shm-cumem-host-disagree", "shm-setup-failed"),
         # PyTorch prints its teardown after the abort it made
         ("watchdog-teardown", "comm-aborted"),
         # 2.30's ncclIbTest says "Got CQE with error" and then what the completion said
