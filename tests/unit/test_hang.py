@@ -18,6 +18,7 @@ import pytest
 
 from hpnet.errors import InputError
 from hpnet.hang.collect import collect
+from hpnet.hang.exits import read_exits
 from hpnet.hang.flight import load_dump
 from hpnet.hang.judge import judge
 from hpnet.hang.ranklog import read_errors
@@ -456,6 +457,24 @@ def test_a_later_line_without_its_group_is_said_under_where_and_stays_unknown(
 #: posts found for this stop, read after their conclusions were written: file -> (status,
 #: the first cause's kind and ranks, how the headline starts)
 NEW_POSTS = {
+    # a CUDA error ended the watchdogs: crashes, not hangs (verl#3579, lmdeploy#3258; vllm#4108
+    # in torch 2.1's words, "NCCL watchdog thread terminated with exception", "[Rank 0]")
+    "verl-ray-workerdict-r3-watchdog-cuda-misaligned-address-EXCERPT": (
+        "unknown", None, "not a hang: a CUDA error ended the watchdog of rank 3",
+    ),
+    "lmdeploy-deepseek-tp-watchdog-illegal-memory-access-terminate-dist-backend-error-two-"
+    "procs-interleaved-EXCERPT": (
+        "unknown", None, "not a hang: a CUDA error ended the watchdog of rank 2 of group 0",
+    ),
+    "vllm-ray-tp-worker-sigabrt-fatal-python-aborted-then-driver-watchdog-illegal-memory-"
+    "access-EXCERPT": (
+        "unknown", None,
+        "not a hang: a CUDA error ended the watchdog of rank 0 of a group the line does not name",
+    ),
+    # rank 6 in allreduce #2; which TP ranks never printed "Load weight end" is an excerpt's
+    # absence, not a line
+    "sglang-deepseek-r1-tp-first-allreduce-numel1-seqnum2-watchdog-600s-after-weight-load-"
+    "EXCERPT": ("unknown", None, "rank 6 timed out in allreduce #2"),
     # ranks 0-6 enqueued up to #59998; rank 7 up to #59957: it never called #59958
     "torchinferno-tp8-h100-allreduce-timeout-fr-stack-r7-not-enqueued-EXCERPT": (
         "hang", ("never-entered", (7,)), "rank 7 never entered allreduce #59958 of group 0",
@@ -1286,3 +1305,18 @@ def test_a_store_connect_timeout_alone_is_still_a_failed_start() -> None:
     assert report.headline.startswith("the job never started"), report.headline
     assert "172.17.0.2:44737" in report.headline
     assert "Docker's default bridge network" in report.headline
+
+
+def test_a_native_backtrace_names_where_the_signal_stopped_the_process() -> None:
+    """sglang#3837: UCX's backtrace (frames innermost first, its "Caught signal" line cut
+    off) and then faulthandler's "Fatal Python error: Segmentation fault": the process
+    ended by SIGSEGV in NCCL's SaveProxy, at the source line its build path names."""
+    path = (
+        DATA / "nccl-logs" / "sglang-deepseek-r1-two-instances-sigsegv-saveproxy-"
+        "hoststreamcallback-faulthandler-nccl-2.21.5-EXCERPT.log"
+    )
+    lines = list(enumerate(path.read_text().splitlines(), 1))
+    (crash,) = read_exits(str(path), lines)
+    assert crash.status == -11 and crash.reporter == "Python's faulthandler"
+    assert crash.name == "a process (in NCCL's SaveProxy (proxy.cc:518))"
+    assert crash.where.endswith(":16")

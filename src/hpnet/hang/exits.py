@@ -126,6 +126,18 @@ _ABSL_PC = re.compile(r"\bPC: @ +0x[0-9a-fA-F]+ +\S+ +([A-Za-z_][\w:<>~]*)")
 #: '  File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()'
 _TVM = re.compile(r"!!!!!!! Segfault encountered !!!!!!!")
 _TVM_FRAME = re.compile(r'^\s*File "([^"]*)", line (\d+), in (.+?)\s*$')
+#: CPython's faulthandler, as the fatal signal arrives (faulthandler.c's handlers:
+#: "Fatal Python error: Segmentation fault", then the Python stack), and the pid Ray puts
+#: before a worker's lines ("(RayWorkerVllm pid=7046) ")
+_FAULTHANDLER = re.compile(
+    r"Fatal Python error: (Segmentation fault|Bus error|Aborted|Illegal instruction"
+    r"|Floating point exception)"
+)
+_RAY_PID = re.compile(r"^\((?:\w+ )?pid=(\d+)")
+#: a native backtrace's frame, UCX's form ("==== backtrace (tid: 25645) ====", innermost
+#: first: " 1 0x000000000006a920 SaveProxy()  /build/nccl/src/proxy.cc:518"); a frame
+#: without a source file ("???:0") names no place
+_NATIVE_FRAME = re.compile(r"^\s*\d+ +0x[0-9a-fA-F]+ +([A-Za-z_][\w:<>~]*)\(\) +(\S+):(\d+)\s*$")
 #: pdsh's prefix of a remote host's lines (DeepSpeed's multi-node launch): ``gpu003: ``
 _PDSH = re.compile(r"^([\w.-]+): ")
 #: a process's own report of the signal that ends it: UCX's handler (ucs/debug/debug.c,
@@ -194,6 +206,8 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
     a table that repeats a line's failure adds its rank and host to it); where none is,
     the workers a launcher sent a signal to stop them."""
     found: list[Exit] = []
+    #: the first frame of a native backtrace no crash line has taken yet
+    frames: list[tuple[str, str, str]] = []
     section = ""  # torchrun's table: "failures" or "root"
     record: dict[str, object] = {}
     for number, line in lines:
@@ -220,14 +234,12 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
         elif exited := _TABLE_EXIT.search(line):
             found.append(_record_exit(where, text, exited, record, first=section == "root"))
             record = {}
-        elif (frame := _TVM_FRAME.match(line)) and found and found[-1].reporter == _TVM_NAME:
-            found[-1] = _in_frame(found[-1], frame)
-        elif (pc := _ABSL_PC.search(line)) and found and found[-1].reporter == "abseil's handler":
-            # the function the signal stopped it in (unknown: no symbol)
-            if pc.group(1) != "unknown" and found[-1].name is None:
-                found[-1] = dataclasses.replace(found[-1], name=f"a process (in {pc.group(1)})")
-        else:
-            found += [Exit(where=where, text=text, **fields) for fields in _line_exits(line)]
+        elif not _frame(line, found, frames):
+            ended = [Exit(where=where, text=text, **fields) for fields in _line_exits(line)]
+            if ended and frames and ended[0].reporter == _FAULTHANDLER_NAME:
+                ended[0] = _in_frame(ended[0], *frames[0])
+            frames = [] if ended else frames
+            found += ended
     if any(e.reporter == "torchrun" for e in found):
         # srun started torchrun's agents, a task each: its task ids are agents, not ranks
         found = [
@@ -239,6 +251,30 @@ def read_exits(path: str, lines: Sequence[tuple[int, str]]) -> list[Exit]:
     # a launcher's stop of its workers is no ending: kept only where no line says one ended
     ended = [e for e in found if e.status != 0 and not e.stopped]
     return _merged(ended or [e for e in found if e.stopped])
+
+
+def _frame(line: str, found: list[Exit], frames: list[tuple[str, str, str]]) -> bool:
+    """Is ``line`` a frame of a crash report (TVM FFI's, a native backtrace, abseil's PC
+    line)? It names where the signal stopped the crash it belongs to, in ``found``; a
+    native frame before any crash line waits in ``frames`` for faulthandler's line."""
+    if (frame := _TVM_FRAME.match(line)) and found and found[-1].reporter == _TVM_NAME:
+        found[-1] = _in_frame(found[-1], *frame.groups())
+        return True
+    if (native := _NATIVE_FRAME.match(line)) and "???" not in native.group(2):
+        # UCX prints its frames after its "Caught signal" line, faulthandler its line
+        # after them: a frame names the crash before it, or else the next one
+        function, where, at = native.groups()
+        if found and found[-1].reporter in _NATIVE_REPORTERS:
+            found[-1] = _in_frame(found[-1], where, at, function)
+        if not frames:
+            frames.append((where, at, function))
+        return True
+    if (pc := _ABSL_PC.search(line)) and found and found[-1].reporter == "abseil's handler":
+        # the function the signal stopped it in (unknown: no symbol)
+        if pc.group(1) != "unknown" and found[-1].name is None:
+            found[-1] = dataclasses.replace(found[-1], name=f"a process (in {pc.group(1)})")
+        return True
+    return False
 
 
 def _record_exit(
@@ -301,6 +337,10 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
                  "host": host, "first": True}]  # fmt: skip
     if _TVM.search(line):
         return [{"status": -int(signal.SIGSEGV), "reporter": _TVM_NAME}]
+    if found := _FAULTHANDLER.search(line):
+        ray = _RAY_PID.match(line)
+        return [{"status": -int(_SHELL_SIGNALS[found.group(1)]), "reporter": _FAULTHANDLER_NAME,
+                 "pid": int(ray.group(1)) if ray else None}]  # fmt: skip
     if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
         return [{"status": -int(getattr(signal, found.group(1))),
                  "reporter": "abseil's handler"}]  # fmt: skip
@@ -319,18 +359,21 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
 
 
 _TVM_NAME = "TVM FFI's handler"
+_FAULTHANDLER_NAME = "Python's faulthandler"
+#: the crash reports whose native frames say where the signal stopped the process
+_NATIVE_REPORTERS = frozenset({"UCX's signal handler", _FAULTHANDLER_NAME})
 
 
-def _in_frame(crashed: Exit, frame: re.Match[str]) -> Exit:
+def _in_frame(crashed: Exit, where: str, line: str, function: str) -> Exit:
     """A crash report's frame: the first past the handler's own names the function the
     signal stopped it in; the first of NCCL's (its source file or an nccl* function)
-    says NCCL was on the stack."""
-    where, line, function = frame.groups()
+    says NCCL was on the stack. A build's path is said from its ``src/``."""
     if "sigaction" in where or "sigaction" in function:
         return crashed
     nccl = function.startswith("nccl") or "/nccl/" in where or where.startswith("misc/")
+    where = where.rsplit("/src/", 1)[-1] if "/src/" in where else where
     at = f" ({where}:{line})" if where != "<unknown>" else ""
-    function = function.split("(")[0]
+    function = function.split("(", 1)[0]
     if crashed.name is None:
         inside = f"NCCL's {function}{at}" if nccl else function
         return dataclasses.replace(crashed, name=f"a process (in {inside})")
@@ -359,4 +402,22 @@ def _merged(found: Sequence[Exit]) -> list[Exit]:
             first=known.first or one.first,
             time=known.time or one.time,
         )
-    return list(out.values())
+    return _self_reports_folded(list(out.values()))
+
+
+#: a process's own report of the signal that ends it, which names no pid (its pid is the
+#: launcher's to say: faulthandler, TVM FFI's and abseil's handlers)
+_SELF_REPORTERS = frozenset({_FAULTHANDLER_NAME, _TVM_NAME, "abseil's handler"})
+
+
+def _self_reports_folded(ended: list[Exit]) -> list[Exit]:
+    """A crash's own report without a pid is the process a launcher says the same signal
+    ended, where exactly one such process is named: one crash, not two (the report adds
+    where the signal stopped it); with none or several, it stays apart."""
+    for one in [e for e in ended if e.pid is None and e.reporter in _SELF_REPORTERS]:
+        same = [e for e in ended if e.pid is not None and e.status == one.status]
+        if len(same) == 1:
+            at = ended.index(same[0])
+            ended[at] = dataclasses.replace(same[0], name=same[0].name or one.name)
+            ended.remove(one)
+    return ended

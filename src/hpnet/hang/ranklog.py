@@ -100,10 +100,12 @@ _XLA_NEW = re.compile(
 #: the watchdog ended by a CUDA error (ProcessGroupNCCL's watchdog queries each work's
 #: CUDA events: a kernel's fault surfaces there, wherever it happened), with the group
 #: (its GUID where the line has one, as everywhere in hang: artefacts.framework's _PG)
-#: and the rank in it the line names (``[PG ID 2 PG GUID 3 Rank 2]``, ``[PG 0 Rank 3]``)
+#: and the rank in it the line names (``[PG ID 2 PG GUID 3 Rank 2]``, ``[PG 0 Rank 3]``);
+#: torch up to 2.2 said "NCCL watchdog thread terminated with exception", its prefix
+#: ``[Rank N]`` the rank in a group it does not name
 _CRASH = re.compile(
-    r"(?:\[PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? Rank (\d+)\] )?"
-    r"Process group watchdog thread terminated with exception: (CUDA error: .+?)\s*$"
+    r"(?:\[(?:PG (?:ID )?(\S+?)(?: PG GUID (\S+?))?\s?(?:\([^)]*\))? )?Rank (\d+)\] )?"
+    r"(?:Process group|NCCL) watchdog thread terminated with exception: (CUDA error: .+?)\s*$"
 )
 #: c10d's socket, the store's client: a read that waited its timeout out
 _STORE_WAIT = re.compile(

@@ -170,6 +170,8 @@ def crashed(errors: Sequence[RankError]) -> str | None:
         who = f"rank {first.rank}"
     elif first.pg is not None and first.pg_rank is not None:
         who = f"rank {first.pg_rank} of group {first.pg} (its rank in that group)"
+    elif first.pg_rank is not None:  # torch up to 2.2: "[Rank N]", the group not named
+        who = f"rank {first.pg_rank} of a group the line does not name"
     else:
         who = "a rank the line does not name"
     others = len(errors) - 1
