@@ -14,11 +14,12 @@ import re
 from collections.abc import Collection, Sequence
 
 from hpnet.ncclog import signatures
+from hpnet.ncclog.crashes import crash_site
 from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.recovery import thread_of
 from hpnet.ncclog.signatures import SIGNATURES, Signature
 
-__all__ = ["closed_by_own_proxy", "in_context", "one_host", "unneeded"]
+__all__ = ["closed_by_own_proxy", "crash_places", "in_context", "one_host", "unneeded"]
 
 
 def one_host(process: ProcessLog | None) -> bool:
@@ -100,3 +101,15 @@ def in_context(
     if not closed_by_own_proxy(process, line):
         return found
     return [_PROXY_CONNECT if sig.id == "net-socket-error" else sig for sig in found]
+
+
+def crash_places(lines: Sequence[LogLine], log: NcclLog) -> tuple[str, ...]:
+    """Where each crash line's own report says the signal stopped its process
+    (:func:`hpnet.ncclog.crashes.crash_site`: what ``hpnet hang`` says of it too)."""
+    said = {
+        f"the signal stopped the process of line {line.line_number} in {inside} (its "
+        "report's frames)": None
+        for line in lines
+        if (inside := crash_site(log, line)) is not None
+    }
+    return tuple(list(said)[:3])

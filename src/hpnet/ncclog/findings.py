@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from hpnet.ncclog.causes import SUBSYSTEMS, Subsystem, location_of, subsystem_of, warn_files
-from hpnet.ncclog.context import in_context, one_host, unneeded
+from hpnet.ncclog.context import crash_places, in_context, one_host, unneeded
 from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.gids import gid_details
@@ -222,7 +222,8 @@ def match_signatures(log: NcclLog) -> list[Finding]:
                 unneeded(m.processes, log)
                 if m.signature.escalate is not None and m.severity == "warning"
                 else ()
-            ),
+            )
+            + (crash_places(m.lines, log) if m.signature.id == "process-crashed" else ()),
             count=m.count,
             processes=tuple(sorted(m.processes)),
             consequence=m.signature.consequence,

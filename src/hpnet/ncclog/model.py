@@ -395,6 +395,9 @@ class NcclLog:
     num_dropped_memberships: int = 0
     #: NCCL's own diagnostics (2.31+, ``host:pid NCCL DIAG ...``), in input order
     diag: tuple[LogLine, ...] = ()
+    #: (source, line, where it stopped) of each crash line whose report says where the
+    #: signal stopped its process (hpnet.ncclog.crashes)
+    crash_sites: tuple[tuple[str, int, str], ...] = ()
 
 
 def _restore(cls: type, values: tuple[object, ...]) -> object:

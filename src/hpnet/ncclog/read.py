@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
 from hpnet.inputfile import whole_lines
+from hpnet.ncclog.crashes import with_crash_sites
 from hpnet.ncclog.facts import BLOCK_BYTES, LogFolder
 from hpnet.ncclog.inputs import GZIP_MAGIC, LogInput, collect_inputs
 from hpnet.ncclog.lines import Classifier
@@ -313,7 +314,8 @@ def read_logs(
     waiting: Callable[[str], None] | None = None,
     tap: Callable[[str, bytes], None] | None = None,
 ) -> NcclLog:
-    """Parse every input into one :class:`NcclLog` (``jobs``: worker processes).
+    """Parse every input into one :class:`NcclLog` (``jobs``: worker processes), and
+    read again around its crash lines where they stopped (:func:`with_crash_sites`).
 
     ``tap`` hears every block of a stream or gzip input (``(name, bytes)``), which is
     read once: :class:`hpnet.artefacts.scan.ArtefactTap` keeps it for the artefact readers.
@@ -322,6 +324,29 @@ def read_logs(
     is read up to there; ``waiting`` hears, once per stream, that hpnet waits for one
     (:class:`StreamReader`).
     """
+    log = _read_all(
+        inputs,
+        jobs=jobs,
+        progress=progress,
+        notes=notes,
+        idle_timeout_seconds=idle_timeout_seconds,
+        waiting=waiting,
+        tap=tap,
+    )
+    return with_crash_sites(log)
+
+
+def _read_all(
+    inputs: Sequence[LogInput],
+    *,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    notes: Sequence[str] = (),
+    idle_timeout_seconds: float | None = None,
+    waiting: Callable[[str], None] | None = None,
+    tap: Callable[[str, bytes], None] | None = None,
+) -> NcclLog:
+    """:func:`read_logs`'s reading, once over every input."""
     folder = LogFolder()
     for note in notes:
         folder.note(note)
