@@ -51,17 +51,33 @@ BLOCK_BYTES = 8 << 20
 PROGRESS_KINDS = frozenset(
     {"ring-gdr", "connected", "nvls", "channels", "network", "net-list", "bootstrap"}
 )
+
+
 #: connection / communicator lines per process whose form is checked against the
-#: version fingerprints (the first few pin a process's release as well as all would)
-HINTS_PER_PROCESS = 6
+def _lazy_form(event: Event) -> tuple[object, ...]:
+    """What the release a frequent line pins depends on (versions.FINGERPRINTS' comm and
+    connection entries): a communicator line's opening, its states and its field names;
+    a connection line's transport, and whether the line ends with it."""
+    data = event.data
+    if event.kind == "connection":
+        transport = str(data[-1])
+        return ("connection", transport, event.text.endswith(transport))
+    what, state, raw = data
+    names = tuple(raw) if isinstance(raw, dict) else ()
+    return ("comm", what, state, names, event.text[:12])
 
 
 def _narrow_release(process: ProcessFacts, event: Event) -> None:
-    """Narrow the process's release range by the form of a connection or communicator
-    line (the first :data:`HINTS_PER_PROCESS` of them), keeping the line that narrowed
-    it as the range's witness."""
-    if event.kind in LAZY_HINT_KINDS and process.num_hinted < HINTS_PER_PROCESS:
-        process.num_hinted += 1
+    """Narrow the process's release range by the form of a line, keeping the line that
+    narrowed it as the range's witness. A connection or communicator line (frequent) is
+    asked once per form it has in this process (:func:`_lazy_form`): every range of a
+    file asks what one pass asks, whatever the order of the lines (a cap on the first
+    six lines had let a later range's communicator line narrow what one pass did not)."""
+    if event.kind in LAZY_HINT_KINDS:
+        shape = _lazy_form(event)
+        if shape in process.lazy_forms:
+            return
+        process.lazy_forms.add(shape)
         event.hint = hint_for(event.kind, event.text)
     hint = event.hint
     if hint is None or process.version_conflict or hint in process.hints_applied:

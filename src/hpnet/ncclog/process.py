@@ -61,9 +61,10 @@ class ProcessFacts:
         self.nccl_version: str | None = None
         self.version_range: VersionRange | None = None
         self.version_conflict = False
-        self.num_hinted = 0
-        #: the release ranges this record's lines narrowed its range by (each once)
+        #: the release ranges this record's lines narrowed its range by (each once), and
+        #: the forms of its frequent lines already asked (hpnet.ncclog.facts)
         self.hints_applied: set[VersionRange] = set()
+        self.lazy_forms: set[tuple[object, ...]] = set()
         self.cuda_version: str | None = None
         self.cuda_driver: str | None = None
         self.bootstrap: dict[str, None] = {}
@@ -107,13 +108,13 @@ class ProcessFacts:
     def __getstate__(self) -> dict[str, object]:
         """What differs from a new record: a range's record of a process, unpickled in
         the main process range after range, has most of its 40 fields still empty.
-        :attr:`hints_applied` stays behind: it only spares a range's folding from
-        narrowing by a release range twice, which changes nothing."""
+        :attr:`hints_applied` and :attr:`lazy_forms` stay behind: they only spare a
+        range's folding from narrowing by a release range twice, which changes nothing."""
         new = _NEW_STATE
         return {
             name: value
             for name, value in self.__dict__.items()
-            if value != new[name] and name != "hints_applied"
+            if value != new[name] and name not in ("hints_applied", "lazy_forms")
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -243,7 +244,6 @@ class ProcessFacts:
                 self.version_conflict = True
             else:
                 self.version_range = merged
-        self.num_hinted += later.num_hinted
 
     def _merge_memberships(self, later: ProcessFacts) -> None:
         """A later communicator record continues the open one it belongs to."""
