@@ -39,6 +39,85 @@ class C:
 
 
 CASES: dict[str, C] = {
+    # healthy over EFA, one NIC, the plugin turned GPUDirect RDMA off: a warning
+    "eks-bionemo-esm2-2node-g5-efa-1nic-libfabric-no-gdr-sendrecv-healthy-nccl-2.25.1-"
+    "EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/Libfabric"},
+        intra=set(),
+        findings={"gdr-off"},
+        versions={"2.25.1"},
+        hosts=1,
+        processes=1,
+    ),
+    "eks-mpijob-nccl-tests-allreduce-2node-16xa100-p4d-efa-aws-libfabric-gdrdma-4nic-healthy-"
+    "nccl-2.9.9.log": C(
+        status="PASS",
+        inter={"NET/AWS Libfabric/GDRDMA"},
+        intra={"P2P/IPC"},
+        findings=set(),
+        versions={"2.9.9"},
+        hosts=2,
+        processes=16,
+        verdict_has=("NIC 0..3 on all 16 processes",),
+    ),
+    # the run trained; the network verdict is FAIL: sockets where EFA was asked for
+    "eks-pytorchjob-esm2-ddp-4x1gpu-efa-requested-but-net-socket-gdr0-training-ran-EXCERPT.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra=set(),
+        findings={"socket-fallback"},
+        not_findings=frozenset({"collective-timeout", "comm-aborted"}),
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    # sockets over eth0; the teardown's "socketProgressOpt: abort called" is no break
+    "gcp-a3-gke-2node-16xh100-no-tcpx-ibext-no-device-socket-eth0-allreduce-busbw-28gbps-"
+    "teardown-warns-r0-nccl-2.22.3.log": C(
+        status="FAIL",
+        inter={"NET/Socket"},
+        intra={"P2P/CUMEM", "NVLS"},
+        findings={"socket-fallback"},
+        not_findings=frozenset({"net-socket-error"}),
+        versions={"2.22.3"},
+        hosts=1,
+        processes=1,
+    ),
+    # a healthy ring leg, then a CollNet-only leg with no SHARP aggregation manager
+    "nccl-tests-b200-2node-ibext-ndr-8nic-gdrdma-ring-allreduce-239gbps-healthy-then-sharp-"
+    "no-aggregation-manager-collnet-forced-invalid-usage-nccl-2.29.2.log": C(
+        status="FAIL",
+        inter={"NET/IBext_v11/GDRDMA", "CollNet/SHARP/GDRDMA"},
+        intra={"P2P/direct pointer", "NVLS"},
+        findings={"collnet-failed", "no-algorithm-available", "env-algo-forced"},
+        versions={"2.29.2"},
+        hosts=3,
+        processes=5,
+        verdict_has=("in-network reduction (CollNet / SHARP) could not be set up",),
+    ),
+    "tensorrt-llm-mpirun-tp4-h100-llama70b-enqueue-no-algorithm-protocol-available-"
+    "nccl-2.18-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"no-algorithm-available", "error-trail"},
+        not_findings=frozenset({"net-socket-error", "collective-timeout"}),
+        versions=set(),
+        hosts=1,
+        processes=4,
+    ),
+    "polaris-slingshot-aws-ofi-nccl-1.21.1-v11-no-eligible-providers-failed-to-initialize-"
+    "any-net-plugin-nccl-2.28.3-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"no-net-plugin", "ofi-plugin-error"},
+        versions={"2.28.3"},
+        hosts=2,
+        processes=2,
+        verdict_has=("no network module could be initialised",),
+    ),
     # the garbage /dev/shm name of size 0 is a peer's cuMem host handle: that leads
     "easyr1-verl-ray-workerdict-2gpu-shm-attach-garbage-name-cumem-host-fallback-mismatch-"
     "EXCERPT.log": C(
@@ -3944,3 +4023,32 @@ def test_what_a_line_s_own_process_says_decides_how_it_reads() -> None:
     ofi = next(f for f in single.findings if f.id == "ofi-plugin-error")
     assert ofi.severity == "warning" and not ofi.fatal
     assert "nNodes 1" in ofi.conclusions[-1] and "NCCL went on with Socket" in ofi.conclusions[-1]
+
+
+def test_a_crash_says_where_its_report_says_the_signal_stopped_it() -> None:
+    """verify reads the lines around a crash line again and says the place hang says:
+    UCX's frames before faulthandler's line (sglang#3837), TVM FFI's after its banner
+    (vllm#27868), abseil's PC line (a GB10 log)."""
+    expected = {
+        "sglang-deepseek-r1-two-instances-sigsegv-saveproxy-hoststreamcallback-faulthandler-"
+        "nccl-2.21.5-EXCERPT.log": "line 16 in NCCL's SaveProxy (proxy.cc:518)",
+        "vllm-p2p-nccl-connector-segfault-in-cumemcreate-cumem-host-numa-probe-comminitrank-"
+        "rtx3080-nccl2.27.5-EXCERPT.log": "line 4 in cuMemCreate, called from NCCL's "
+        "ncclCuMemHostEnable (misc/cudawrap.cc:92)",
+        "gb10-roce-gdr0-allreduce-30min-stall-then-sigsegv-in-nccllocalopappend-desync-report-"
+        "blames-peer-nccl2.28.9-EXCERPT.log": "line 5 in ncclLocalOpAppend",
+    }
+    for name, place in expected.items():
+        crashed = next(f for f in _report(name).findings if f.id == "process-crashed")
+        assert any(place in c for c in crashed.conclusions), (name, crashed.conclusions)
+
+
+def test_a_plugin_whose_init_failed_was_not_chosen() -> None:
+    """Polaris, NCCL 2.28.3: aws-ofi-nccl found no provider and gave up, and NCCL said
+    "Failed to initialize any NET plugin": the plugin's own lines prove no choice of it."""
+    report = _report(
+        "polaris-slingshot-aws-ofi-nccl-1.21.1-v11-no-eligible-providers-failed-to-initialize-"
+        "any-net-plugin-nccl-2.28.3-EXCERPT.log"
+    )
+    failed = next(r for r in report.ranks if r.process.startswith("x3002c0s31b0n0:"))
+    assert failed.chose is None and failed.network == ()

@@ -108,9 +108,10 @@ def _list_for(process: ProcessLog, network: str) -> tuple[str, tuple[Nic, ...]] 
 
 #: aws-ofi-nccl gave up after finding its provider (nccl_net_ofi_create_plugin:
 #: "NET/OFI aws-ofi-nccl initialization failed"), or NCCL's own word that a plugin's
-#: init failed (plugin/net.cc: "Failed to initialize NET plugin")
+#: init failed (plugin/net.cc: "Failed to initialize NET plugin"), or that none did
+#: ("Failed to initialize any NET plugin")
 _PLUGIN_FAILED = re.compile(
-    r"NET/OFI aws-ofi-nccl initiali[sz]ation failed|Failed to initiali[sz]e NET plugin"
+    r"NET/OFI aws-ofi-nccl initiali[sz]ation failed|Failed to initiali[sz]e (?:any )?NET plugin"
 )
 
 
@@ -123,15 +124,17 @@ def _network(process: ProcessLog) -> tuple[str, str | None, list[LogLine]] | Non
         said = process.line(f"network:{networks[-1]}") or process.line(f"assigned:{networks[-1]}")
         return networks[-1], None, [said] if said else []
     lists = dict(process.nic_lists)
-    if process.net_modules:
+    failed = any(_PLUGIN_FAILED.search(w.message) for w in process.warnings)
+    if process.net_modules and not failed:
         # a plugin's own lines (NET/<name> : ..., "P2P plugin IBext_v8", or WARNs from its
-        # source files); the IB plugins print their devices as NET/IB lists too
+        # source files); the IB plugins print their devices as NET/IB lists too; a plugin
+        # whose init failed was not used
         name = process.net_modules[0]
         said = process.line(f"module:{name}")
         return name, "the plugin its lines come from", [said] if said else []
     if lists.get("IB") and not process.ib_no_device:
         return "IB", "its NIC list", []
-    if process.providers and not any(_PLUGIN_FAILED.search(w.message) for w in process.warnings):
+    if process.providers and not failed:
         # the provider was found; a plugin whose initialization then failed was not used
         return "AWS Libfabric", "aws-ofi-nccl's provider line", []
     completions = [w for w in process.warnings if _COMPLETION.search(w.message)]

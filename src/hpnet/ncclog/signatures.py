@@ -1427,8 +1427,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # "Call to recv from <addr> failed : Broken pipe"), their 2.10-2.17 form "Net :
         # Call to recv from ... failed", and the same text repeated in PyTorch's "Last
         # error:" (NET/Socket's "message truncated" is socket-size-mismatch)
-        r"socketProgress\w*:|Connection reset by peer|Connection closed by remote peer"
-        r"|Broken pipe|Net : Call to (?:recv|send) from|NET/Socket.*(?:failed|error)",
+        # ("socketProgressOpt: abort called" is no break: the communicator's abort flag
+        # was set, its socket calls stop, socket.cc:38 @v2.22.3-1, an INFO line)
+        r"socketProgress\w*:(?! abort called)|Connection reset by peer"
+        r"|Connection closed by remote peer|Broken pipe|Net : Call to (?:recv|send) from"
+        r"|NET/Socket.*(?:failed|error)",
         "a peer's process exited (crashed, killed, out of memory) or the network dropped the "
         "TCP connection (the Socket transport, or NCCL's bootstrap and proxy sockets); on a "
         "port NCCL listens on, NCCL 2.16-2.26 also fail when a client that is not NCCL's (a "
