@@ -5,7 +5,8 @@ so a network module that gave up there cost the job nothing (:func:`unneeded` sa
 :func:`closed_by_own_proxy`: a socket a process's main thread found closed right after
 that process's own proxy service failed an operation is the proxy's close, not a peer's
 or the network's. :func:`in_context` gives a line the signatures these and
-:func:`hpnet.ncclog.signatures.in_context` read it by, for :mod:`hpnet.ncclog.findings`.
+:func:`hpnet.ncclog.signatures.in_context` read it by, for :mod:`hpnet.ncclog.findings`;
+:func:`crash_places` says where a crash line's own report says its signal stopped it.
 """
 
 from __future__ import annotations
