@@ -235,3 +235,23 @@ def test_listing_from_stdin(
     data = json.loads(out)
     assert data["source"] == "listing <stdin> (rdma link)"
     assert [d["ports"][0]["state"] for d in data["rdma_devices"]] == ["ACTIVE"] * 3 + ["DOWN"]
+
+
+def test_a_roce_port_at_rate_2_5_is_said_to_be_1_gbe_or_unmapped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Broadcom RoCE port's ibstat "Rate: 2.5" (Boo-seon-woong/rdma_check): bnxt_re
+    reports a 1 GbE link, or a speed it cannot map, as SDR 1X; said for the ACTIVE port
+    only (a port that is down reports a rate it is not running at)."""
+    listing = (
+        DATA
+        / "listings"
+        / (
+            "ibstat-indented-prompt-cx7-ib-ndr200-plus-2x-bnxt_re-roce-rate-2.5-one-down-disabled.txt"
+        )
+    )
+    code, out, _ = run(["detect", "--from", str(listing)], capsys)
+    assert code == 0
+    said = [line.strip() for line in out.splitlines() if "'Rate 2.5'" in line]
+    assert len(said) == 1 and said[0].startswith("roceo1:1: 'Rate 2.5' on an Ethernet port")
+    assert "1 GbE link or a speed they cannot map (SDR 1X)" in said[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpnet.rdma.model import GidKind, RdmaDevice
+from hpnet.rdma.model import GidKind, PortState, RdmaDevice
 from hpnet.render.table import format_pairs, format_table
 from hpnet.render.text import escaped
 
@@ -115,7 +115,26 @@ def _rdma(inv: NodeInventory) -> str:
         unknown = unknown_ports(inv)
         if unknown:
             summary = "\n  not shown by this listing: " + "; ".join(unknown[:8])
+    summary += "".join(f"\n  {said}" for said in _sdr_ethernet(inv.rdma_devices))
     return f"RDMA devices ({len(inv.rdma_devices)})\n{table}{summary}"
+
+
+def _sdr_ethernet(devices: tuple[RdmaDevice, ...]) -> list[str]:
+    """An ACTIVE Ethernet (RoCE) port at 2.5 Gb/s: a RoCE driver reports its Ethernet
+    link's speed as an InfiniBand speed and width, and bnxt_re reports 1 GbE, and any
+    speed its table lacks, as SDR 1X (``__to_ib_speed_width``: SPEED_1000 and its default
+    are IB_SPEED_SDR, IB_WIDTH_1X): not a 2.5 Gb/s fact."""
+    return [
+        f"{device.name}:{port.number}: 'Rate 2.5' on an Ethernet port is how RDMA drivers "
+        "report a 1 GbE link or a speed they cannot map (SDR 1X), far too slow for NCCL "
+        f"either way: `ethtool {port.netdev or '<its netdev>'}` gives the link's speed"
+        for device in devices
+        for port in device.ports
+        # a port that is not up reports a rate it is not running at
+        if port.link_layer == "Ethernet"
+        and port.rate_gbps == 2.5
+        and port.state is PortState.ACTIVE
+    ]
 
 
 def _roce_gids(link_layer: str | None, indexes: tuple[int, ...], *, shown: bool) -> str | None:
