@@ -324,29 +324,6 @@ def read_logs(
     is read up to there; ``waiting`` hears, once per stream, that hpnet waits for one
     (:class:`StreamReader`).
     """
-    log = _read_all(
-        inputs,
-        jobs=jobs,
-        progress=progress,
-        notes=notes,
-        idle_timeout_seconds=idle_timeout_seconds,
-        waiting=waiting,
-        tap=tap,
-    )
-    return with_crash_sites(log)
-
-
-def _read_all(
-    inputs: Sequence[LogInput],
-    *,
-    jobs: int | None = None,
-    progress: Progress | None = None,
-    notes: Sequence[str] = (),
-    idle_timeout_seconds: float | None = None,
-    waiting: Callable[[str], None] | None = None,
-    tap: Callable[[str, bytes], None] | None = None,
-) -> NcclLog:
-    """:func:`read_logs`'s reading, once over every input."""
     folder = LogFolder()
     for note in notes:
         folder.note(note)
@@ -370,7 +347,7 @@ def _read_all(
     if pool is not None and len(files) == len(inputs):
         try:
             with no_cycle_collection():
-                return _read_sharded(inputs, pool, workers, notes, advance)
+                return with_crash_sites(_read_sharded(inputs, pool, workers, notes, advance))
         finally:
             pool.shutdown(cancel_futures=True)
     try:
@@ -424,7 +401,8 @@ def _read_all(
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     with no_cycle_collection():
-        return folder.result()
+        log = folder.result()
+    return with_crash_sites(log)
 
 
 def _tapped(
