@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from hpnet.ncclog.model import LogLine
+from hpnet.ncclog.model import RESULT_NAMES, LogLine
 from hpnet.ncclog.recovery import ABSORBED
 
 __all__ = ["line_details"]
@@ -373,8 +373,6 @@ _SERVICE = re.compile(
 
 def _proxy_service(lines: Sequence[LogLine]) -> tuple[str, ...]:
     """What a proxy service's failure returned, and what its close did."""
-    from hpnet.ncclog.findings import RESULT_NAMES  # noqa: PLC0415 - findings reads this
-
     said: dict[str, None] = {}
     for line in lines:
         found = _SERVICE.search(line.message or line.text)

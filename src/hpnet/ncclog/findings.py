@@ -25,7 +25,7 @@ from hpnet.ncclog.context import crash_places, in_context, one_host, unneeded
 from hpnet.ncclog.details import line_details
 from hpnet.ncclog.formats import load_table
 from hpnet.ncclog.gids import gid_details
-from hpnet.ncclog.model import LogLine, NcclLog, ProcessLog
+from hpnet.ncclog.model import RESULT_NAMES, LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.precedence import FAILED_FIRST
 from hpnet.ncclog.recovery import failed_first
 from hpnet.ncclog.signatures import SIGNATURES, Signature
@@ -49,15 +49,6 @@ MAX_EVIDENCE = 6
 _TRANSIENT = re.compile(r"^INFO .*\bretrying\b|^INFO (?:\S+:\d+ )?Cuda failure ")
 #: the last retry: "retrying (34/34)", "retrying 34/34" (socket.cc, ibvwrap.cc)
 _EXHAUSTED = re.compile(r"retrying \(?(\d+)/\1\)?")
-#: ncclResult_t (nccl.h.in): what a trail's code means
-RESULT_NAMES = {
-    1: "ncclUnhandledCudaError",
-    2: "ncclSystemError",
-    3: "ncclInternalError",
-    4: "ncclInvalidArgument",
-    5: "ncclInvalidUsage",
-    6: "ncclRemoteError",
-}
 
 
 def quotes(lines: Iterable[LogLine | None], limit: int = MAX_EVIDENCE) -> tuple[str, ...]:

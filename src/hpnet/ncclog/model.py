@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable, Mapping
 
 __all__ = [
+    "RESULT_NAMES",
     "Connection",
     "GdrDecision",
     "LogLine",
@@ -26,6 +27,16 @@ __all__ = [
     "TransportKind",
     "parse_transport",
 ]
+
+#: ncclResult_t (nccl.h.in): what a trail's or a proxy service's return code means
+RESULT_NAMES = {
+    1: "ncclUnhandledCudaError",
+    2: "ncclSystemError",
+    3: "ncclInternalError",
+    4: "ncclInvalidArgument",
+    5: "ncclInvalidUsage",
+    6: "ncclRemoteError",
+}
 
 
 class TransportKind(str, enum.Enum):
