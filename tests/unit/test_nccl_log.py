@@ -170,7 +170,7 @@ def test_parsing_in_parallel_gives_the_same_answer(tmp_path: Path) -> None:
     # and quotes the line as the file has it
     warn = next(f for f in one.findings if f.id == "completion-local-protection")
     number = int(warn.evidence[0].split(":")[1])
-    line = big.read_bytes().splitlines()[number - 1].decode()
+    line = big.read_bytes().split(b"\n")[number - 1].decode()  # NCCL ends lines with \n only
     assert warn.evidence[0] == f"{big}:{number}: {line.rstrip()}"
     assert "status=4" in line or "error 4" in line
 

@@ -2134,7 +2134,7 @@ CASES: dict[str, C] = {
         status="FAIL",
         inter=set(),
         intra=set(),
-        findings={"comm-aborted", "error-trail", "watchdog-teardown"},
+        findings={"comm-aborted", "abort-trail", "watchdog-teardown"},
         versions=set(),
         hosts=1,
         processes=4,
@@ -3635,6 +3635,138 @@ CASES: dict[str, C] = {
         versions={"2.28.9"},
         hosts=1,
         processes=4,
+    ),
+    "deepep-test-internode-h20-over-2-nodes-commabort-proxystop-socket-send-abort-traces-"
+    "only-nccl-2.26-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"abort-trail"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "k8s-dra-gb200-two-computedomains-same-nvlink-clique-nccl-tests-enqueue-cuda-launch-"
+    "failure-nccl-2.27-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"nccl-tests-failure", "cuda-kernel-fault", "cuda-failure"},
+        versions=set(),
+        hosts=1,
+        processes=2,
+    ),
+    "nemo-run-slurm-multinode-tree-search-fallback-could-not-find-net-id-0-internal-error-"
+    "nccl-2.25.1-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"internal-error", "topology-search-fallback", "topology-net-missing"},
+        versions={"2.25.1"},
+        hosts=1,
+        processes=1,
+    ),
+    "databricks-serverless-8node-a10-ofi-1.15.0-no-eligible-providers-socket-fallback-r0-"
+    "stuck-init-others-tcpstore-recv-0-bytes-nccl-2.26.2-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "ofi-plugin-error",
+            "no-rdma-device",
+            "init-incomplete",
+            "nccl-known-bug-ras-report-during-init-crash",
+            "peer-exited",
+            "nccl-known-bug-ras-status-memory-corruption",
+        },
+        versions={"2.26.2"},
+        hosts=1,
+        processes=1,
+    ),
+    "dgx-spark-gb10-2node-roce-direct-qsfp-nccl-2.28.9-allgather-busbw-2.8-vs-22-no-gdr-"
+    "rail2-linklocal-gid0-EXCERPT.log": C(
+        status="WARN",
+        inter={"NET/IB"},
+        intra=set(),
+        findings={
+            "gdr-off",
+            "nccl-known-bug-ras-status-memory-corruption",
+            "gdr-disabled-hca",
+            "roce-link-local-gid",
+        },
+        versions={"2.28.9"},
+        hosts=2,
+        processes=2,
+    ),
+    "k8s-pod-vllm-large-model-dev-shm-too-small-shm-transport-setup-failed-to-extend-nccl-"
+    "2.21.5-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={"shm-exhausted", "shm-setup-failed", "error-trail"},
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "lumi-mi250x-singularity-rccl-2.20.5-net-plugin-librccl-net-ofi-not-found-socket-over-"
+    "hsn0-3-single-rank-EXCERPT.log": C(
+        status="UNKNOWN",
+        inter=set(),
+        intra=set(),
+        findings={
+            "libibverbs-missing",
+            "init-incomplete",
+            "socket-ifname-prefix",
+            "no-rdma-device",
+        },
+        versions=set(),
+        hosts=1,
+        processes=1,
+    ),
+    "perlmutter-slingshot-cxi-ofi-1.6.0-2node-8xa100-nccl-2.23.4-cross-nic-rings-gdr-"
+    "disabled-allreduce-busbw-30-regression.log": C(
+        status="WARN",
+        inter={"NET/AWS Libfabric/GDRDMA", "NET/AWS Libfabric"},
+        intra={"P2P/CUMEM"},
+        findings={"gdr-off", "socket-ifname-prefix"},
+        versions={"2.23.4"},
+        hosts=2,
+        processes=8,
+    ),
+    "sglang-pd-decode-2node-tp16-mixed-nccl-2.29-and-2.27-bootstrap-root-mismatch-then-"
+    "connect-refused-EXCERPT.log": C(
+        status="FAIL",
+        inter=set(),
+        intra=set(),
+        findings={
+            "process-crashed",
+            "connection-refused",
+            "bootstrap-root-mismatch",
+            "remote-error",
+        },
+        versions=set(),
+        hosts=2,
+        processes=10,
+    ),
+    "alcf-polaris-2node-8gpu-ddp-resnet50-aws-ofi-nccl-1.6.0-cxi-gdr-phb-first-allgather-"
+    "seqnum1-all-ranks-garbage-last-completed-nccl-2.20.5.log": C(
+        status="FAIL",
+        inter={"NET/AWS Libfabric/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings={"collective-timeout", "watchdog-teardown", "socket-ifname-prefix"},
+        versions={"2.20.5"},
+        hosts=4,
+        processes=10,
+    ),
+    "alcf-sirius-2node-8gpu-ddp-vae-aws-ofi-nccl-1.9.1-cxi-gdr-phb-r0-allreduce-6215-others-"
+    "broadcast-3861-nccl-2.20.5.log": C(
+        status="FAIL",
+        inter={"NET/AWS Libfabric/GDRDMA"},
+        intra={"P2P/CUMEM"},
+        findings={"collective-timeout", "watchdog-teardown"},
+        versions={"2.20.5"},
+        hosts=3,
+        processes=10,
     ),
 }
 

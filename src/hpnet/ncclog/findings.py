@@ -29,7 +29,7 @@ from hpnet.ncclog.model import RESULT_NAMES, LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.precedence import FAILED_FIRST
 from hpnet.ncclog.recovery import failed_first
 from hpnet.ncclog.signatures import SIGNATURES, Signature
-from hpnet.ncclog.stages import trail_stage
+from hpnet.ncclog.stages import ABORT_TRAIL, abort_trail, trail_stage
 from hpnet.result import Finding, Severity
 
 __all__ = [
@@ -98,6 +98,9 @@ def _failing(process: ProcessLog | None, log: NcclLog) -> bool:
     return bool(log.signals)
 
 
+_OWN = frozenset({"IB", "Socket"})  # NCCL's own network modules ("Using network IB")
+
+
 def _judged(
     signature: Signature, process: ProcessLog | None, failure: bool, log: NcclLog, message: str
 ) -> tuple[str, bool]:
@@ -105,10 +108,14 @@ def _judged(
     line is a warning (NCCL went on); on a failure line it is fatal, unless NCCL falls
     back after it and the process shows no failure."""
     severity = signature.severity
+    gave_up = signature.escalate is not None and not signature.escalate[1]
     if failure and signature.escalate is not None and signature.escalate[0].search(message):
-        if not signature.escalate[1] and one_host(process):
+        if gave_up and one_host(process):
             return "warning", False  # NCCL went on without it, and needed no network
         return "error", signature.escalate[1]
+    if failure and gave_up and process is not None and set(process.networks or "?") <= _OWN:
+        # a plugin that gave up, its process then on NCCL's own network: no failure
+        return ("warning" if one_host(process) else "error"), False
     if severity != "error":
         return severity, False
     if not failure or (process is not None and process.warn_fatal.get(message) == "nonfatal"):
@@ -377,20 +384,33 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     # a WARN after the first trail line does not say what the trail passed up
     before = {p.key for p in failing if failed_first(p)}
     explained = set(named) - before
-    stages = {p.key: trail_stage(line.message or line.text for line in p.trails) for p in failing}
+    texts = {p.key: [line.message or line.text for line in p.trails] for p in failing}
+    stages = {p.key: trail_stage(texts[p.key]) for p in failing}
+    aborts = {p.key for p in failing if abort_trail(texts[p.key], p.trail_codes, bool(p.warnings))}
     named = {s.name for s in stages.values() if s is not None}
     # one stage for every failing process: the title names it
     stage = f" in {named.pop()}" if len(named) == 1 and None not in stages.values() else ""
     subsystems = {s.subsystem for s in stages.values() if s is not None} or {"INIT,NET"}
     return [
         Finding(
-            id="error-trail",
+            id="abort-trail" if len(aborts) == len(failing) else "error-trail",
             severity=Severity.ERROR,
-            title=f"a call inside NCCL failed{stage} and the error went up to the caller ({names})",
+            title=(
+                f"NCCL's socket calls{stage} stopped on the communicator's abort ({names})"
+                if len(aborts) == len(failing)
+                else f"a call inside NCCL failed{stage} and the error went up to the caller "
+                f"({names})"
+            ),
             cause="NCCL prints 'file.cc:line -> N' at every function the error passes on "
             "its way up (include/checks.h); the first WARN of the same process says what "
             "failed, and without one the first trail line is where it started",
-            fix="read the WARN lines before the trail; if there are none, rerun with "
+            fix=(
+                "find what aborted it: the framework's error or timeout, and every rank's "
+                "lines before its first trail; "
+                if len(aborts) == len(failing)
+                else ""
+            )
+            + "read the WARN lines before the trail; if there are none, rerun with "
             f"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS={_subsystems(subsystems)} "
             "to see the failing call",
             evidence=quotes(line for p in failing for line in p.trails[:2]),
@@ -407,6 +427,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
                     if (at := stages[p.key])
                     else ""
                 )
+                + (f"; {ABORT_TRAIL}" if p.key in aborts else "")
                 + (
                     f"; {FAILED_FIRST} (its first trail line, line "
                     f"{min(t.line_number for t in p.trails)}): what failed first is not in "
@@ -418,7 +439,7 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
             ),
             count=len(failing),
             processes=tuple(p.key for p in failing),
-            consequence=all(p.key in explained for p in failing),
+            consequence=all(p.key in explained or p.key in aborts for p in failing),
             fatal=True,
         )
     ]

@@ -17,9 +17,10 @@ import ipaddress
 import re
 from collections.abc import Sequence
 
-from hpnet.ncclog.model import LogLine
+from hpnet.ncclog.model import LogLine, NcclLog
+from hpnet.result import Finding, Severity
 
-__all__ = ["gid_address", "gid_details"]
+__all__ = ["gid_address", "gid_details", "gid_findings"]
 
 #: the statement key of a GID line (hpnet.ncclog.facts: ``gid:<index>:<prefix>/<id>``)
 _KEY = re.compile(r"^gid:(\d+):([0-9A-Fa-f]+)/([0-9A-Fa-f]+)$")
@@ -63,6 +64,52 @@ def _what(address: str) -> str:
             )
         return said + ", which on RoCE is not routed past its L2 network"
     return "a global IPv6 address"
+
+
+def _mac_link_local(address: str) -> bool:
+    """A link-local GID made of a MAC address (fe80::/64 with the ff:fe of an EUI-64):
+    a RoCE port's default entry (InfiniBand's port GIDs carry the port GUID)."""
+    packed = ipaddress.IPv6Address(address).packed
+    return packed[:8] == b"\xfe\x80" + bytes(6) and packed[11:13] == b"\xff\xfe"
+
+
+def gid_findings(log: NcclLog) -> list[Finding]:
+    """RoCE queue pairs on a port's MAC-made link-local GID, where NCCL_IB_GID_INDEX does
+    not ask for it (``env-gid-index-0`` says that): the port had no RoCE v2 GID with an
+    address for NCCL to choose."""
+    used = []
+    for process in log.processes:
+        if not any(n.link == "RoCE" for n in process.nics) or any(
+            name == "NCCL_IB_GID_INDEX" for name, _ in process.env
+        ):
+            continue
+        for key, line in process.lines.items():
+            found = _KEY.match(key)
+            address = gid_address(*found.groups()[1:]) if found else None
+            if found and address is not None and _mac_link_local(address):
+                used.append((process.key, found.group(1), address, line))
+    if not used:
+        return []
+    return [
+        Finding(
+            id="roce-link-local-gid",
+            severity=Severity.WARNING,
+            title="RoCE queue pairs used a port's link-local GID, not a routable RoCE v2 one",
+            cause="a RoCE port's link-local GID (fe80::/64, made of its MAC address; on mlx5 "
+            "RoCE v1) reaches only its own L2 segment (one cable, one VLAN) and is not routed; "
+            "NCCL, with NCCL_IB_GID_INDEX unset, uses it where the port has no RoCE v2 GID with "
+            "an address (its netdev has no IPv4 address), as it may for one port and not another",
+            fix="give that port's netdev an IPv4 address, so a RoCE v2 GID appears (`show_gids`), "
+            "or leave the port out with NCCL_IB_HCA",
+            evidence=tuple(line.quote() for *_, line in used[:MAX_GIDS]),
+            conclusions=tuple(
+                f"process {key}: GID index {index}, {address} ({line.source}:{line.line_number})"
+                for key, index, address, line in used[:MAX_GIDS]
+            ),
+            count=len(used),
+            processes=tuple(dict.fromkeys(key for key, *_ in used)),
+        )
+    ]
 
 
 def gid_details(lines: Sequence[tuple[str, LogLine]]) -> tuple[str, ...]:

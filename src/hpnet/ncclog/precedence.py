@@ -25,6 +25,7 @@ __all__ = ["BY_STAGE", "EXPLAINS", "FAILED_FIRST", "explains", "order_findings"]
 #: a failed subsystem passes its error up (trails, "unhandled ... error").
 _EFFECTS_OF_FAILURE = (
     "error-trail",
+    "abort-trail",
     "system-error",
     "internal-error",
     "remote-error",
@@ -66,7 +67,7 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     # a peer's cuMem host handle read as a /dev/shm name: the open of that file fails
     "shm-cumem-host-disagree": ("shm-setup-failed", *_EFFECTS_OF_FAILURE),
     # the watchdog aborts the communicators: their sockets' and proxies' return codes
-    "watchdog-teardown": ("error-trail", "comm-aborted", "internal-error"),
+    "watchdog-teardown": ("error-trail", "abort-trail", "comm-aborted", "internal-error"),
     **{s.id: _EFFECTS_OF_FAILURE for s in SUBSYSTEMS if not s.generic},
 }  # fmt: skip
 
@@ -196,7 +197,10 @@ def order_findings(findings: Iterable[Finding], sources: Sequence[str]) -> list[
             staged = (
                 (cause.id, effect.id) in BY_STAGE
                 or effect.id == "watchdog-teardown"
-                or (effect.id == "error-trail" and not _first_unexplained(effect, cause, where))
+                or (
+                    effect.id in ("error-trail", "abort-trail")
+                    and not _first_unexplained(effect, cause, where)
+                )
             )
             if cause is effect or (where[id(cause)] > where[id(effect)] and not staged):
                 continue

@@ -42,6 +42,7 @@ from hpnet.ncclog.findings import (
     trail_findings,
 )
 from hpnet.ncclog.gdr import gdr_findings
+from hpnet.ncclog.gids import gid_findings
 from hpnet.ncclog.model import Connection, NcclLog, ProcessLog, TransportKind
 from hpnet.ncclog.network import network_findings
 from hpnet.ncclog.placement import (
@@ -322,6 +323,7 @@ def analyse(log: NcclLog, expectation: Expectation | None = None) -> VerifyRepor
         one_host=_one_host(rows, summaries),
     )
     findings += gdr_findings(log, rows)
+    findings += gid_findings(log)
     findings += shm_only_findings(log, rows)
     findings += env_findings(log, rows)
     diagnostics = summarize_diag(log.diag)

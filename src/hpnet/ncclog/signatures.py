@@ -493,6 +493,26 @@ SIGNATURES: tuple[Signature, ...] = (
         exclusive=True,
     ),
     _sig(
+        "bootstrap-root-mismatch",
+        "error",
+        "the bootstrap root got a rank's hello that disagrees with the others' (its size, "
+        "roots or offset)",
+        r"Bootstrap Root : mismatch in info from procs",
+        "the root compares each hello with its own view and stops at the first that differs "
+        "(bootstrap.cc, 'goto out'): ranks launched with different world sizes or roots (a "
+        "launcher's rank variables mixed up, a rank of another job on the same address), or "
+        "processes of two NCCL releases whose hellos differ: 2.29 added 'offset' to it "
+        "(struct extInfo), so a peer of 2.28 or older reads there as a garbage number while "
+        "nranks, nroots and iroot agree. The other ranks' connects to the stopped root are "
+        "then refused",
+        "run one NCCL release on every node (`python -c 'import torch; print(torch.cuda.nccl."
+        "version())'`, or the 'NCCL version' line of each rank) and one world size and "
+        "NCCL_COMM_ID for every rank of the job",
+        'src/bootstrap.cc ("Bootstrap Root : mismatch in info from procs, nranks %d vs %d, '
+        'nroots %d vs %d, iroot %d vs %d[, offset %d vs %d]", offset from 2.29.2)',
+        exclusive=True,
+    ),
+    _sig(
         "topology-search-fallback",
         "warning",
         "NCCL found no ring or tree in the topology and fell back to a simple order",
@@ -505,6 +525,24 @@ SIGNATURES: tuple[Signature, ...] = (
         "aws-ofi-nccl's p4d XML), or run on a platform that exposes the PCIe tree",
         'src/graph/search.cc ("Could not find a path for pattern %d, falling back to simple '
         'order")',
+        exclusive=True,
+    ),
+    _sig(
+        "topology-net-missing",
+        "error",
+        "NCCL's graph uses a network device the topology does not have",
+        r"Could not find NET with id [0-9a-fA-F]+",
+        "a ring or tree of the graph names a NET id that is none of the NICs in NCCL's "
+        "topology (ncclTopoIdToNetDev, graph/topo.h, 2.22.3+). After 'Could not find a path "
+        "for pattern N, falling back to simple order' it is the fallback's own: it sets the "
+        "network to NET id 0 (graph/search.cc, graph->inter[0] = graph->inter[1] = 0), "
+        "and where NIC fusion gave the NICs other ids there is no NET 0: an NCCL bug "
+        "(NVIDIA/nccl#1748, on 2.25-2.26; reported gone with 2.27.3). Otherwise a graph "
+        "or topology file (NCCL_GRAPH_FILE, NCCL_TOPO_FILE) names NICs this node lacks",
+        "upgrade NCCL to 2.27.3 or later; to see why the search found no path, rerun with "
+        "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET NCCL_TOPO_DUMP_FILE=/tmp/topo.xml; "
+        "a graph or topology file must name this node's NICs",
+        'src/graph/topo.h ("Could not find NET with id %lx", 2.22.3+), src/graph/search.cc',
         exclusive=True,
     ),
     _sig(
@@ -1077,6 +1115,22 @@ SIGNATURES: tuple[Signature, ...] = (
         "set its own device (torch.cuda.set_device) before touching tensors",
         "CUDA runtime cudaErrorIllegalAddress (700, sticky); src/include/checks.h "
         "(CUDACHECK); pytorch/pytorch#131755",
+        exclusive=True,
+    ),
+    _sig(
+        "cuda-kernel-fault",
+        "error",
+        "a GPU kernel faulted while running; CUDA fails every call after it",
+        r"(?:Cuda|CUDA) failure (?:719 )?'unspecified launch failure'",
+        "cudaErrorLaunchFailure (719) is an exception on the device while a kernel ran (an "
+        "invalid device pointer, an out-of-bounds access; with other GPUs' memory mapped, "
+        "as NCCL's P2P, NVLS and multi-node NVLink (MNNVL, IMEX) do, a mapping that broke "
+        "under it). It is sticky: every later CUDA call of the process fails with it, so "
+        "the NCCL line is where it surfaced, and the kernel may be another's",
+        "look for Xid errors on the node (`dmesg | grep -i xid`, `nvidia-smi -q`); on a "
+        "multi-node NVLink system, the IMEX domain's state (`nvidia-imex-ctl -N`); to find "
+        "the kernel, rerun with CUDA_LAUNCH_BLOCKING=1 or under compute-sanitizer",
+        "CUDA runtime cudaErrorLaunchFailure (719, sticky); src/include/checks.h (CUDACHECK)",
         exclusive=True,
     ),
     _sig(

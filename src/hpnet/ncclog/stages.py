@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["Stage", "trail_stage"]
+__all__ = ["ABORT_TRAIL", "Stage", "abort_trail", "trail_stage"]
 
 #: a trail line's source file (``misc/socket.cc:564 -> 2``, 2.2's ``bootstrap.cu:28 -> 2``)
 _FILE = re.compile(r"(([\w./-]+\.(?:cc|cu|h|c|cpp)):\d+) -> \d+")
@@ -100,3 +100,36 @@ def trail_stage(trail: Iterable[str]) -> Stage | None:
     _starts, name, detail, subsystem, system_error = _STAGES[index]
     text = f"{name}, {detail}" if detail else name
     return Stage(where, name, text, subsystem, system_error)
+
+
+#: NCCL's socket code (misc/socket.cc; os/linux.cc from 2.29) returns ncclInternalError
+#: without a WARN where the communicator's abort flag is set: socketProgressOpt after its
+#: INFO "socketProgressOpt: abort called" (NET subsystem only) and the first checks of
+#: ncclSocketConnect and ncclSocketAccept (misc/socket.cc:54-56, 691, 738 @v2.26.2-1;
+#: os/linux.cc:275-277 @v2.29.2-1); its other ncclInternalErrors follow a WARN, but for
+#: ncclSocketGetAddr on a socket not yet ready
+_SOCKET_CODE = ("misc/socket.cc", "os/linux.cc")
+#: what a process's conclusion says of such a trail
+ABORT_TRAIL = (
+    "its trail starts in NCCL's socket code with ncclInternalError and no WARN: there "
+    "that is the communicator's abort flag (socketProgressOpt's 'abort called', "
+    "ncclSocketConnect / ncclSocketAccept), so the communicator was being aborted "
+    "(ncclCommAbort: a framework's error handling or timeout, or a peer's failure); "
+    "what made it abort is not in these lines"
+)
+
+
+def abort_trail(trail: Iterable[str], codes: Iterable[int], warned: bool) -> bool:
+    """A process's trail is NCCL's socket code stopping on the communicator's abort:
+    ncclInternalError (3) only, no WARN of the process, the innermost line in the socket
+    code (:data:`ABORT_TRAIL`).
+
+    >>> abort_trail(["h:1:2 [6] NCCL INFO misc/socket.cc:64 -> 3"], (3,), False)
+    True
+    >>> abort_trail(["h:1:2 [6] NCCL INFO misc/socket.cc:64 -> 3"], (3,), True)
+    False
+    """
+    if warned or set(codes) != {3}:
+        return False
+    found = next((f for f in map(_FILE.search, trail) if f is not None), None)
+    return found is not None and found.group(2).rsplit("/src/", 1)[-1].endswith(_SOCKET_CODE)
