@@ -54,6 +54,13 @@ def ended(status: int) -> str:
     return f"ended by {name} (exit code {status})" + (f": {meaning}" if meaning else "")
 
 
+def _how(exit: Exit) -> str:
+    """How a process ended: its status's meaning, or what its line says ended it."""
+    if exit.cause:
+        return f"ended by {_signal_name(-exit.status)} (exit code {exit.status}): {exit.cause}"
+    return ended(exit.status)
+
+
 def _first(exits: Sequence[Exit]) -> tuple[Exit | None, list[Exit]]:
     """The process that failed first, or None, and where torchrun's records tie in
     their earliest second, the processes that do (none of them proven first). Times
@@ -73,6 +80,8 @@ def _who(exits: Sequence[Exit]) -> str:
     ranks = sorted({e.rank for e in exits if e.rank is not None})
     if len(ranks) == len(exits):
         return ranks_text(ranks)
+    if len(exits) > 1 and all(e.who() == "a process" for e in exits):
+        return f"{len(exits)} processes"
     more = f" and {len(exits) - 4} more" if len(exits) > 4 else ""
     return ", ".join(e.who() for e in exits[:4]) + more
 
@@ -92,7 +101,7 @@ def exits_summary(exits: Sequence[Exit]) -> str:
         at = f" at {first.time}" if first.time else ""
         said.append(
             f"{first.who()} failed first as {first.reporter} saw it{at}, "
-            f"{ended(first.status)} ({first.where})"
+            f"{_how(first)} ({first.where})"
         )
     elif tied:
         how = ended(tied[0].status) if len({e.status for e in tied}) == 1 else "each its own way"
@@ -102,15 +111,16 @@ def exits_summary(exits: Sequence[Exit]) -> str:
             "proven first (each process's own stderr, or TORCHELASTIC_ERROR_FILE's "
             "tracebacks, say which)"
         )
-    rest: dict[int, list[Exit]] = {}
+    rest: dict[tuple[int, str | None], list[Exit]] = {}
     stops: dict[tuple[str, int], list[Exit]] = {}
     for other in exits:
         if other.stopped:
             stops.setdefault((other.reporter, other.status), []).append(other)
         elif other is not first and other not in tied:
-            rest.setdefault(other.status, []).append(other)
-    for status, same in rest.items():
-        how = ended(status) if first is None or status != first.status else "the same way"
+            rest.setdefault((other.status, other.cause), []).append(other)
+    for (status, cause), same in rest.items():
+        alike = first is not None and (status, cause) == (first.status, first.cause)
+        how = "the same way" if alike else _how(same[0])
         untimed = (first or tied) and any(e.reporter == "torchrun" and not e.time for e in same)
         said.append(
             f"{_who(same)}{' also' if first is not None else ''} {how} ({same[0].where})"
@@ -183,9 +193,10 @@ def with_exits(report: HangReport, exits: Sequence[Exit]) -> HangReport:
     first, _ = _first(exits)
     if report.status == "no-hang" and not report.dumps and not report.stacks:
         status, headline = "unknown", f"processes of the job ended: {summary}"
-    elif first is not None and -first.status in _DEATHS:
+    elif (first is not None and -first.status in _DEATHS) or any(e.cause for e in exits):
         # the first failure the launcher saw is a death no rank's own code chose (not
-        # the watchdog's abort, not the launcher's stop): the others' lines follow it
+        # the watchdog's abort, not the launcher's stop), or a GPU's hardware exception
+        # ended processes: the others' lines follow it
         status = report.status
         headline = f"processes of the job ended: {summary}; the ranks' own lines: {report.headline}"
     else:

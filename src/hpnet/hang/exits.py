@@ -75,6 +75,9 @@ class Exit:
     #: a scheduler's cancellation of the job: when and why ("at 2025-01-10T15:27:25 due to
     #: its time limit")
     cancelled: str | None = None
+    #: what ended it where the line says more than its signal (ROCm's runtime's abort on
+    #: a GPU's hardware exception)
+    cause: str | None = None
 
     def who(self) -> str:
         """``rank 3 (pid 4711 on gpu1)``, or what the lines name of the process."""
@@ -134,6 +137,12 @@ _FAULTHANDLER = re.compile(
     r"|Floating point exception)"
 )
 _RAY_PID = re.compile(r"^\((?:\w+ )?pid=(\d+)")
+#: ROCm's runtime on a GPU's hardware exception, before its std::abort() (ROCR-Runtime
+#: core/runtime/runtime.cc, Runtime::HwExceptionHandler: "HW Exception by GPU node-%u
+#: (Agent handle: %p) reason :%s", "GPU Hang" or "ECC"): each process with that GPU open
+_ROCR_HW = re.compile(
+    r"HW Exception by GPU node-(\d+) \(Agent handle: 0x[0-9a-fA-F]+\) reason :(GPU Hang|ECC)"
+)
 #: a native backtrace's frame, UCX's form ("==== backtrace (tid: 25645) ====", innermost
 #: first: " 1 0x000000000006a920 SaveProxy()  /build/nccl/src/proxy.cc:518"); a frame
 #: without a source file ("???:0") names no place
@@ -184,7 +193,7 @@ _WORDS = (
     b"exit", b"terminated with", b"srun: error", b"Caught signal", b"Killed",
     b"Segmentation fault", b"Bus error", b"Aborted", b"Illegal instruction", b"Floating point",
     b"closing signal", b"Killing subprocess", b"CANCELLED AT", b"received at time=",
-    b"Segfault encountered",
+    b"Segfault encountered", b"HW Exception by GPU",
 )  # fmt: skip
 
 
@@ -335,15 +344,8 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
     if found := _DS_EXITED.search(line):
         return [{"status": int(found.group(1)), "reporter": "DeepSpeed's launcher",
                  "host": host, "first": True}]  # fmt: skip
-    if _TVM.search(line):
-        return [{"status": -int(signal.SIGSEGV), "reporter": _TVM_NAME}]
-    if found := _FAULTHANDLER.search(line):
-        ray = _RAY_PID.match(line)
-        return [{"status": -int(_SHELL_SIGNALS[found.group(1)]), "reporter": _FAULTHANDLER_NAME,
-                 "pid": int(ray.group(1)) if ray else None}]  # fmt: skip
-    if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
-        return [{"status": -int(getattr(signal, found.group(1))),
-                 "reporter": "abseil's handler"}]  # fmt: skip
+    if crash := _crash_report(line):
+        return crash
     if found := _SLURM_CANCELLED.search(line):
         what, ident, node, when, why = found.groups()
         reason = f" due to its {why.lower()}" if why else ""
@@ -355,6 +357,31 @@ def _line_exits(line: str) -> list[dict[str, Any]]:
         status = int(found.group(4)) if found.group(4) else -int(_SRUN_SIGNALS[how])
         return [{"status": status, "reporter": "Slurm", "rank": task, "host": found.group(1)}
                 for task in _tasks(found.group(2))]  # fmt: skip
+    return []
+
+
+def _crash_report(line: str) -> list[dict[str, Any]]:
+    """A process's own report of the signal that ends it (TVM FFI's, faulthandler's,
+    ROCm's runtime's, abseil's), as :func:`_line_exits` gives it."""
+    if _TVM.search(line):
+        return [{"status": -int(signal.SIGSEGV), "reporter": _TVM_NAME}]
+    if found := _FAULTHANDLER.search(line):
+        ray = _RAY_PID.match(line)
+        return [{"status": -int(_SHELL_SIGNALS[found.group(1)]), "reporter": _FAULTHANDLER_NAME,
+                 "pid": int(ray.group(1)) if ray else None}]  # fmt: skip
+    if found := _ROCR_HW.search(line):
+        return [
+            {
+                "status": -int(signal.SIGABRT),
+                "reporter": "ROCm's runtime",
+                "cause": f"ROCm's runtime found a hardware exception ({found.group(2)}) on "
+                f"GPU node {found.group(1)} and aborted the process: a GPU or driver fault, "
+                "not the program's (dmesg on the node says more: amdgpu errors, a GPU reset)",
+            }
+        ]
+    if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
+        return [{"status": -int(getattr(signal, found.group(1))),
+                 "reporter": "abseil's handler"}]  # fmt: skip
     return []
 
 
@@ -414,6 +441,12 @@ def _self_reports_folded(ended: list[Exit]) -> list[Exit]:
     """A crash's own report without a pid is the process a launcher says the same signal
     ended, where exactly one such process is named: one crash, not two (the report adds
     where the signal stopped it); with none or several, it stays apart."""
+    # the shell's pid-less report of a signal ROCm's runtime said it sends (its abort on a
+    # GPU's hardware exception) is one of those processes
+    caused = {e.status for e in ended if e.cause}
+    ended = [
+        e for e in ended if not (e.reporter == "the shell" and e.pid is None and e.status in caused)
+    ]
     for one in [e for e in ended if e.pid is None and e.reporter in _SELF_REPORTERS]:
         same = [e for e in ended if e.pid is not None and e.status == one.status]
         if len(same) == 1:

@@ -36,6 +36,7 @@ from hpnet.hang.flight import Entry, RankDump
 from hpnet.hang.model import (
     MISMATCH_FIX,
     RECENT,
+    STUCK_FIX,
     Cause,
     GroupView,
     HangReport,
@@ -54,6 +55,7 @@ from hpnet.hang.unhung import (
 from hpnet.hang.watchdog import (
     lines_summary,
     rendezvous_missing,
+    watchdog_all_in,
     watchdog_barrier,
     watchdog_behind,
     watchdog_mismatch,
@@ -299,11 +301,7 @@ def _group_causes(
                 f"{ranks_text(done)} did"
             )
         else:
-            fix = (
-                "the collective itself did not finish on any rank: the network between "
-                "these ranks or a GPU; run `hpnet verify` on their NCCL logs and `hpnet "
-                "isolate` on their nodes"
-            )
+            fix = STUCK_FIX
             summary = None
         return [
             Cause(
@@ -342,9 +340,11 @@ def judge(
     ras: Sequence[RasReport] = (),
     analyses: Sequence[Analysis] = (),
     desync: Sequence[DesyncReport] = (),
+    logged: int | None = None,
 ) -> HangReport:
     """The verdict over every rank's dump (one per rank: the last given wins). The job's
-    ranks: those dumped, listed by a group, named by a log, and ``world`` (its size)."""
+    ranks: those dumped, listed by a group, named by a log, and ``world`` (its size);
+    ``logged``: its size by NCCL's logs (:func:`hpnet.hang.placement.logged_world`)."""
     by_rank = {d.rank: d for d in dumps}
     listed = {r for d in dumps for r in d.listed}
     said = {e.rank for e in errors if e.rank is not None} | set(log_ranks)
@@ -409,6 +409,7 @@ def judge(
         or watchdog_unentered(errors)
         or watchdog_barrier(errors)
         or rendezvous_missing(errors)
+        or watchdog_all_in(errors, world or logged)
     ) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
         # at one number, or some ranks timed out past a work the others wait in

@@ -27,6 +27,12 @@ MISMATCH_FIX = (
     "differs between ranks) around this collective"
 )
 
+#: a collective every rank entered and none completed
+STUCK_FIX = (
+    "the collective itself did not finish on any rank: the network between these ranks or a "
+    "GPU; run `hpnet verify` on their NCCL logs and `hpnet isolate` on their nodes"
+)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Cause:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from hpnet.ncclog.model import Membership, NcclLog, ProcessLog
 
-__all__ = ["Place", "places"]
+__all__ = ["Place", "logged_world", "places"]
 
 #: WARN lines quoted per rank
 MAX_WARNINGS = 3
@@ -95,3 +95,15 @@ def places(logs: Sequence[NcclLog], world: int | None = None) -> dict[int, Place
                 source=process.sources[0] if process.sources else log.sources[0],
             )
     return dict(sorted(found.items()))
+
+
+def logged_world(logs: Sequence[NcclLog]) -> int | None:
+    """The job's size by NCCL's logs: the largest communicator's, where as many processes
+    as it has ranks are in one of that size (the default group's communicator, whose size
+    is the job's); None where the logs show fewer (part of the job) or more (groups of
+    that size, not the job)."""
+    sizes = [
+        max((m.nranks for m in p.memberships), default=0) for log in logs for p in log.processes
+    ]
+    world = max(sizes, default=0)
+    return world if world and sizes.count(world) == world else None

@@ -12,7 +12,7 @@ from hpnet.hang.collect import Evidence
 from hpnet.hang.endings import with_exits
 from hpnet.hang.judge import judge
 from hpnet.hang.model import Cause, HangReport, ranks_text
-from hpnet.hang.placement import Place, places
+from hpnet.hang.placement import Place, logged_world, places
 from hpnet.hang.stacks import with_stacks
 
 __all__ = ["judge_evidence"]
@@ -33,6 +33,7 @@ def judge_evidence(evidence: Evidence, *, world: int | None = None) -> HangRepor
         ras=evidence.ras,
         analyses=evidence.analyses,
         desync=evidence.desync,
+        logged=logged_world(evidence.nccl),
     )
     report = with_exits(with_stacks(report, evidence.stacks), evidence.exits)
     if not evidence.nccl:

@@ -23,13 +23,14 @@ from hpnet.artefacts.parted import (
     unentered,
     unentered_text,
 )  # fmt: skip
-from hpnet.hang.model import MISMATCH_FIX, Cause, ranks_text
+from hpnet.hang.model import MISMATCH_FIX, STUCK_FIX, Cause, ranks_text
 from hpnet.hang.ranklog import DUMP_WAIT, TEARDOWN, RankError
 from hpnet.hang.unhung import teardown_summary
 
 __all__ = [
     "lines_summary",
     "rendezvous_missing",
+    "watchdog_all_in",
     "watchdog_barrier",
     "watchdog_behind",
     "watchdog_mismatch",
@@ -244,6 +245,30 @@ def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
         "that differs between ranks) is a program bug (TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
         "each collective's op and sizes across ranks); a Flight Recorder dump of every rank "
         "(TORCH_NCCL_DUMP_ON_TIMEOUT=1) shows each rank's own #" + str(low),
+    )  # fmt: skip
+
+
+def watchdog_all_in(errors: Sequence[RankError], world: int | None) -> Cause | None:
+    """Every rank of the job (``world``: NCCL's logs' largest communicator, the default
+    group's) timed out in the same work of the default group, having enqueued it: all
+    entered it and none completed it, so no rank is behind; the collective itself is
+    stuck (the network between them, or a GPU)."""
+    seen, single = _by_rank(errors), _single(errors, minimum=1)
+    if world is None or single is None or set(single) != set(range(world)):
+        return None
+    works = {(pg or "0", seq, call) for pg, seq, call in single.values()}
+    pg, seq, call = works.pop() if len(works) == 1 else ("", 0, ("?", None))
+    if pg != "0" or any((e := seen[r].last_enqueued) is not None and e < seq for r in single):
+        return None
+    quoted = [next(e for e in errors if e.rank == r and e.timeout) for r in sorted(single)]
+    return Cause(
+        kind="stuck-in-collective", pg=pg, pg_desc="", seq=seq, collective=_text(call),
+        ranks=tuple(range(world)), waiting=(),
+        evidence=tuple(f"{e.where}: {e.text}" for e in quoted)[:8],
+        summary=f"every rank of the job ({world}, the size of NCCL's largest communicator) "
+        f"timed out in {call[0] if call[0] != '?' else 'collective'} #{seq} of group {pg}, "
+        "having enqueued it: none is behind, and none completed it",
+        fix=STUCK_FIX,
     )  # fmt: skip
 
 
