@@ -15,6 +15,7 @@ import pytest
 from hpnet.bench.formulas import bus_factor
 from hpnet.bench.load import load_result
 from hpnet.bench.model import BenchReport, Measurement
+from hpnet.cli.bench_output import verdict_of
 from hpnet.cli.main import main
 from hpnet.errors import InputError
 from tests.conftest import DATA
@@ -25,6 +26,18 @@ NT = DATA / "nccl-tests"
 # the output names no op and its numbers cannot tell which (the note names it from
 # the page around the excerpt)
 RUNS: dict[str, list[tuple[str, int | None, int, float | None, int | None]]] = {
+    # aborted at its first CUDA call, before the table: no row
+    "nccl-tests-2node-h20-vm-abort-before-table-cuda-system-not-yet-initialized-"
+    "fabricmanager-mismatch-EXCERPT": [("unknown", None, 0, None, None)],
+    # 16 one-rank runs of a binary built without MPI=1, their tables interleaved
+    "nccl-tests-all-reduce-2x8-h100-busbw-zero-16-single-rank-runs-non-mpi-build-"
+    "nccl-2.18.3-EXCERPT": [("unknown", 1, 24, 0.0, 0)],
+    # "Out of bounds values : 4" counts (rank, test) pairs, #wrong the elements
+    "nccl-tests-all-reduce-gh200-slingshot-ofi-wrong-elements-at-1mib-nccl-2.29.2": [
+        ("all_reduce", 2, 25, 4.79995, 4)
+    ],
+    "nccl-tests-all-reduce-h100nvl-2node-slingshot-busbw-dip-below-1.1mb-amd-zen4-topo-"
+    "regression-nccl-2.30.5": [("all_reduce", 4, 11, 7.20321, 0)],
     "all_gather-1node-8xv100-4GiB-FAILED-hash-stripped-EXCERPT-ncclTests2.0-2.9": [
         ("all_gather", 8, 1, 128.942, 2)  # 8 ranks: size = 8 x count x 4 B (one rank's share)
     ],
@@ -355,3 +368,33 @@ def test_rows_a_poster_left_out_are_said() -> None:
     (run,) = load_result(str(NT / f"{stem}.txt")).runs
     assert [r.size_bytes for r in run.rows] == [8, 262144, 524288]
     assert any(n.startswith("rows left out after 8 B (line 5: '...')") for n in run.notes)
+
+
+def test_one_rank_and_interleaved_tables_are_no_measure_of_a_network() -> None:
+    """16 processes of nccl-tests built without MPI=1 under mpirun: each ran alone (NCCL's
+    'nranks 1'), and their tables share one stream, sizes falling back where one run's
+    only grow: a warning that names both, not a pass (NVIDIA/nccl-tests#294)."""
+    stem = (
+        "nccl-tests-all-reduce-2x8-h100-busbw-zero-16-single-rank-runs-non-mpi-build-"
+        "nccl-2.18.3-EXCERPT"
+    )
+    status, verdict = verdict_of(load_result(str(NT / f"{stem}.txt")), ())
+    assert status == "WARN"
+    assert verdict.startswith("the run ran on 1 rank: no data crossed a link")
+    assert "its rows' sizes fall back (268435456 B after 536870912 B" in verdict
+    # a size rounded down to whole elements repeats (1 and 2 B are 0 floats): one run
+    rounded = "all_reduce-eks-efa-2node-t4-mpirun-ncclinfo-ncclTests2.13.4-2.14.0"
+    assert verdict_of(load_result(str(NT / f"{rounded}.txt")), ())[0] == "PASS"
+
+
+def test_a_failed_run_is_named_as_verify_names_its_line() -> None:
+    """'system not yet initialized' is CUDA's 802: the verdict says what it means and
+    the fix, as `hpnet verify` says it of the same text (NVIDIA/nccl-tests#338)."""
+    stem = (
+        "nccl-tests-2node-h20-vm-abort-before-table-cuda-system-not-yet-initialized-"
+        "fabricmanager-mismatch-EXCERPT"
+    )
+    status, verdict = verdict_of(load_result(str(NT / f"{stem}.txt")), ())
+    assert status == "FAIL"
+    assert "'system not yet initialized' — the GPUs' NVLink fabric was not ready" in verdict
+    assert "systemctl status nvidia-fabricmanager" in verdict

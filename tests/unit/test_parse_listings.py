@@ -21,6 +21,7 @@ from hpnet.rdma.listings import (
     parse_listing,
 )
 from hpnet.rdma.model import GidKind, PhysState, PortState, RdmaDevice
+from hpnet.render.detect import render_inventory
 from tests.conftest import listing_text
 
 
@@ -416,3 +417,28 @@ def test_one_stray_line_in_a_long_listing_is_named_not_fatal() -> None:
     text = listing_text("ibstat-cx6-hdr-active-and-down.txt") + "junk after the paste\n"
     _, (devices, problems) = parse_listing(text, source="x.txt")
     assert devices and [p.code for p in problems] == ["listing-lines-not-read"]
+
+
+def test_no_devices_with_no_verbs_provider_is_not_no_hardware() -> None:
+    """'No IB devices found' after libibverbs could not open /etc/libibverbs.d: the
+    user-space providers are missing, so the listing cannot say the hardware is."""
+    name = "ibv-devinfo-no-ib-devices-found-missing-libibverbs-providers-config-dir.txt"
+    kind, devices, codes = parse(name)
+    assert (kind, devices, codes) == ("ibv_devinfo", {}, ["listing-verbs-provider"])
+    _, (_, problems) = parse_listing(listing_text(name), source=name)
+    assert "rdma-core's user-space providers are not installed" in problems[0].what
+    assert problems[0].where == f"{name}:2"
+
+
+def test_ports_with_no_link_show_no_rate_in_the_table() -> None:
+    """Both ports of a ConnectX-6 Dx Down / Disabled: ibstat's 'Rate: 100' and 'Rate: 40'
+    are not speeds they run at, so detect's table leaves them out (the JSON keeps them)."""
+    name = "ibstat-cx6dx-roce-both-ports-down-disabled-3fs-single-node.txt"
+    _, devices, _ = parse(name)
+    assert [p.rate for d in devices.values() for p in d.ports] == ["100 Gb/sec", "40 Gb/sec"]
+    table = render_inventory(inventory_from_listings([(name, listing_text(name))]))
+    rows = [line.split() for line in table.splitlines() if line.strip().startswith("mlx5_")]
+    assert [row[:6] for row in rows] == [
+        ["mlx5_0", "mlx5", "1", "DOWN", "Ethernet", "-"],
+        ["mlx5_1", "mlx5", "1", "DOWN", "Ethernet", "-"],
+    ]

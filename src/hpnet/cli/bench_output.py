@@ -69,7 +69,11 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
         for run in report.runs
         if run.out_of_bounds
     ]
-    problems += [f"{run.op}: the run failed: {run.failure}" for run in report.runs if run.failure]
+    problems += [
+        f"{run.op}: the run failed: {run.failure}{_named(run.failure)}"
+        for run in report.runs
+        if run.failure
+    ]
     problems += [f"{g.op} below expectation: {g.detail}" for g in gates if g.status == Status.FAIL]
     # an expectation asked for and not judged is not met: the rule `hpnet verify
     # --expect` follows (what the log does not prove is no pass), issue 26
@@ -92,7 +96,53 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
         checked = "whether results were checked is not shown"
     met = [g for g in gates if g.status == Status.PASS]
     tail = f"; {len(met)} expectation(s) met" if met else ""
+    cautions = [said for run in report.runs for said in _cautions(run)]
+    if cautions:
+        return Status.WARN, "; ".join(cautions) + f"; {summary}; {checked}{tail}"
     return Status.PASS, f"{summary}; {checked}{tail}"
+
+
+def _named(failure: str) -> str:
+    """What ``hpnet verify`` names a failure line: the first specific signature of an
+    error it matches (a CUDA error's meaning, an NCCL WARN's cause), with its fix."""
+    from hpnet.ncclog.signatures import SIGNATURES  # noqa: PLC0415 - only for a failed run
+
+    for sig in SIGNATURES:
+        if sig.severity == "error" and not sig.consequence and sig.pattern.search(failure):
+            return f" — {sig.title}: {sig.cause}; fix: {sig.fix}"
+    return ""
+
+
+def _cautions(run: BenchRun) -> list[str]:
+    """What makes a run's numbers no measure of a network: one rank (nothing crossed a
+    link), and rows of one size printed more than once (several runs' tables in one
+    stream)."""
+    said = []
+    name = run.op if run.op != "unknown" else "the run"
+    if run.nranks == 1:
+        said.append(
+            f"{name} ran on 1 rank: no data crossed a link, so its bandwidth says nothing of "
+            "the network (busbw is 0 where the op's bus factor has n-1 in it, as all_reduce's "
+            "2(n-1)/n); under mpirun, nccl-tests built without MPI=1 runs each process alone"
+        )
+    # one run prints each type's, redop's and root's sizes in increasing order (src/common.cu
+    # loops over them, sizes innermost); a size below the one before it of the same three
+    # starts another run's table (a size rounded down to whole elements repeats, never falls)
+    last: dict[tuple[str, str, int], int] = {}
+    fell = []
+    for row in run.rows:
+        key = (row.dtype, row.redop, row.root)
+        if row.size_bytes < last.get(key, 0):
+            fell.append(f"{row.size_bytes} B after {last[key]} B")
+        last[key] = row.size_bytes
+    if fell:
+        said.append(
+            f"{name}: its rows' sizes fall back ({', '.join(fell[:3])}"
+            f"{' ...' if len(fell) > 3 else ''}) where one run's only grow: several runs' "
+            "tables in one stream (processes each printing its own, as mpirun's ranks do "
+            "when they run apart), not one run"
+        )
+    return said
 
 
 def _checked_of(run: BenchRun) -> bool | None:

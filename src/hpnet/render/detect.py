@@ -94,7 +94,9 @@ def _rdma(inv: NodeInventory) -> str:
                     port.number if port else None,
                     port.state.value if port else None,
                     port.link_layer if port else None,
-                    port.rate if port else None,
+                    # a port with no link reports the rate it last had or could have,
+                    # not one it runs at (the JSON keeps what the listing said)
+                    port.rate if port and port.state is not PortState.DOWN else None,
                     port.netdev if port else None,
                     _roce_gids(port.link_layer, port.routable_roce_v2_gids, shown=bool(port.gids))
                     if port

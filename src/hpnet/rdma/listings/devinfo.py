@@ -40,6 +40,43 @@ _LANE_NAMES = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 14.0: "FDR", 25.0: "EDR", 50
                100.0: "NDR", 200.0: "XDR"}  # fmt: skip
 
 
+#: libibverbs' own warnings as it loads its providers (rdma-core libibverbs/init.c and
+#: dynamic_driver.c): no config directory (no provider is installed), a provider that did
+#: not load, a kernel device no provider drives; each hides devices the kernel has
+_VERBS_WARNING = re.compile(
+    r"libibverbs: Warning: (?:couldn't open config directory '(?P<dir>[^']*)'"
+    r"|couldn't load driver '(?P<lib>[^']*)'|no userspace device-specific driver found for "
+    r"(?P<dev>\S+))"
+)
+
+
+def _verbs_warnings(found: list[tuple[int, re.Match[str]]], source: str) -> list[Problem]:
+    """What libibverbs' warnings say a listing cannot show."""
+    if not found:
+        return []
+    number, first = found[0]
+    if first.group("dir") is not None:
+        what = (
+            f"libibverbs found no provider configuration ('{first.group('dir')}' could not "
+            "be opened): rdma-core's user-space providers are not installed (Debian/Ubuntu "
+            "ibverbs-providers, RHEL rdma-core / libibverbs), so it lists no device even "
+            "where the kernel has one; `ls /sys/class/infiniband` shows the kernel's"
+        )
+    elif first.group("lib") is not None:
+        what = (
+            f"libibverbs could not load the provider '{first.group('lib')}': the devices "
+            "it drives are missing from this listing (the line's error says why: a missing "
+            "library, an ABI mismatch between rdma-core versions)"
+        )
+    else:
+        what = (
+            f"the kernel has {first.group('dev')}, but no user-space provider drives it: "
+            "install the provider for its driver (rdma-core's ibverbs-providers), matching "
+            "the kernel's rdma-core version"
+        )
+    return [Problem(code="listing-verbs-provider", what=what, where=f"{source}:{number}")]
+
+
 def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
     """Parse ``ibv_devinfo`` or ``ibv_devinfo -v`` output.
 
@@ -53,6 +90,7 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
     problems: list[Problem] = []
     saw_no_devices = False
     unopened: list[int] = []  # "Failed to open device" lines
+    verbs: list[tuple[int, re.Match[str]]] = []  # libibverbs' warnings
     wrapped: tuple[int, int] | None = None  # (GID index, line) waiting for its address
     for number, line in numbered_lines(lines):
         if not line.strip():
@@ -72,6 +110,9 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
                     where=f"{source}:{at}",
                 )
             )
+        if warned := _VERBS_WARNING.search(line):
+            verbs.append((number, warned))
+            continue
         if "No IB devices found" in line:
             saw_no_devices = True
             continue
@@ -104,6 +145,7 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
                 where=f"{source}:{unopened[0]}",
             )
         )
+    problems += _verbs_warnings(verbs, source)
     if not drafts and not saw_no_devices and not unopened:
         raise unrecognised("ibv_devinfo", "no 'hca_id:' line", source)
     devices = tuple(_device(draft, source, problems) for draft in drafts)
