@@ -7,6 +7,7 @@ them, before the parser existed), not from the parser's output.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -398,3 +399,27 @@ def test_a_failed_run_is_named_as_verify_names_its_line() -> None:
     assert status == "FAIL"
     assert "'system not yet initialized' — the GPUs' NVLink fabric was not ready" in verdict
     assert "systemctl status nvidia-fabricmanager" in verdict
+
+
+def test_run_cycles_repeat_one_sweep_and_are_one_run(tmp_path: Path) -> None:
+    """nccl-tests -N 2 (2.13.10+) prints the whole size sweep twice under one header:
+    sizes fall back to the first, then repeat the same sequence: one run, no caution."""
+    text = (NT / "all_gather-gke-2node-16xb200-rdma-ncclTests2.14.1-2.16.6.txt").read_text()
+    lines = text.splitlines(keepends=True)
+    rows = [i for i, line in enumerate(lines) if line.strip()[:1].isdigit()]
+    cycled = lines[: rows[-1] + 1] + lines[rows[0] : rows[-1] + 1] + lines[rows[-1] + 1 :]
+    path = tmp_path / "cycles.txt"
+    path.write_text("".join(cycled))
+    report = load_result(str(path))
+    assert len(report.runs[0].rows) == 2 * len(rows)
+    assert verdict_of(report, ())[0] == "PASS"
+
+
+def test_hpnet_bench_on_one_rank_is_its_own_run_not_a_caution() -> None:
+    """The cautions read imported output: hpnet bench's own 1-GPU run is no mpirun
+    mix-up, and a PASS there keeps its exit 0."""
+    stem = "alltoall-1rank-rtx5090-single-size-inplace-NA-avg0-ncclTests2.13.4-2.14.0"
+    imported = load_result(str(NT / f"{stem}.txt"))
+    assert verdict_of(imported, ())[0] == "WARN"
+    own = dataclasses.replace(imported, source="hpnet bench")
+    assert verdict_of(own, ())[0] == "PASS"

@@ -6,6 +6,8 @@ desync (verl-agent), and a 2-rank timeout whose world size the lines do not give
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hpnet.hang.collect import collect
 from hpnet.hang.placement import logged_world
 from hpnet.hang.verdict import judge_evidence
@@ -37,8 +39,8 @@ def test_every_rank_of_the_job_inside_its_first_collective_is_the_collective_stu
         "stuck-in-collective", tuple(range(8)), 1, "0",
     )  # fmt: skip
     assert report.headline.startswith(
-        "every rank of the job (8, the size of NCCL's largest communicator) timed out in "
-        "allgather #1 of group 0, having enqueued it: none is behind"
+        "every rank of the job (8, the size of NCCL's one communicator of them all) timed out "
+        "in allgather #1 of group 0, having enqueued it: none is behind"
     )
     assert "NET/AWS Libfabric/1/GDRDMA" in cause.fix  # the links their NCCL logs show
 
@@ -63,6 +65,7 @@ def test_a_two_rank_timeout_without_the_world_size_names_no_one() -> None:
     )
     told = judge_evidence(collect([str(DATA / "hang" / name)]), world=2)
     assert told.causes[0].kind == "stuck-in-collective"  # --world 2 says the rest
+    assert told.headline.startswith("every rank of the job (2, --world) timed out in ")
 
 
 def test_a_gpu_hardware_exception_leads_the_timeouts_that_follow_it() -> None:
@@ -73,7 +76,8 @@ def test_a_gpu_hardware_exception_leads_the_timeouts_that_follow_it() -> None:
     report = judge_evidence(collect([str(DATA / "hang" / MI300X)]))
     assert report.headline.startswith(
         "processes of the job ended: 11 processes ended by SIGABRT (exit code -6): ROCm's "
-        "runtime found a hardware exception (GPU Hang) on GPU node 9 and aborted the process"
+        "runtime found a hardware exception (GPU Hang) on HSA node 9 (rocm-smi's Node column) and "
+        "aborted the process"
     )
     assert "the ranks' own lines: ranks 1, 2, 3, 4, 6, 7 timed out in _reduce_scatter_base " in (
         report.headline
@@ -96,3 +100,23 @@ def test_a_desync_of_two_ranks_names_the_one_behind() -> None:
         2667,
     )
     assert "a branch on the rank" in cause.fix
+
+
+def test_ranks_whose_watchdog_saw_an_nccl_error_are_not_called_stuck_in_one(
+    tmp_path: Path,
+) -> None:
+    """torch 2.5's watchdog on an NCCL error (a peer gone) prints its group status as it
+    does for a timeout: every rank at work 5 is then no collective stuck, and the rule
+    names no one (it had raised StopIteration on ranks with no timeout line)."""
+    for rank in range(4):
+        (tmp_path / f"rank{rank}.log").write_text(
+            f"[rank{rank}]:[E1129 10:00:00.000000000 ProcessGroupNCCL.cpp:1616] [PG ID 0 PG "
+            f"GUID 0(default_pg) Rank {rank}] Process group watchdog thread terminated with "
+            "exception: NCCL error: remote process exited or there was a network error, NCCL "
+            "version 2.21.5\n"
+            f"[rank{rank}]:[E1129 10:00:00.000000000 ProcessGroupNCCL.cpp:1597] [PG ID 0 PG "
+            f"GUID 0(default_pg) Rank {rank}] failure detected by watchdog at work sequence id: "
+            "5 PG status: last enqueued work: 5, last completed work: 4\n"
+        )
+    report = judge_evidence(collect([str(tmp_path)]), world=4)
+    assert all(c.kind != "stuck-in-collective" for c in report.causes), report.headline

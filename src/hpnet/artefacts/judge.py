@@ -245,11 +245,10 @@ def summaries(facts: Sequence[ArtefactFacts]) -> tuple[ArtefactSummary, ...]:
     return tuple(out)
 
 
-#: log findings of a framework's own consequence lines: after the artefacts' findings
-#: that name what happened (PyTorch's "Some NCCL operations have failed or timed out")
-#: log findings that follow what the artefacts name: PyTorch's teardown, a launcher's
-#: report that a process failed (what failed in it is the cause), and NCCL's socket calls
-#: stopped by the communicator's abort (what made it abort is the cause)
+#: log findings that follow what the artefacts name: PyTorch's teardown ("Some NCCL
+#: operations have failed or timed out"), a launcher's report that a process failed (what
+#: failed in it is the cause), and NCCL's socket calls stopped by the communicator's abort
+#: (what made it abort is the cause)
 _AFTER_ARTEFACTS = frozenset({"watchdog-teardown", "launcher-reported-failure", "abort-trail"})
 
 

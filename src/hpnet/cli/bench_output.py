@@ -9,6 +9,7 @@ is what ``--save`` and ``--json`` write (``--json`` streams it:
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -96,7 +97,9 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
         checked = "whether results were checked is not shown"
     met = [g for g in gates if g.status == Status.PASS]
     tail = f"; {len(met)} expectation(s) met" if met else ""
-    cautions = [said for run in report.runs for said in _cautions(run)]
+    # an imported output's: hpnet bench's own runs know their ranks and print one table
+    imported = report.source != "hpnet bench"
+    cautions = [said for run in report.runs if imported for said in _cautions(run)]
     if cautions:
         return Status.WARN, "; ".join(cautions) + f"; {summary}; {checked}{tail}"
     return Status.PASS, f"{summary}; {checked}{tail}"
@@ -107,8 +110,11 @@ def _named(failure: str) -> str:
     error it matches (a CUDA error's meaning, an NCCL WARN's cause), with its fix."""
     from hpnet.ncclog.signatures import SIGNATURES  # noqa: PLC0415 - only for a failed run
 
+    # nccl-tests' "Test CUDA failure common.cu:892 'out of memory'": NCCL's own lines put
+    # no place between "failure" and the error, and the signatures read them so
+    text = re.sub(r"\b(failure) \S+\.(?:cu|cc|c|h|cpp):\d+ ", r"\1 ", failure)
     for sig in SIGNATURES:
-        if sig.severity == "error" and not sig.consequence and sig.pattern.search(failure):
+        if sig.severity == "error" and not sig.consequence and sig.pattern.search(text):
             return f" — {sig.title}: {sig.cause}; fix: {sig.fix}"
     return ""
 
@@ -128,13 +134,17 @@ def _cautions(run: BenchRun) -> list[str]:
     # one run prints each type's, redop's and root's sizes in increasing order (src/common.cu
     # loops over them, sizes innermost); a size below the one before it of the same three
     # starts another run's table (a size rounded down to whole elements repeats, never falls)
-    last: dict[tuple[str, str, int], int] = {}
-    fell = []
+    # -N (run cycles, nccl-tests 2.13.10+) repeats the whole sweep: a sequence that is its
+    # first cycle again and again is one run
+    sizes: dict[tuple[str, str, int], list[int]] = {}
     for row in run.rows:
-        key = (row.dtype, row.redop, row.root)
-        if row.size_bytes < last.get(key, 0):
-            fell.append(f"{row.size_bytes} B after {last[key]} B")
-        last[key] = row.size_bytes
+        sizes.setdefault((row.dtype, row.redop, row.root), []).append(row.size_bytes)
+    fell = []
+    for seq in sizes.values():
+        falls = [i for i in range(1, len(seq)) if seq[i] < seq[i - 1]]
+        cycle = seq[: falls[0]] if falls else seq
+        if falls and seq != cycle * (len(seq) // len(cycle)):
+            fell += [f"{seq[i]} B after {seq[i - 1]} B" for i in falls]
     if fell:
         said.append(
             f"{name}: its rows' sizes fall back ({', '.join(fell[:3])}"

@@ -375,8 +375,9 @@ def _crash_report(line: str) -> list[dict[str, Any]]:
                 "status": -int(signal.SIGABRT),
                 "reporter": "ROCm's runtime",
                 "cause": f"ROCm's runtime found a hardware exception ({found.group(2)}) on "
-                f"GPU node {found.group(1)} and aborted the process: a GPU or driver fault, "
-                "not the program's (dmesg on the node says more: amdgpu errors, a GPU reset)",
+                f"HSA node {found.group(1)} (rocm-smi's Node column) and aborted the process: "
+                "a GPU or driver fault, not the program's (dmesg on the node says more: "
+                "amdgpu errors, a GPU reset)",
             }
         ]
     if (found := _ABSL.search(line)) and hasattr(signal, found.group(1)):
@@ -443,10 +444,10 @@ def _self_reports_folded(ended: list[Exit]) -> list[Exit]:
     where the signal stopped it); with none or several, it stays apart."""
     # the shell's pid-less report of a signal ROCm's runtime said it sends (its abort on a
     # GPU's hardware exception) is one of those processes
-    caused = {e.status for e in ended if e.cause}
-    ended = [
-        e for e in ended if not (e.reporter == "the shell" and e.pid is None and e.status in caused)
-    ]
+    for status in {e.status for e in ended if e.cause}:  # one shell line, one process
+        shell = [e for e in ended if e.reporter == "the shell" and e.pid is None]
+        if same_way := [e for e in shell if e.status == status]:
+            ended.remove(same_way[0])
     for one in [e for e in ended if e.pid is None and e.reporter in _SELF_REPORTERS]:
         same = [e for e in ended if e.pid is not None and e.status == one.status]
         if len(same) == 1:

@@ -409,7 +409,9 @@ def judge(
         or watchdog_unentered(errors)
         or watchdog_barrier(errors)
         or rendezvous_missing(errors)
-        or watchdog_all_in(errors, world or logged)
+        or watchdog_all_in(
+            errors, world or (logged if (logged or 0) >= len(known) else None), logs=not world
+        )
     ) is not None:
         # the dumps (if any) showed no cause; the watchdogs timed out in different works
         # at one number, or some ranks timed out past a work the others wait in

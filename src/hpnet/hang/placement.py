@@ -98,12 +98,16 @@ def places(logs: Sequence[NcclLog], world: int | None = None) -> dict[int, Place
 
 
 def logged_world(logs: Sequence[NcclLog]) -> int | None:
-    """The job's size by NCCL's logs: the largest communicator's, where as many processes
-    as it has ranks are in one of that size (the default group's communicator, whose size
-    is the job's); None where the logs show fewer (part of the job) or more (groups of
-    that size, not the job)."""
-    sizes = [
-        max((m.nranks for m in p.memberships), default=0) for log in logs for p in log.processes
-    ]
-    world = max(sizes, default=0)
-    return world if world and sizes.count(world) == world else None
+    """The job's size by NCCL's logs: that of their largest communicator, where one
+    communicator of that size (its commId, 2.19+) shows every rank 0..N-1 in these logs
+    (the default group's, whose size is the job's); None where none does (part of the
+    job, groups of that size that are not the job, or no commId to tell them apart)."""
+    members: dict[tuple[str, int], set[int]] = {}
+    for log in logs:
+        for process in log.processes:
+            for m in process.memberships:
+                if m.comm_id is not None:
+                    members.setdefault((m.comm_id, m.nranks), set()).add(m.rank)
+    world = max((n for _, n in members), default=0)
+    whole = any(n == world and ranks == set(range(n)) for (_, n), ranks in members.items())
+    return world if world and whole else None

@@ -248,26 +248,28 @@ def watchdog_behind(errors: Sequence[RankError]) -> Cause | None:
     )  # fmt: skip
 
 
-def watchdog_all_in(errors: Sequence[RankError], world: int | None) -> Cause | None:
-    """Every rank of the job (``world``: NCCL's logs' largest communicator, the default
-    group's) timed out in the same work of the default group, having enqueued it: all
-    entered it and none completed it, so no rank is behind; the collective itself is
-    stuck (the network between them, or a GPU)."""
+def watchdog_all_in(errors: Sequence[RankError], world: int | None, *, logs: bool) -> Cause | None:
+    """Every rank of the job (``world``: --world, or by NCCL's ``logs``, whose group the lines
+    must then name) timed out in one work of the default group, having enqueued it, and none
+    lost a peer: none is behind; the collective itself is stuck (the network, or a GPU)."""
     seen, single = _by_rank(errors), _single(errors, minimum=1)
     if world is None or single is None or set(single) != set(range(world)):
         return None
-    works = {(pg or "0", seq, call) for pg, seq, call in single.values()}
-    pg, seq, call = works.pop() if len(works) == 1 else ("", 0, ("?", None))
+    works = {(pg or ("" if logs else "0"), seq, call) for pg, seq, call in single.values()}
+    if len(works) != 1 or any(not seen[r].timeout or seen[r].peer_closed for r in single):
+        return None
+    pg, seq, call = works.pop()
     if pg != "0" or any((e := seen[r].last_enqueued) is not None and e < seq for r in single):
         return None
-    quoted = [next(e for e in errors if e.rank == r and e.timeout) for r in sorted(single)]
+    quoted = [next((e for e in errors if e.rank == r and e.timeout), seen[r]) for r in single]
+    size = "the size of NCCL's one communicator of them all" if logs else "--world"
     return Cause(
         kind="stuck-in-collective", pg=pg, pg_desc="", seq=seq, collective=_text(call),
         ranks=tuple(range(world)), waiting=(),
         evidence=tuple(f"{e.where}: {e.text}" for e in quoted)[:8],
-        summary=f"every rank of the job ({world}, the size of NCCL's largest communicator) "
-        f"timed out in {call[0] if call[0] != '?' else 'collective'} #{seq} of group {pg}, "
-        "having enqueued it: none is behind, and none completed it",
+        summary=f"every rank of the job ({world}, {size}) timed out in "
+        f"{call[0] if call[0] != '?' else 'collective'} #{seq} of group {pg}, having "
+        "enqueued it: none is behind, and none completed it",
         fix=STUCK_FIX,
     )  # fmt: skip
 

@@ -29,7 +29,7 @@ from hpnet.ncclog.model import RESULT_NAMES, LogLine, NcclLog, ProcessLog
 from hpnet.ncclog.precedence import FAILED_FIRST
 from hpnet.ncclog.recovery import failed_first
 from hpnet.ncclog.signatures import SIGNATURES, Signature
-from hpnet.ncclog.stages import ABORT_TRAIL, abort_trail, trail_stage
+from hpnet.ncclog.stages import ABORT_CAUSE, ABORT_FIX, ABORT_TRAIL, abort_trail, trail_stage
 from hpnet.result import Finding, Severity
 
 __all__ = [
@@ -113,9 +113,10 @@ def _judged(
         if gave_up and one_host(process):
             return "warning", False  # NCCL went on without it, and needed no network
         return "error", signature.escalate[1]
-    if failure and gave_up and process is not None and set(process.networks or "?") <= _OWN:
-        # a plugin that gave up, its process then on NCCL's own network: no failure
-        return ("warning" if one_host(process) else "error"), False
+    if failure and gave_up and process and process.networks and set(process.networks) <= _OWN:
+        # a plugin that gave up, its process then on NCCL's own network: no failure; an
+        # error only where that is sockets between hosts
+        return ("warning" if one_host(process) or "IB" in process.networks else "error"), False
     if severity != "error":
         return severity, False
     if not failure or (process is not None and process.warn_fatal.get(message) == "nonfatal"):
@@ -401,18 +402,15 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
                 else f"a call inside NCCL failed{stage} and the error went up to the caller "
                 f"({names})"
             ),
-            cause="NCCL prints 'file.cc:line -> N' at every function the error passes on "
-            "its way up (include/checks.h); the first WARN of the same process says what "
-            "failed, and without one the first trail line is where it started",
-            fix=(
-                "find what aborted it: the framework's error or timeout, and every rank's "
-                "lines before its first trail; "
-                if len(aborts) == len(failing)
-                else ""
-            )
-            + "read the WARN lines before the trail; if there are none, rerun with "
-            f"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS={_subsystems(subsystems)} "
-            "to see the failing call",
+            cause=ABORT_CAUSE
+            if len(aborts) == len(failing)
+            else "NCCL prints 'file.cc:line -> N' at every function the error passes on its way "
+            "up (include/checks.h); the first WARN of the same process says what failed, and "
+            "without one the first trail line is where it started",
+            fix=ABORT_FIX
+            if len(aborts) == len(failing)
+            else "read the WARN lines before the trail; if there are none, rerun with "
+            f"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS={_subsystems(subsystems)} to see the failing call",
             evidence=quotes(line for p in failing for line in p.trails[:2]),
             conclusions=tuple(
                 f"process {p.key}: error code {', '.join(map(str, p.trail_codes))}"

@@ -74,9 +74,9 @@ def _mac_link_local(address: str) -> bool:
 
 
 def gid_findings(log: NcclLog) -> list[Finding]:
-    """RoCE queue pairs on a port's MAC-made link-local GID, where NCCL_IB_GID_INDEX does
-    not ask for it (``env-gid-index-0`` says that): the port had no RoCE v2 GID with an
-    address for NCCL to choose."""
+    """RoCE queue pairs on a port's MAC-made link-local GID, where no NCCL_IB_GID_INDEX the
+    log echoes asks for it (``env-gid-index-0`` says that one): NCCL's default before
+    2.21.5, or a port with no RoCE v2 GID with an address for it to choose from 2.21.5."""
     used = []
     for process in log.processes:
         if not any(n.link == "RoCE" for n in process.nics) or any(
@@ -87,7 +87,7 @@ def gid_findings(log: NcclLog) -> list[Finding]:
             found = _KEY.match(key)
             address = gid_address(*found.groups()[1:]) if found else None
             if found and address is not None and _mac_link_local(address):
-                used.append((process.key, found.group(1), address, line))
+                used.append((process.key, process.nccl_version, found.group(1), address, line))
     if not used:
         return []
     return [
@@ -96,15 +96,18 @@ def gid_findings(log: NcclLog) -> list[Finding]:
             severity=Severity.WARNING,
             title="RoCE queue pairs used a port's link-local GID, not a routable RoCE v2 one",
             cause="a RoCE port's link-local GID (fe80::/64, made of its MAC address; on mlx5 "
-            "RoCE v1) reaches only its own L2 segment (one cable, one VLAN) and is not routed; "
-            "NCCL, with NCCL_IB_GID_INDEX unset, uses it where the port has no RoCE v2 GID with "
-            "an address (its netdev has no IPv4 address), as it may for one port and not another",
-            fix="give that port's netdev an IPv4 address, so a RoCE v2 GID appears (`show_gids`), "
-            "or leave the port out with NCCL_IB_HCA",
+            "RoCE v1) reaches only its own L2 segment (one cable, one VLAN) and is not routed. "
+            "NCCL before 2.21.5 uses GID index 0 unless NCCL_IB_GID_INDEX says another "
+            "(NCCL_PARAM IbGidIndex, default 0); from 2.21.5 it picks a RoCE v2 GID with an "
+            "address and keeps index 0 where a port has none (its netdev has no IPv4 address)",
+            fix="before 2.21.5: set NCCL_IB_GID_INDEX to the port's RoCE v2 IPv4 index "
+            "(`show_gids`; `hpnet env` computes it); from 2.21.5: give that port's netdev an "
+            "IPv4 address so a RoCE v2 GID appears, or leave the port out with NCCL_IB_HCA",
             evidence=tuple(line.quote() for *_, line in used[:MAX_GIDS]),
             conclusions=tuple(
-                f"process {key}: GID index {index}, {address} ({line.source}:{line.line_number})"
-                for key, index, address, line in used[:MAX_GIDS]
+                f"process {key}{f' (NCCL {version})' if version else ''}: GID index {index}, "
+                f"{address} ({line.source}:{line.line_number})"
+                for key, version, index, address, line in used[:MAX_GIDS]
             ),
             count=len(used),
             processes=tuple(dict.fromkeys(key for key, *_ in used)),

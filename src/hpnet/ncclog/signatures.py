@@ -497,7 +497,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "error",
         "the bootstrap root got a rank's hello that disagrees with the others' (its size, "
         "roots or offset)",
-        r"Bootstrap Root : mismatch in info from procs",
+        r"Bootstrap Root : mismatch in (?:info|rank count) from procs",
         "the root compares each hello with its own view and stops at the first that differs "
         "(bootstrap.cc, 'goto out'): ranks launched with different world sizes or roots (a "
         "launcher's rank variables mixed up, a rank of another job on the same address), or "
@@ -509,7 +509,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "version())'`, or the 'NCCL version' line of each rank) and one world size and "
         "NCCL_COMM_ID for every rank of the job",
         'src/bootstrap.cc ("Bootstrap Root : mismatch in info from procs, nranks %d vs %d, '
-        'nroots %d vs %d, iroot %d vs %d[, offset %d vs %d]", offset from 2.29.2)',
+        'nroots %d vs %d, iroot %d vs %d[, offset %d vs %d]", offset from 2.29.2; before '
+        '2.23: "mismatch in rank count from procs %d : %d")',
         exclusive=True,
     ),
     _sig(
@@ -533,7 +534,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "NCCL's graph uses a network device the topology does not have",
         r"Could not find NET with id [0-9a-fA-F]+",
         "a ring or tree of the graph names a NET id that is none of the NICs in NCCL's "
-        "topology (ncclTopoIdToNetDev, graph/topo.h, 2.22.3+). After 'Could not find a path "
+        "topology (ncclTopoIdToNetDev, graph/topo.h, 2.21.5+). After 'Could not find a path "
         "for pattern N, falling back to simple order' it is the fallback's own: it sets the "
         "network to NET id 0 (graph/search.cc, graph->inter[0] = graph->inter[1] = 0), "
         "and where NIC fusion gave the NICs other ids there is no NET 0: an NCCL bug "
@@ -542,7 +543,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "upgrade NCCL to 2.27.3 or later; to see why the search found no path, rerun with "
         "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET NCCL_TOPO_DUMP_FILE=/tmp/topo.xml; "
         "a graph or topology file must name this node's NICs",
-        'src/graph/topo.h ("Could not find NET with id %lx", 2.22.3+), src/graph/search.cc',
+        'src/graph/topo.h ("Could not find NET with id %lx", 2.21.5+), src/graph/search.cc',
         exclusive=True,
     ),
     _sig(

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["ABORT_TRAIL", "Stage", "abort_trail", "trail_stage"]
+__all__ = ["ABORT_CAUSE", "ABORT_FIX", "ABORT_TRAIL", "Stage", "abort_trail", "trail_stage"]
 
 #: a trail line's source file (``misc/socket.cc:564 -> 2``, 2.2's ``bootstrap.cu:28 -> 2``)
 _FILE = re.compile(r"(([\w./-]+\.(?:cc|cu|h|c|cpp)):\d+) -> \d+")
@@ -102,20 +102,31 @@ def trail_stage(trail: Iterable[str]) -> Stage | None:
     return Stage(where, name, text, subsystem, system_error)
 
 
-#: NCCL's socket code (misc/socket.cc; os/linux.cc from 2.29) returns ncclInternalError
-#: without a WARN where the communicator's abort flag is set: socketProgressOpt after its
-#: INFO "socketProgressOpt: abort called" (NET subsystem only) and the first checks of
-#: ncclSocketConnect and ncclSocketAccept (misc/socket.cc:54-56, 691, 738 @v2.26.2-1;
-#: os/linux.cc:275-277 @v2.29.2-1); its other ncclInternalErrors follow a WARN, but for
-#: ncclSocketGetAddr on a socket not yet ready
-_SOCKET_CODE = ("misc/socket.cc", "os/linux.cc")
+#: NCCL's socket code returns ncclInternalError without a WARN where the communicator's
+#: abort flag is set: socketProgressOpt after its INFO "socketProgressOpt: abort called"
+#: (NET subsystem only; misc/socket.cc:54-56 @v2.26.2-1, os/linux.cc:275-277 @v2.29.2-1),
+#: whose caller socketProgress in misc/socket.cc prints the trail's first line (a function
+#: that returns an error prints nothing; NCCLCHECK prints at its caller). Its other
+#: ncclInternalErrors follow a WARN, but ncclSocketGetAddr's on a socket not yet ready
+#: and the abort checks of ncclSocketConnect / ncclSocketAccept, which their callers trace
+_SOCKET_CODE = ("misc/socket.cc",)
 #: what a process's conclusion says of such a trail
 ABORT_TRAIL = (
-    "its trail starts in NCCL's socket code with ncclInternalError and no WARN: there "
-    "that is the communicator's abort flag (socketProgressOpt's 'abort called', "
-    "ncclSocketConnect / ncclSocketAccept), so the communicator was being aborted "
-    "(ncclCommAbort: a framework's error handling or timeout, or a peer's failure); "
-    "what made it abort is not in these lines"
+    "its trail starts in NCCL's socket code with ncclInternalError and no WARN: there that "
+    "is the communicator's abort flag (socketProgressOpt's 'abort called'), so the "
+    "communicator was being aborted (ncclCommAbort: a framework's error handling or "
+    "timeout, or a peer's failure); what made it abort is not in these lines"
+)
+#: the cause and fix of a finding whose every trail is one
+ABORT_CAUSE = (
+    "the communicator's abort flag was set (ncclCommAbort, or a destroy that aborts): "
+    "socketProgressOpt then stops each socket call with ncclInternalError and an INFO "
+    "'abort called' line shown only with NCCL_DEBUG_SUBSYS including NET, and every "
+    "function above it prints 'file.cc:line -> 3' (include/checks.h)"
+)
+ABORT_FIX = (
+    "find what aborted it: the framework's error or watchdog timeout, and every rank's "
+    "lines before its first trail (the first rank to fail is the cause)"
 )
 
 

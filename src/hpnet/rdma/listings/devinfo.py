@@ -50,31 +50,43 @@ _VERBS_WARNING = re.compile(
 )
 
 
-def _verbs_warnings(found: list[tuple[int, re.Match[str]]], source: str) -> list[Problem]:
-    """What libibverbs' warnings say a listing cannot show."""
-    if not found:
-        return []
-    number, first = found[0]
-    if first.group("dir") is not None:
-        what = (
-            f"libibverbs found no provider configuration ('{first.group('dir')}' could not "
+def _verbs_warnings(
+    found: list[tuple[int, re.Match[str]]], source: str, *, listed: bool
+) -> list[Problem]:
+    """What libibverbs' warnings say a listing cannot show: a kernel device no provider
+    drives, no provider installed, a provider that did not load (each kind once, its
+    first line; most telling first)."""
+    firsts: dict[str, tuple[int, str]] = {}
+    for number, warned in found:
+        kind = next(k for k in ("dev", "dir", "lib") if warned.group(k) is not None)
+        firsts.setdefault(kind, (number, warned.group(kind)))
+    said = {
+        "dev": lambda name: (
+            f"the kernel has {name}, but no user-space provider drives it: "
+            "install the provider for its driver (rdma-core's ibverbs-providers), matching the "
+            "kernel's rdma-core version"
+        ),
+        "dir": lambda name: (
+            f"libibverbs found no provider configuration ('{name}' could not "
             "be opened): rdma-core's user-space providers are not installed (Debian/Ubuntu "
-            "ibverbs-providers, RHEL rdma-core / libibverbs), so it lists no device even "
-            "where the kernel has one; `ls /sys/class/infiniband` shows the kernel's"
-        )
-    elif first.group("lib") is not None:
-        what = (
-            f"libibverbs could not load the provider '{first.group('lib')}': the devices "
-            "it drives are missing from this listing (the line's error says why: a missing "
-            "library, an ABI mismatch between rdma-core versions)"
-        )
-    else:
-        what = (
-            f"the kernel has {first.group('dev')}, but no user-space provider drives it: "
-            "install the provider for its driver (rdma-core's ibverbs-providers), matching "
-            "the kernel's rdma-core version"
-        )
-    return [Problem(code="listing-verbs-provider", what=what, where=f"{source}:{number}")]
+            "ibverbs-providers, RHEL rdma-core / libibverbs), so it lists no device even where "
+            "the kernel has one; `ls /sys/class/infiniband` shows the kernel's"
+        ),
+        "lib": lambda name: (
+            f"libibverbs could not load the provider '{name}' (the line's "
+            "error says why: a missing library, an ABI mismatch between rdma-core versions)"
+            + (
+                ": harmless where no device of that driver is here"
+                if listed
+                else ": the devices it drives are missing from this listing"
+            )
+        ),
+    }
+    return [
+        Problem(code="listing-verbs-provider", what=said[kind](firsts[kind][1]),
+                where=f"{source}:{firsts[kind][0]}")
+        for kind in ("dev", "dir", "lib") if kind in firsts
+    ]  # fmt: skip
 
 
 def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parsed:
@@ -145,7 +157,7 @@ def parse_ibv_devinfo(lines: Iterable[str], *, source: str = "<input>") -> Parse
                 where=f"{source}:{unopened[0]}",
             )
         )
-    problems += _verbs_warnings(verbs, source)
+    problems += _verbs_warnings(verbs, source, listed=bool(drafts))
     if not drafts and not saw_no_devices and not unopened:
         raise unrecognised("ibv_devinfo", "no 'hca_id:' line", source)
     devices = tuple(_device(draft, source, problems) for draft in drafts)
