@@ -67,3 +67,17 @@ def test_a_roce_port_on_its_link_local_gid_is_named_with_its_lines() -> None:
     assert found["severity"] == "warning" and found["count"] == 2
     assert [e.split(".log:")[1].split(":")[0] for e in found["evidence"]] == ["316", "319"]
     assert any("fe80::4ebb:47ff:fe2f:fb9c" in c and ".log:316" in c for c in found["conclusions"])
+
+
+def test_cross_nic_rings_are_named_where_they_gave_a_gpu_a_far_nic() -> None:
+    """Perlmutter, NCCL 2.23.4 with NCCL_CROSS_NIC=1: 16 of 64 NET connections lost
+    GPUDirect ('distance 7 > 6'): the finding says why a GPU met a far NIC, and quotes the
+    environment line that set it (NERSC/nccl-ofi-plugin turned it off later)."""
+    name = (
+        "perlmutter-slingshot-cxi-ofi-1.6.0-2node-8xa100-nccl-2.23.4-cross-nic-rings-gdr-"
+        "disabled-allreduce-busbw-30-regression.log"
+    )
+    found = next(f for f in _verify(LOGS / name)["findings"] if f["id"] == "gdr-off")
+    assert "NCCL_CROSS_NIC=1 is set" in found["cause"]
+    assert "unset NCCL_CROSS_NIC (or set 0)" in found["fix"]
+    assert any(e.endswith("NCCL_CROSS_NIC set by environment to 1.") for e in found["evidence"])

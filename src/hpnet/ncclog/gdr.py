@@ -98,6 +98,15 @@ def gdr_findings(log: NcclLog, rows: Sequence[ProcessRow]) -> list[Finding]:
             f"raise NCCL_NET_GDR_LEVEL to {far or 'the path type printed'} if that PCIe path "
             "supports peer-to-peer (check `nvidia-smi topo -m`), or use the NIC local to each GPU"
         )
+        crossed = sorted({p.key for p, _ in distance if ("NCCL_CROSS_NIC", "1") in p.env})
+        if crossed:  # NCCL's default is 2: the same NIC where it can, another where better
+            causes.append(
+                "NCCL_CROSS_NIC=1 is set: NCCL may build rings that leave a node on one NIC "
+                "and enter the next on another, so a GPU can be given a NIC that is not its "
+                "own rail's, the far NIC above"
+            )
+            fix.append("on a rail-optimized fabric unset NCCL_CROSS_NIC (or set 0)")
+            witnesses += [by_key[k].line("env:NCCL_CROSS_NIC") for k in crossed[:1]]
         witnesses += [d.line for _, d in distance[:2]]
     if module:
         reasons = sorted({d.reason or "GPU Direct RDMA Disabled for HCA" for _, d in module})
