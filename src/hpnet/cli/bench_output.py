@@ -99,7 +99,7 @@ def verdict_of(report: BenchReport, gates: Sequence[GateResult]) -> tuple[Status
     tail = f"; {len(met)} expectation(s) met" if met else ""
     # an imported output's: hpnet bench's own runs know their ranks and print one table
     imported = report.source != "hpnet bench"
-    cautions = [said for run in report.runs if imported for said in _cautions(run)]
+    cautions = [said for run in report.runs for said in _cautions(run)] if imported else []
     if cautions:
         return Status.WARN, "; ".join(cautions) + f"; {summary}; {checked}{tail}"
     return Status.PASS, f"{summary}; {checked}{tail}"

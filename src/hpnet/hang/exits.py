@@ -445,9 +445,9 @@ def _self_reports_folded(ended: list[Exit]) -> list[Exit]:
     # the shell's pid-less report of a signal ROCm's runtime said it sends (its abort on a
     # GPU's hardware exception) is one of those processes
     for status in {e.status for e in ended if e.cause}:  # one shell line, one process
-        shell = [e for e in ended if e.reporter == "the shell" and e.pid is None]
-        if same_way := [e for e in shell if e.status == status]:
-            ended.remove(same_way[0])
+        shell = (e for e in ended if e.reporter == "the shell" and e.pid is None)
+        if told := next((e for e in shell if e.status == status), None):
+            ended.remove(told)
     for one in [e for e in ended if e.pid is None and e.reporter in _SELF_REPORTERS]:
         same = [e for e in ended if e.pid is not None and e.status == one.status]
         if len(same) == 1:

@@ -388,27 +388,28 @@ def trail_findings(log: NcclLog, named: Iterable[str]) -> list[Finding]:
     texts = {p.key: [line.message or line.text for line in p.trails] for p in failing}
     stages = {p.key: trail_stage(texts[p.key]) for p in failing}
     aborts = {p.key for p in failing if abort_trail(texts[p.key], p.trail_codes, bool(p.warnings))}
+    aborted = len(aborts) == len(failing)  # every trail is the abort's
     named = {s.name for s in stages.values() if s is not None}
     # one stage for every failing process: the title names it
     stage = f" in {named.pop()}" if len(named) == 1 and None not in stages.values() else ""
     subsystems = {s.subsystem for s in stages.values() if s is not None} or {"INIT,NET"}
     return [
         Finding(
-            id="abort-trail" if len(aborts) == len(failing) else "error-trail",
+            id="abort-trail" if aborted else "error-trail",
             severity=Severity.ERROR,
             title=(
                 f"NCCL's socket calls{stage} stopped on the communicator's abort ({names})"
-                if len(aborts) == len(failing)
+                if aborted
                 else f"a call inside NCCL failed{stage} and the error went up to the caller "
                 f"({names})"
             ),
             cause=ABORT_CAUSE
-            if len(aborts) == len(failing)
+            if aborted
             else "NCCL prints 'file.cc:line -> N' at every function the error passes on its way "
             "up (include/checks.h); the first WARN of the same process says what failed, and "
             "without one the first trail line is where it started",
             fix=ABORT_FIX
-            if len(aborts) == len(failing)
+            if aborted
             else "read the WARN lines before the trail; if there are none, rerun with "
             f"NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS={_subsystems(subsystems)} to see the failing call",
             evidence=quotes(line for p in failing for line in p.trails[:2]),

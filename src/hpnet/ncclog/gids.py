@@ -47,6 +47,13 @@ def gid_address(prefix: str, interface: str) -> str | None:
     return f"::ffff:{mapped}" if mapped is not None else str(address)
 
 
+def _mac_link_local(address: str) -> bool:
+    """A link-local GID made of a MAC address (fe80::/64 with the ff:fe of an EUI-64):
+    a RoCE port's default entry (InfiniBand's port GIDs carry the port GUID)."""
+    packed = ipaddress.IPv6Address(address).packed
+    return packed[:8] == b"\xfe\x80" + bytes(6) and packed[11:13] == b"\xff\xfe"
+
+
 def _what(address: str) -> str:
     """What kind of GID ``address`` is, as far as its bytes tell."""
     if address.startswith("::ffff:") and "." in address:
@@ -57,20 +64,13 @@ def _what(address: str) -> str:
     packed = ipaddress.IPv6Address(address).packed
     if packed[:8] == b"\xfe\x80" + bytes(6):
         said = "link-local (fe80::/64): InfiniBand's port GID, or on RoCE the default entry"
-        if packed[11:13] == b"\xff\xfe":
+        if _mac_link_local(address):
             said = (
                 "link-local (fe80::/64) with a MAC address in it (the ff:fe of a MAC-made EUI-64: "
                 "Ethernet, so most likely RoCE): the port's default entry"
             )
         return said + ", which on RoCE is not routed past its L2 network"
     return "a global IPv6 address"
-
-
-def _mac_link_local(address: str) -> bool:
-    """A link-local GID made of a MAC address (fe80::/64 with the ff:fe of an EUI-64):
-    a RoCE port's default entry (InfiniBand's port GIDs carry the port GUID)."""
-    packed = ipaddress.IPv6Address(address).packed
-    return packed[:8] == b"\xfe\x80" + bytes(6) and packed[11:13] == b"\xff\xfe"
 
 
 def gid_findings(log: NcclLog) -> list[Finding]:

@@ -58,7 +58,7 @@ def _verbs_warnings(
     first line; most telling first)."""
     firsts: dict[str, tuple[int, str]] = {}
     for number, warned in found:
-        kind = next(k for k in ("dev", "dir", "lib") if warned.group(k) is not None)
+        kind = str(warned.lastgroup)  # the alternatives' one named group that matched
         firsts.setdefault(kind, (number, warned.group(kind)))
     said = {
         "dev": lambda name: (
